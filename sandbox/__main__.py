@@ -1,0 +1,77 @@
+"""`python -m sandbox run FILE [--entry SLUG] [--chip v5p] [--json]`: one file through the harness."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+
+from sandbox.backends import backend_names, create_backend
+from sandbox.catalog import load_catalog
+from sandbox.classify import classify
+from sandbox.jobs import JobError, make_job
+from sandbox.limits import default_limits
+from sandbox.protocol import CHIPS, InterpretOptions, RunStatus, to_json_dict
+from sandbox.report import render
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run one kernel file and print a report")
+    run.add_argument("file", type=Path, help="a kernel file (catalog mode with --entry, else scratch mode)")
+    run.add_argument("--entry", help="catalog entry slug to check against")
+    run.add_argument("--chip", choices=CHIPS, default="v5p")
+    run.add_argument("--mode", choices=("auto", "interpret", "tpu"), default="auto")
+    run.add_argument("--backend", choices=backend_names(), default="local")
+    run.add_argument("--detect-races", action="store_true")
+    run.add_argument("--zero-memory", action="store_true", help="uninitialised memory = 0 instead of NaN")
+    run.add_argument("--eager-dma", action="store_true", help="DMA execution mode 'eager'")
+    run.add_argument("--wall-seconds", type=float, default=None)
+    run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
+    sub.add_parser("catalog", help="list the catalog entries")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    catalog = load_catalog()
+    if args.command == "catalog":
+        for e in catalog.entries:
+            print(f"{e.slug:28} {e.level:13} {e.title}")
+        return 0
+    entry = None
+    if args.entry:
+        entry = catalog.get(args.entry)
+        if entry is None:
+            print(f"unknown entry {args.entry!r}; known: {', '.join(catalog.slugs)}", file=sys.stderr)
+            return 2
+    options = InterpretOptions(
+        detect_races=args.detect_races,
+        uninitialized_memory="zero" if args.zero_memory else "nan",
+        dma_execution_mode="eager" if args.eager_dma else "on_wait",
+    )
+    limits = default_limits(**({"wall_seconds": args.wall_seconds} if args.wall_seconds else {}))
+    try:
+        job = make_job(
+            args.file.read_text(), entry=entry, chip=args.chip, mode=args.mode, options=options, limits=limits
+        )
+    except (JobError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    backend = create_backend(args.backend)
+    try:
+        result = classify(job, backend.run(job, lambda event: None, threading.Event()))
+    finally:
+        backend.close()
+    print(
+        json.dumps(to_json_dict(result), indent=2) if args.json else render(result),
+        end="\n" if args.json else "",
+    )
+    return 0 if result.status in (RunStatus.PASSED, RunStatus.RAN) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Calling user kernels from the harness: mutable-ref inputs, output flattening, cost, summaries.
+
+Runs in the child (needs JAX). The harness owns inputs and the reference; this module only knows
+how to feed them to a kernel and read back what it produced.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sandbox.protocol import OutputSummary
+
+PREVIEW_CHARS = 600
+
+
+@dataclass(frozen=True)
+class Call:
+    """A prepared kernel call: `run()` executes once and blocks until the results are ready."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    mutable: tuple[int, ...]
+
+    def run(self) -> list[tuple[str, np.ndarray]]:
+        result = self.fn(*self.args)
+        jax.block_until_ready(result)
+        outputs = [(f"input[{i}] (mutated in place)", np.asarray(self.args[i][...])) for i in self.mutable]
+        if result is not None and not (isinstance(result, tuple) and not result):
+            outputs += flatten("out", result)
+        return outputs
+
+    def run_quietly(self) -> None:
+        jax.block_until_ready(self.fn(*self.args))
+
+
+def prepare(fn: Callable[..., Any], inputs: Sequence[Any], mutable: tuple[int, ...]) -> Call:
+    """Wrap `fn` in jit and give the inputs named as mutable to it as fresh `jax.new_ref`s."""
+    args = tuple(jax.new_ref(jnp.asarray(x)) if i in mutable else x for i, x in enumerate(inputs))
+    return Call(fn=jax.jit(fn), args=args, mutable=mutable)
+
+
+def flatten(prefix: str, value: Any) -> list[tuple[str, np.ndarray]]:
+    """Name every array leaf of a result pytree: out, out[0], out['k'], …"""
+    leaves = jax.tree_util.tree_flatten_with_path(value)[0]
+    if len(leaves) == 1 and not leaves[0][0]:
+        return [(prefix, np.asarray(leaves[0][1]))]
+    return [(prefix + jax.tree_util.keystr(path), np.asarray(leaf)) for path, leaf in leaves]
+
+
+def timed(run: Callable[[], Any]) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    value = run()
+    return value, time.perf_counter() - t0
+
+
+def nbytes(arrays: Sequence[Any]) -> int:
+    return int(sum(np.asarray(a).nbytes for a in jax.tree_util.tree_leaves(list(arrays))))
+
+
+def reference_cost(reference: Callable[..., Any], inputs: Sequence[Any]) -> tuple[int | None, int | None]:
+    """Flops and HBM bytes of the plain-jnp reference, from XLA's cost analysis."""
+    try:
+        analysis = jax.jit(reference).lower(*inputs).compile().cost_analysis()
+    except Exception:
+        return None, None
+    if isinstance(analysis, list):
+        analysis = analysis[0] if analysis else {}
+    analysis = analysis or {}
+    flops = analysis.get("flops")
+    bytes_accessed = analysis.get("bytes accessed")
+    return (int(flops) if flops else None, int(bytes_accessed) if bytes_accessed else None)
+
+
+def summarize_output(name: str, array: np.ndarray) -> OutputSummary:
+    numeric = array.dtype.kind in "fcbiu" or "bfloat16" in str(array.dtype)
+    values = array.astype(np.float64) if numeric and array.size else None
+    finite = values[np.isfinite(values)] if values is not None else None
+    with np.printoptions(threshold=40, edgeitems=3, precision=4, linewidth=100):
+        preview = repr(array)
+    return OutputSummary(
+        name=name,
+        shape=tuple(array.shape),
+        dtype=str(array.dtype),
+        min=float(finite.min()) if finite is not None and finite.size else None,
+        max=float(finite.max()) if finite is not None and finite.size else None,
+        mean=float(finite.mean()) if finite is not None and finite.size else None,
+        nan_count=int(np.isnan(values).sum()) if values is not None else 0,
+        inf_count=int(np.isinf(values).sum()) if values is not None else 0,
+        preview=preview[:PREVIEW_CHARS],
+    )

@@ -1,0 +1,205 @@
+"""`classify()`: the one pure function from raw process facts to a user-visible `RunResult`.
+
+The order of the checks is the contract: our own stops (cancel, wall clock, output flood) explain a
+run better than whatever the child managed to report before it was killed; then kernel-enforced
+limits; then what the harness itself said; then how the process ended.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from typing import Any
+
+from sandbox.protocol import (
+    CaseResult,
+    ErrorInfo,
+    Event,
+    Execution,
+    Job,
+    MemoryUse,
+    OutputSummary,
+    RunResult,
+    RunStatus,
+    Timing,
+    Versions,
+    from_json_dict,
+)
+
+# CSI / OSC escape sequences and C0 controls other than tab and newline: shown as text, never obeyed.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f]"
+)
+
+
+def sanitize(text: str) -> str:
+    return _ESCAPES.sub("", text.replace("\r\n", "\n"))
+
+
+def classify(job: Job, execution: Execution) -> RunResult:
+    facts = _Facts(execution.events)
+    status, summary, limit = _verdict(job, execution, facts)
+    memory = facts.memory
+    if memory is not None and execution.peak_rss_bytes > memory.peak_rss_bytes:
+        memory = _with_rss(memory, execution.peak_rss_bytes)
+    return RunResult(
+        status=status,
+        summary=summary,
+        chip=job.chip,
+        mode=_mode(job, facts),
+        options=job.options,
+        cases=facts.cases,
+        outputs=facts.outputs,
+        error=facts.error,
+        timing=facts.timing,
+        memory=memory,
+        stdout=sanitize(execution.stdout),
+        stderr=sanitize(execution.stderr),
+        stdout_truncated=execution.stdout_truncated,
+        stderr_truncated=execution.stderr_truncated,
+        versions=facts.versions,
+        limit=limit,
+        wall_seconds=round(execution.wall_seconds, 4),
+    )
+
+
+class _Facts:
+    """What the child reported, decoded from its protocol events."""
+
+    def __init__(self, events: tuple[Event, ...]) -> None:
+        by_kind: dict[str, list[dict[str, Any]]] = {}
+        for event in events:
+            by_kind.setdefault(event.kind, []).append(event.data)
+        self.started = "started" in by_kind
+        self.done = "done" in by_kind
+        self.cases = tuple(from_json_dict(CaseResult, e["result"]) for e in by_kind.get("case", []))
+        self.outputs = tuple(
+            from_json_dict(OutputSummary, o) for e in by_kind.get("outputs", []) for o in e["outputs"]
+        )
+        errors = by_kind.get("error", [])
+        self.error = from_json_dict(ErrorInfo, errors[0]["error"]) if errors else None
+        self.memory_error = bool(errors and errors[0].get("memory"))
+        self.timing = _last(by_kind, "timing", Timing)
+        self.memory = _last(by_kind, "memory", MemoryUse)
+        self.versions = _last(by_kind, "versions", Versions)
+        versions = by_kind.get("versions", [])
+        self.interpret = bool(versions[-1].get("interpret")) if versions else None
+
+
+def _last(by_kind: dict[str, list[dict[str, Any]]], kind: str, cls: type) -> Any:
+    found = by_kind.get(kind, [])
+    return from_json_dict(cls, found[-1][kind]) if found else None
+
+
+def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, str | None]:
+    limits = job.limits
+    if ex.infra_error:
+        return RunStatus.ERROR, f"internal error: {ex.infra_error}", None
+    if ex.cancelled:
+        return RunStatus.CANCELLED, f"cancelled after {ex.wall_seconds:.1f} s", None
+    if ex.timed_out:
+        return (
+            RunStatus.TIMEOUT,
+            f"timeout: stopped after the {limits.wall_seconds:g} s wall-clock limit ({_progress(facts)})",
+            "wall_seconds",
+        )
+    if ex.output_limit_hit:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"output limit: stopped after printing more than {_size(limits.output_kill_bytes)}",
+            "output_bytes",
+        )
+    if ex.cpu_limit_hit:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"CPU limit: used more than {limits.cpu_seconds} s of CPU",
+            "cpu_seconds",
+        )
+    if ex.memory_limit_hit or facts.memory_error:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"memory limit: the job needed more than {_size(limits.memory_bytes)}"
+            + (f" ({facts.error.message})" if facts.error else ""),
+            "memory_bytes",
+        )
+    if facts.error is not None:
+        return RunStatus.ERROR, _error_summary(facts.error), None
+    if not facts.started:
+        return RunStatus.ERROR, f"internal error: the sandbox harness did not start ({_ending(ex)})", None
+    if not facts.done:
+        return RunStatus.ERROR, f"the job ended before finishing: {_ending(ex)} ({_progress(facts)})", None
+    return _checked(facts)
+
+
+def _checked(facts: _Facts) -> tuple[RunStatus, str, str | None]:
+    if not facts.cases:
+        return RunStatus.RAN, f"ran: {len(facts.outputs)} output(s), no reference to check against", None
+    failed = [c for c in facts.cases if not c.passed]
+    if not failed:
+        worst = max((o.max_abs_error or 0.0 for c in facts.cases for o in c.outputs), default=0.0)
+        return (
+            RunStatus.PASSED,
+            f"passed: {len(facts.cases)}/{len(facts.cases)} cases match the reference "
+            f"(max abs error {worst:.3g})",
+            None,
+        )
+    return RunStatus.MISMATCH, _mismatch_summary(failed[0], len(failed), len(facts.cases)), None
+
+
+def _mismatch_summary(case: CaseResult, failed: int, total: int) -> str:
+    head = f"mismatch: {failed}/{total} cases differ from the reference; case {case.name!r}"
+    bad = next((o for o in case.outputs if not o.passed), None)
+    if bad is None:
+        return f"{head}: {case.note or 'outputs missing'}"
+    if bad.note and bad.mismatch_count == 0:
+        return f"{head}: {bad.name}: {bad.note}"
+    err = f", max abs error {bad.max_abs_error:.3g}" if bad.max_abs_error is not None else ""
+    extra = f"; {case.note}" if case.note else ""
+    return f"{head}: {bad.name} differs in {bad.mismatch_count:,} of {bad.total:,} elements{err}{extra}"
+
+
+def _error_summary(error: ErrorInfo) -> str:
+    where = f" (line {error.line})" if error.line else ""
+    phase = f" in {error.phase}" if error.phase else ""
+    return f"error{phase}: {error.type}: {error.message}{where}"
+
+
+def _progress(facts: _Facts) -> str:
+    if facts.cases:
+        return f"{len(facts.cases)} case(s) checked"
+    return "user code was running" if facts.started else "before the harness started"
+
+
+def _ending(ex: Execution) -> str:
+    if ex.signal is not None:
+        name = (
+            signal.Signals(ex.signal).name
+            if ex.signal in signal.Signals._value2member_map_
+            else str(ex.signal)
+        )
+        hint: dict[int, str] = {
+            signal.SIGSEGV: "a crash",
+            signal.SIGABRT: "an abort",
+            signal.SIGKILL: "killed, e.g. out of memory",
+        }
+        return f"killed by signal {name}" + (f" ({hint[ex.signal]})" if ex.signal in hint else "")
+    return f"exit code {ex.exit_code}"
+
+
+def _mode(job: Job, facts: _Facts) -> str:
+    if facts.interpret is None:
+        return job.mode
+    return "interpret" if facts.interpret else "tpu"
+
+
+def _with_rss(memory: MemoryUse, rss: int) -> MemoryUse:
+    from dataclasses import replace
+
+    return replace(memory, peak_rss_bytes=rss)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} bytes"

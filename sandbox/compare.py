@@ -1,0 +1,130 @@
+"""Compare a kernel's output with the reference: per-dtype tolerance, NaN/Inf parity, a precise report.
+
+Pure numpy, no JAX, so it is unit-testable in milliseconds and the same code checks every entry.
+An element matches when |got - expected| <= atol + rtol * |expected|, or when both are NaN, or both
+are the same infinity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sandbox.protocol import Mismatch, OutputCheck, Tolerance
+
+FIRST_MISMATCHES = 8
+ERROR_MAP_CELLS = 16
+ERROR_MAP_CAP = 1e9  # JSON has no infinity
+
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {
+    "float64": Tolerance(rtol=1e-7, atol=1e-7),
+    "float32": Tolerance(rtol=1e-4, atol=1e-4),
+    "bfloat16": Tolerance(rtol=2e-2, atol=2e-2),
+    "float16": Tolerance(rtol=2e-3, atol=2e-3),
+}
+EXACT = Tolerance(rtol=0.0, atol=0.0)
+
+
+def tolerance_for(dtype: str, declared: dict[str, Tolerance] | None = None) -> Tolerance:
+    if declared and dtype in declared:
+        return declared[dtype]
+    return DEFAULT_TOLERANCES.get(dtype, EXACT)
+
+
+def as_float64(array: np.ndarray) -> np.ndarray:
+    # bfloat16 and other ml_dtypes only convert to float64 by way of float32.
+    if array.dtype.kind in "biu":
+        return array.astype(np.float64)
+    return (
+        np.asarray(array, dtype=np.float32).astype(np.float64)
+        if array.dtype.itemsize < 4
+        else array.astype(np.float64)
+    )
+
+
+def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> OutputCheck:
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.shape != expected.shape:
+        return _shape_mismatch(name, got, expected)
+    g, e = as_float64(got), as_float64(expected)
+    with np.errstate(invalid="ignore", over="ignore"):
+        abs_err = np.abs(g - e)
+        allowed = tol.atol + tol.rtol * np.abs(e)
+        both_nan = np.isnan(g) & np.isnan(e)
+        same_inf = np.isinf(g) & np.isinf(e) & (np.sign(g) == np.sign(e))
+        ok = (abs_err <= allowed) | both_nan | same_inf
+    finite = np.isfinite(g) & np.isfinite(e)
+    bad = ~ok
+    count = int(bad.sum())
+    return OutputCheck(
+        name=name,
+        shape=tuple(got.shape),
+        dtype=str(got.dtype),
+        expected_shape=tuple(expected.shape),
+        expected_dtype=str(expected.dtype),
+        passed=count == 0 and str(got.dtype) == str(expected.dtype),
+        max_abs_error=_max(abs_err[finite]),
+        max_rel_error=_max(abs_err[finite] / np.maximum(np.abs(e[finite]), np.finfo(np.float64).tiny)),
+        mismatch_count=count,
+        total=int(got.size),
+        first_mismatches=_first_mismatches(bad, g, e),
+        nan_parity=bool(np.array_equal(np.isnan(g), np.isnan(e))),
+        inf_parity=bool(
+            np.array_equal(np.isposinf(g), np.isposinf(e)) and np.array_equal(np.isneginf(g), np.isneginf(e))
+        ),
+        error_map=error_map(abs_err, allowed, bad),
+        note=_dtype_note(got, expected),
+    )
+
+
+def error_map(abs_err: np.ndarray, allowed: np.ndarray, bad: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    """A coarse heatmap: per cell, the worst error as a multiple of the tolerance (capped; NaN: cap).
+
+    Arrays are viewed as 2-D (leading dimensions folded into rows); each axis is cut into at most
+    ERROR_MAP_CELLS equal parts, so an off-by-one index map or a missed block shows as lit cells.
+    """
+    if abs_err.size == 0:
+        return ()
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        scaled = np.nan_to_num(abs_err / np.maximum(allowed, 1e-300), nan=ERROR_MAP_CAP, posinf=ERROR_MAP_CAP)
+    ratio = np.where(bad, np.clip(scaled, 1.0, ERROR_MAP_CAP), np.minimum(scaled, 1.0))
+    grid = ratio.reshape(-1, ratio.shape[-1]) if ratio.ndim >= 2 else ratio.reshape(1, -1)
+    rows = np.array_split(np.arange(grid.shape[0]), min(ERROR_MAP_CELLS, grid.shape[0]))
+    cols = np.array_split(np.arange(grid.shape[1]), min(ERROR_MAP_CELLS, grid.shape[1]))
+    return tuple(tuple(float(grid[np.ix_(r, c)].max()) for c in cols) for r in rows)
+
+
+def _first_mismatches(bad: np.ndarray, g: np.ndarray, e: np.ndarray) -> tuple[Mismatch, ...]:
+    found = np.argwhere(bad)[:FIRST_MISMATCHES]
+    return tuple(
+        Mismatch(index=tuple(int(i) for i in idx), got=float(g[tuple(idx)]), expected=float(e[tuple(idx)]))
+        for idx in found
+    )
+
+
+def _max(values: np.ndarray) -> float | None:
+    return float(values.max()) if values.size else None
+
+
+def _dtype_note(got: np.ndarray, expected: np.ndarray) -> str:
+    if str(got.dtype) != str(expected.dtype):
+        return f"dtype differs: got {got.dtype}, expected {expected.dtype}"
+    return ""
+
+
+def _shape_mismatch(name: str, got: np.ndarray, expected: np.ndarray) -> OutputCheck:
+    return OutputCheck(
+        name=name,
+        shape=tuple(got.shape),
+        dtype=str(got.dtype),
+        expected_shape=tuple(expected.shape),
+        expected_dtype=str(expected.dtype),
+        passed=False,
+        max_abs_error=None,
+        max_rel_error=None,
+        mismatch_count=int(expected.size),
+        total=int(expected.size),
+        first_mismatches=(),
+        nan_parity=False,
+        inf_parity=False,
+        note=f"shape differs: got {tuple(got.shape)}, expected {tuple(expected.shape)}",
+    )

@@ -1,0 +1,354 @@
+"""Domain and sandbox-protocol types: what a job is, what the child reports, what a run returns.
+
+These are frozen dataclasses, deliberately independent of HTTP (the server converts its pydantic wire
+types to and from them) and of JAX (the parent never imports JAX). `to_json_dict` / `from_json_dict`
+convert any of them to plain JSON values and back, so the protocol between parent and child is just
+these types as JSON lines on a dedicated file descriptor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Chip = Literal["v5e", "v5p", "v6e", "tpu7x"]
+CHIPS: tuple[Chip, ...] = ("v5e", "v5p", "v6e", "tpu7x")
+Mode = Literal["auto", "interpret", "tpu"]
+
+
+class RunStatus(enum.StrEnum):
+    PASSED = "passed"
+    MISMATCH = "mismatch"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    RESOURCE_LIMIT = "resource_limit"
+    RAN = "ran"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class InterpretOptions:
+    """The interpret-mode switches a user may toggle (fields of `pltpu.InterpretParams`)."""
+
+    detect_races: bool = False
+    uninitialized_memory: Literal["nan", "zero"] = "nan"
+    dma_execution_mode: Literal["on_wait", "eager"] = "on_wait"
+    random_seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-job resource limits. Defaults live in `sandbox.limits`."""
+
+    wall_seconds: float
+    cpu_seconds: int
+    memory_bytes: int
+    processes: int
+    output_bytes: int
+    output_kill_bytes: int
+    source_bytes: int
+    scratch_bytes: int
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input configuration: the harness builds inputs from (dims, dtype, seed) deterministically."""
+
+    name: str
+    dtype: str
+    seed: int
+    dims: dict[str, int] = field(default_factory=dict)
+    tpu_only: bool = False
+
+    def __getattr__(self, name: str) -> int:
+        # Lets reference code write `case.m` for `case.dims["m"]`.
+        dims = object.__getattribute__(self, "dims")
+        if name in dims:
+            return dims[name]
+        raise AttributeError(name)
+
+
+@dataclass(frozen=True)
+class EntrySpec:
+    """What the child needs of a catalog entry: the reference, the cases and how to check them."""
+
+    slug: str
+    entry_point: str
+    reference_source: str
+    cases: tuple[Case, ...]
+    tolerances: dict[str, Tolerance]
+    mutable_inputs: tuple[int, ...] = ()
+    devices: int = 1
+    flops: int | None = None
+    bytes_accessed: int | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    source: str
+    chip: Chip
+    mode: Mode
+    options: InterpretOptions
+    limits: Limits
+    entry: EntrySpec | None = None
+    timing_budget_seconds: float = 1.5
+    devices: int = 1
+
+
+# ---------------------------------------------------------------------------------------------
+# What a run returns.
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    index: tuple[int, ...]
+    got: float
+    expected: float
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """The comparison of one output array (a case can have several outputs)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    expected_shape: tuple[int, ...]
+    expected_dtype: str
+    passed: bool
+    max_abs_error: float | None
+    max_rel_error: float | None
+    mismatch_count: int
+    total: int
+    first_mismatches: tuple[Mismatch, ...]
+    nan_parity: bool
+    inf_parity: bool
+    error_map: tuple[tuple[float, ...], ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    name: str
+    dtype: str
+    dims: dict[str, int]
+    input_shapes: tuple[tuple[int, ...], ...]
+    tolerance: Tolerance | None
+    passed: bool | None
+    outputs: tuple[OutputCheck, ...]
+    seconds: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Stats:
+    n: int
+    mean: float
+    median: float
+    min: float
+    max: float
+    std: float
+    rse: float
+
+
+@dataclass(frozen=True)
+class Timing:
+    first_call_seconds: float
+    compile_seconds: float | None
+    kernel: Stats | None
+    reference: Stats | None
+    ratio_to_reference: float | None
+    simulated: bool
+    roofline_seconds: float | None
+    flops: int | None
+    bytes_accessed: int | None
+    case: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    peak_rss_bytes: int
+    hbm_input_bytes: int
+    hbm_output_bytes: int
+    vmem_bytes: int | None
+    smem_bytes: int | None
+    semaphores: int | None
+    vmem_capacity_bytes: int
+    smem_capacity_bytes: int
+    hbm_capacity_bytes: int
+    warnings: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    type: str
+    message: str
+    traceback: str
+    line: int | None = None
+    phase: str = ""
+
+
+@dataclass(frozen=True)
+class Versions:
+    python: str
+    jax: str
+    jaxlib: str
+    libtpu: str | None
+    device_kind: str
+
+
+@dataclass(frozen=True)
+class OutputSummary:
+    """For runs without a reference: what came out, summarised."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    min: float | None
+    max: float | None
+    mean: float | None
+    nan_count: int
+    inf_count: int
+    preview: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    status: RunStatus
+    summary: str
+    chip: str
+    mode: str
+    options: InterpretOptions
+    cases: tuple[CaseResult, ...] = ()
+    outputs: tuple[OutputSummary, ...] = ()
+    error: ErrorInfo | None = None
+    timing: Timing | None = None
+    memory: MemoryUse | None = None
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    versions: Versions | None = None
+    limit: str | None = None
+    wall_seconds: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Protocol: events the child writes (one JSON object per line) on its report fd.
+
+EventKind = Literal[
+    "started",  # harness alive, before user code is imported
+    "imported",  # user module imported
+    "compiled",  # first case compiled and ran once
+    "case",  # one case checked
+    "timing",  # timing measured
+    "memory",  # memory accounting done
+    "outputs",  # scratch-mode outputs summarised
+    "versions",  # versions and device kind
+    "error",  # user code (or the harness) raised
+    "done",  # harness finished normally
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: EventKind
+    data: dict[str, Any] = field(default_factory=dict)
+    t: float = 0.0
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Raw facts about one child process, gathered by a backend; `classify` turns them into a RunResult."""
+
+    events: tuple[Event, ...]
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    cancelled: bool
+    wall_seconds: float
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    output_limit_hit: bool = False
+    memory_limit_hit: bool = False
+    cpu_limit_hit: bool = False
+    peak_rss_bytes: int = 0
+    infra_error: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON conversion for all of the above.
+
+
+def to_json_dict(value: Any) -> Any:
+    """Dataclasses, enums, tuples and dicts to plain JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json_dict(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [to_json_dict(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_json_dict(v) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has no NaN or infinity; they travel as the strings "nan", "inf" and "-inf".
+        return str(value)
+    return value
+
+
+def from_json_dict[T](cls: type[T], data: Any) -> T:
+    """The inverse of `to_json_dict`, driven by the dataclass field annotations."""
+    return typing.cast(T, _decode(cls, data))
+
+
+def _decode(tp: Any, data: Any) -> Any:
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return data
+    if origin is typing.Union or isinstance(tp, types.UnionType):
+        args = typing.get_args(tp)
+        if data is None and type(None) in args:
+            return None
+        return _decode(next(a for a in args if a is not type(None)), data)
+    if origin is Literal:
+        if data not in typing.get_args(tp):
+            raise ValueError(f"{data!r} is not one of {typing.get_args(tp)}")
+        return data
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v) for v in data)
+        return tuple(_decode(a, v) for a, v in zip(args, data, strict=True))
+    if origin is dict:
+        _, value_type = typing.get_args(tp)
+        return {k: _decode(value_type, v) for k, v in data.items()}
+    if origin is list:
+        return [_decode(typing.get_args(tp)[0], v) for v in data]
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp(data)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        known = {f.name for f in dataclasses.fields(tp)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown fields for {tp.__name__}: {sorted(unknown)}")
+        return tp(**{k: _decode(hints[k], v) for k, v in data.items()})
+    if tp is float and isinstance(data, (int, str)):
+        return float(data)
+    return data

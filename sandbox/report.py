@@ -1,0 +1,98 @@
+"""A plain-text report of a RunResult, for the CLI and for teachers at a terminal."""
+
+from __future__ import annotations
+
+from sandbox.protocol import CaseResult, MemoryUse, RunResult, Stats, Timing
+
+
+def render(result: RunResult) -> str:
+    lines = [
+        f"[{result.status.value.upper()}] {result.summary}",
+        f"chip {result.chip} · mode {result.mode} · {result.wall_seconds:.2f} s wall",
+    ]
+    if result.versions:
+        v = result.versions
+        lines.append(f"python {v.python} · jax {v.jax} · jaxlib {v.jaxlib} · {v.device_kind}")
+    for case in result.cases:
+        lines += _case(case)
+    for out in result.outputs:
+        lines.append(
+            f"  output {out.name}: {out.dtype}{list(out.shape)} min={out.min} max={out.max} "
+            f"mean={out.mean} nan={out.nan_count} inf={out.inf_count}"
+        )
+    if result.error:
+        lines += ["", result.error.traceback.rstrip()]
+    if result.timing:
+        lines += _timing(result.timing)
+    if result.memory:
+        lines += _memory(result.memory)
+    for name, text, cut in (
+        ("stdout", result.stdout, result.stdout_truncated),
+        ("stderr", result.stderr, result.stderr_truncated),
+    ):
+        if text:
+            lines += ["", f"--- {name}{' (truncated)' if cut else ''} ---", text.rstrip()]
+    return "\n".join(lines) + "\n"
+
+
+def _case(case: CaseResult) -> list[str]:
+    mark = "ok " if case.passed else "BAD"
+    tol = f" rtol={case.tolerance.rtol:g} atol={case.tolerance.atol:g}" if case.tolerance else ""
+    lines = [f"  {mark} {case.name} ({case.seconds:.3f} s){tol}" + (f" — {case.note}" if case.note else "")]
+    for out in case.outputs:
+        err = (
+            f"max abs {out.max_abs_error:.3g}, max rel {out.max_rel_error:.3g}"
+            if out.max_abs_error is not None and out.max_rel_error is not None
+            else "no finite errors"
+        )
+        lines.append(
+            f"      {out.name}: {out.dtype}{list(out.shape)} {err}; "
+            f"{out.mismatch_count:,}/{out.total:,} mismatched" + (f"; {out.note}" if out.note else "")
+        )
+        for m in out.first_mismatches:
+            lines.append(f"        at {list(m.index)}: got {m.got:.6g}, expected {m.expected:.6g}")
+    return lines
+
+
+def _stats(name: str, s: Stats | None) -> str:
+    if s is None:
+        return f"    {name}: -"
+    return (
+        f"    {name}: median {s.median * 1e3:.3f} ms (n={s.n}, min {s.min * 1e3:.3f}, "
+        f"max {s.max * 1e3:.3f}, rse {s.rse:.1%})"
+    )
+
+
+def _timing(t: Timing) -> list[str]:
+    head = "timing (CPU simulation, not TPU performance)" if t.simulated else "timing"
+    lines = [
+        "",
+        f"{head}, case {t.case!r}:",
+        f"    first call: {t.first_call_seconds:.3f} s",
+        _stats("kernel", t.kernel),
+        _stats("XLA reference", t.reference),
+    ]
+    if t.ratio_to_reference:
+        lines.append(f"    kernel / reference: {t.ratio_to_reference:.2f}x")
+    if t.roofline_seconds:
+        lines.append(
+            f"    roofline lower bound on the chip: {t.roofline_seconds * 1e6:.2f} µs "
+            f"({t.flops:,} flops, {t.bytes_accessed:,} bytes)"
+        )
+    return lines
+
+
+def _memory(m: MemoryUse) -> list[str]:
+    def frac(used: int | None, cap: int) -> str:
+        return "-" if used is None else f"{used:,} B of {cap:,} ({used / cap:.2%})"
+
+    lines = [
+        "",
+        "memory:",
+        f"    peak host RSS: {m.peak_rss_bytes / 2**20:.0f} MiB",
+        f"    HBM: inputs {m.hbm_input_bytes:,} B, outputs {m.hbm_output_bytes:,} B",
+        f"    VMEM: {frac(m.vmem_bytes, m.vmem_capacity_bytes)}",
+        f"    SMEM: {frac(m.smem_bytes, m.smem_capacity_bytes)}; semaphores: {m.semaphores}",
+    ]
+    lines += [f"    WARNING: {w}" for w in m.warnings]
+    return lines

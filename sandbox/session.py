@@ -1,0 +1,306 @@
+"""One job inside the child: set the target, import the code, check every case, time, account memory.
+
+Catalog mode (`job.entry` set): the entry's reference makes inputs and expected outputs; the user's
+module supplies `entry.entry_point`. Scratch mode: the user's module supplies `make_inputs(seed)`,
+optionally `reference(*inputs)`, and `kernel(*inputs)`; without a reference the outputs are only
+summarised (status `ran`).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from sandbox import calls, timing, usercode
+from sandbox.chips import chip_info
+from sandbox.compare import compare, tolerance_for
+from sandbox.harness import Reporter, peak_rss_bytes
+from sandbox.memory import kernel_memory
+from sandbox.protocol import Case, CaseResult, MemoryUse, Stats, Timing, Tolerance
+from sandbox.target import Target, TargetError, configure
+
+SCRATCH_CASE = Case(name="scratch", dtype="", seed=0)
+
+
+class Failed(Exception):
+    """Raised after an `error` event was emitted: stops the session, nothing more to report."""
+
+
+@dataclass
+class Problem:
+    """What to run, whichever mode the job is in."""
+
+    kernel: Callable[..., Any]
+    make_inputs: Callable[[Case], Any]
+    reference: Callable[..., Any] | None
+    cases: tuple[Case, ...]
+    tolerances: dict[str, Tolerance]
+    mutable: tuple[int, ...]
+    files: tuple[str, ...]
+
+
+@dataclass
+class _FirstCall:
+    """The first case's prepared call and results, reused for timing and memory accounting."""
+
+    call: calls.Call
+    inputs: list[Any]
+    outputs: list[tuple[str, np.ndarray]]
+    seconds: float
+
+
+class Session:
+    def __init__(self, job: Any, reporter: Reporter) -> None:
+        self.job = job
+        self.report = reporter
+
+    def run(self) -> None:
+        try:
+            target = self._phase("target", lambda: configure(self.job.chip, self.job.mode, self.job.options))
+            self.report.emit("versions", versions=target.versions(), interpret=target.interpret)
+            problem = self._load()
+            self.report.emit("imported")
+            self._check(target, problem)
+        except Failed:
+            return
+
+    # -- phases ------------------------------------------------------------------------------
+
+    def _phase(
+        self, phase: str, step: Callable[[], Any], files: tuple[str, ...] = (usercode.USER_FILE,)
+    ) -> Any:
+        try:
+            return step()
+        except TargetError as exc:
+            self.report.emit("error", error=usercode.error_info(exc, phase, files), fault="request")
+            raise Failed from exc
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)) and phase != "kernel":
+                raise
+            self.report.emit(
+                "error", error=usercode.error_info(exc, phase, files), memory=_is_memory_error(exc)
+            )
+            raise Failed from exc
+
+    def _load(self) -> Problem:
+        entry = self.job.entry
+        if entry is None:
+            module = self._phase(
+                "import", lambda: usercode.load_module("kernel", self.job.source, usercode.USER_FILE)
+            )
+            return self._scratch_problem(module)
+        ref_files = (usercode.REFERENCE_FILE,)
+        reference = self._phase(
+            "reference import",
+            lambda: usercode.load_module("reference", entry.reference_source, usercode.REFERENCE_FILE),
+            ref_files,
+        )
+        module = self._phase(
+            "import", lambda: usercode.load_module("kernel", self.job.source, usercode.USER_FILE)
+        )
+        kernel = self._phase("import", lambda: _require(module, entry.entry_point, "your code"))
+        cases = tuple(c for c in entry.cases if not (c.tpu_only and self.job.mode != "tpu"))
+        return Problem(
+            kernel,
+            reference.make_inputs,
+            reference.reference,
+            cases,
+            entry.tolerances,
+            entry.mutable_inputs,
+            (usercode.USER_FILE, usercode.REFERENCE_FILE),
+        )
+
+    def _scratch_problem(self, module: types.ModuleType) -> Problem:
+        kernel = self._phase("import", lambda: _require(module, "kernel", "a scratch file"))
+        make_inputs = self._phase("import", lambda: _require(module, "make_inputs", "a scratch file"))
+        reference = getattr(module, "reference", None)
+        return Problem(
+            kernel,
+            lambda case: make_inputs(case.seed),
+            reference,
+            (SCRATCH_CASE,),
+            {},
+            (),
+            (usercode.USER_FILE,),
+        )
+
+    def _check(self, target: Target, problem: Problem) -> None:
+        first: _FirstCall | None = None
+        for index, case in enumerate(problem.cases):
+            call, inputs, got, seconds = self._run_case(target, problem, index, case)
+            if first is None:
+                first = _FirstCall(call, list(inputs), got, seconds)
+        if first is not None:
+            self._measure(target, problem, first)
+
+    def _run_case(
+        self, target: Target, problem: Problem, index: int, case: Case
+    ) -> tuple[calls.Call, tuple[Any, ...], list[tuple[str, np.ndarray]], float]:
+        inputs = self._phase("make_inputs", lambda: tuple(problem.make_inputs(case)), problem.files)
+        expected = None
+        if problem.reference is not None:
+            reference = problem.reference
+            expected = self._phase(
+                "reference", lambda: calls.flatten("out", reference(*inputs)), problem.files
+            )
+        with target.chip_context():
+            call = self._phase("kernel", lambda: calls.prepare(problem.kernel, inputs, problem.mutable))
+            got, seconds = self._phase("kernel", lambda: calls.timed(call.run))
+        if index == 0:
+            self.report.emit("compiled", first_call_seconds=seconds)
+        if expected is None:
+            self.report.emit("outputs", outputs=[calls.summarize_output(n, a) for n, a in got])
+        else:
+            result = self._case_result(case, inputs, got, expected, problem, seconds, target)
+            self.report.emit("case", index=index, of=len(problem.cases), result=result)
+        return call, inputs, got, seconds
+
+    def _case_result(
+        self,
+        case: Case,
+        inputs: tuple[Any, ...],
+        got: list[tuple[str, np.ndarray]],
+        expected: list[tuple[str, np.ndarray]],
+        problem: Problem,
+        seconds: float,
+        target: Target,
+    ) -> CaseResult:
+        checks = []
+        tolerance = None
+        for i, (name, want) in enumerate(expected):
+            tolerance = tolerance_for(str(want.dtype), problem.tolerances)
+            if i < len(got):
+                checks.append(compare(name, got[i][1], want, tolerance))
+        outputs = tuple(checks)
+        passed = len(got) == len(expected) and all(c.passed for c in outputs)
+        races = _races_found() if target.options.detect_races and target.interpret else False
+        if races:
+            passed = False
+        return CaseResult(
+            name=case.name,
+            dtype=case.dtype,
+            dims=dict(case.dims),
+            input_shapes=tuple(tuple(np.shape(x)) for x in inputs),
+            tolerance=tolerance,
+            passed=passed,
+            outputs=outputs,
+            seconds=seconds,
+            note=_case_note(len(got), len(expected), races),
+        )
+
+    def _measure(self, target: Target, problem: Problem, first: _FirstCall) -> None:
+        call, inputs, outputs, first_seconds = first.call, first.inputs, first.outputs, first.seconds
+        budget = self.job.timing_budget_seconds
+        with target.chip_context():
+            kernel_stats = self._phase("timing", lambda: timing.measure(call.run_quietly, budget))
+            closed = self._phase("memory", lambda: jax.make_jaxpr(call.fn)(*call.args))
+        ref_stats, flops, bytes_accessed = None, None, None
+        if problem.reference is not None:
+            entry = self.job.entry
+            ref = jax.jit(problem.reference)
+            self._phase("reference timing", lambda: jax.block_until_ready(ref(*inputs)), problem.files)
+            ref_stats = timing.measure(lambda: jax.block_until_ready(ref(*inputs)), budget / 3)
+            flops, bytes_accessed = calls.reference_cost(problem.reference, inputs)
+            if entry is not None and entry.flops is not None:
+                flops, bytes_accessed = entry.flops, entry.bytes_accessed
+        self.report.emit(
+            "timing",
+            timing=self._timing(
+                target, problem, first_seconds, kernel_stats, ref_stats, flops, bytes_accessed
+            ),
+        )
+        self.report.emit("memory", memory=self._memory(target, closed, inputs, outputs))
+
+    def _timing(
+        self,
+        target: Target,
+        problem: Problem,
+        first: float,
+        kernel: Stats,
+        ref: Stats | None,
+        flops: int | None,
+        bytes_accessed: int | None,
+    ) -> Timing:
+        chip = chip_info(target.chip)
+        roofline = chip.roofline_seconds(flops, bytes_accessed) if flops and bytes_accessed else None
+        return Timing(
+            first_call_seconds=first,
+            compile_seconds=max(first - kernel.median, 0.0),
+            kernel=kernel,
+            reference=ref,
+            ratio_to_reference=kernel.median / ref.median if ref and ref.median > 0 else None,
+            simulated=target.interpret,
+            roofline_seconds=roofline,
+            flops=flops,
+            bytes_accessed=bytes_accessed,
+            case=problem.cases[0].name,
+            note=(
+                "CPU simulation (TPU interpret mode): wall times are host times, not TPU performance; "
+                "compile time is estimated as first call minus the median run."
+            )
+            if target.interpret
+            else "",
+        )
+
+    def _memory(
+        self, target: Target, closed: Any, inputs: list[Any], outputs: list[tuple[str, np.ndarray]]
+    ) -> MemoryUse:
+        chip = chip_info(target.chip)
+        demand = kernel_memory(closed)
+        warnings = []
+        if demand.vmem_bytes > chip.vmem_bytes:
+            warnings.append(
+                f"VMEM: the kernel allocates {demand.vmem_bytes:,} bytes, more than the "
+                f"{chip.vmem_bytes:,} bytes of one {chip.device_kind} TensorCore"
+            )
+        if demand.smem_bytes > chip.smem_bytes:
+            warnings.append(
+                f"SMEM: the kernel allocates {demand.smem_bytes:,} bytes, more than the "
+                f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
+            )
+        return MemoryUse(
+            peak_rss_bytes=peak_rss_bytes(),
+            hbm_input_bytes=calls.nbytes(inputs),
+            hbm_output_bytes=calls.nbytes([a for _, a in outputs]),
+            vmem_bytes=demand.vmem_bytes if demand.kernels else None,
+            smem_bytes=demand.smem_bytes if demand.kernels else None,
+            semaphores=demand.semaphores if demand.kernels else None,
+            vmem_capacity_bytes=chip.vmem_bytes,
+            smem_capacity_bytes=chip.smem_bytes,
+            hbm_capacity_bytes=chip.hbm_bytes,
+            warnings=tuple(warnings),
+            note="" if demand.kernels else "no Pallas kernel found in the traced function",
+        )
+
+
+def _require(module: types.ModuleType, name: str, where: str) -> Callable[..., Any]:
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise NameError(f"{where} must define a function `{name}`")
+    return fn
+
+
+def _races_found() -> bool:
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+
+    races = getattr(ipc, "races", None)
+    return bool(races is not None and races.races_found)
+
+
+def _case_note(got: int, expected: int, races: bool) -> str:
+    notes = []
+    if got != expected:
+        notes.append(f"the kernel returned {got} output(s), the reference {expected}")
+    if races:
+        notes.append("data race detected by the interpret-mode race detector")
+    return "; ".join(notes)
+
+
+def _is_memory_error(exc: BaseException) -> bool:
+    # XLA reports allocation failures with the RESOURCE_EXHAUSTED status code.
+    return isinstance(exc, MemoryError) or str(exc).startswith("RESOURCE_EXHAUSTED")
