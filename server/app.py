@@ -1,0 +1,64 @@
+"""The app factory: settings, catalog, sandbox backend and run queue, wired once per app."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from sandbox.backends import Backend, create_backend
+from sandbox.catalog import load_catalog
+from server import problems
+from server.routes import catalog, meta, runs
+from server.runner import Runner
+from server.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def resolve_backend(settings: Settings) -> tuple[str, str]:
+    """The backend name to use and a note on why (the hardened one whenever the machine allows)."""
+    from sandbox.backends import base
+
+    if settings.sandbox != "auto":
+        return settings.sandbox, "chosen by PLAYGROUND_SANDBOX"
+    default = getattr(base, "default_backend_name", None)
+    return (default(), "best available on this machine") if default else ("local", "only backend available")
+
+
+def create_app(settings: Settings | None = None, *, backend: Backend | None = None) -> FastAPI:
+    settings = settings or Settings()
+    catalog_ = load_catalog(settings.catalog_dir)
+    name, note = (backend.name, "injected") if backend else resolve_backend(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        chosen = backend or create_backend(name)
+        runner = Runner(
+            chosen,
+            slots=settings.slots,
+            queue_size=settings.queue_size,
+            per_client=settings.per_client_queue,
+            runs_kept=settings.runs_kept,
+        )
+        app.state.runner = runner
+        await runner.start()
+        try:
+            yield
+        finally:
+            await runner.stop()
+
+    app = FastAPI(
+        title="Pallas Playground",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="Run, check, time and share JAX Pallas TPU kernels.",
+    )
+    app.state.settings, app.state.catalog = settings, catalog_
+    app.state.backend_name, app.state.backend_note = name, note
+    problems.install(app)
+    for router in (runs.router, catalog.router, meta.router):
+        app.include_router(router)
+    return app

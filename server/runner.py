@@ -1,0 +1,244 @@
+"""The run queue: the one place that owns queueing, fairness, concurrency, cancellation and cleanup.
+
+Runs wait in per-client FIFO queues served round-robin, so one client that submits many runs cannot
+starve the others; `slots` worker tasks take the next run and execute it on the sandbox backend in
+a thread (backends are blocking). Every run keeps its event log, so a Server-Sent-Events subscriber
+that connects late (or reconnects) replays everything it missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sandbox.backends import Backend
+from sandbox.classify import classify
+from sandbox.protocol import Event, Execution, Job, RunResult, to_json_dict
+
+log = logging.getLogger(__name__)
+State = Literal["queued", "running", "done"]
+# Harness events forwarded to subscribers; its own `done` is replaced by ours, which has the result.
+FORWARDED = {"started", "versions", "imported", "compiled", "case", "outputs", "timing", "memory", "error"}
+
+
+class QueueFullError(Exception):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("the run queue is full")
+        self.retry_after = retry_after
+
+
+class ClientBusyError(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"this client already has {limit} runs queued or running")
+        self.limit = limit
+
+
+@dataclass
+class Run:
+    id: str
+    job: Job
+    client: str
+    created: float = field(default_factory=time.time)
+    state: State = "queued"
+    result: RunResult | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    started: float | None = None
+
+    def push(self, kind: str, data: dict[str, Any]) -> None:
+        self.events.append({"id": len(self.events), "kind": kind, "data": data})
+        self.changed.set()
+
+
+class Runner:
+    def __init__(
+        self, backend: Backend, *, slots: int, queue_size: int, per_client: int, runs_kept: int
+    ) -> None:
+        self.backend = backend
+        self.slots, self.queue_size, self.per_client, self.runs_kept = (
+            slots,
+            queue_size,
+            per_client,
+            runs_kept,
+        )
+        self.runs: collections.OrderedDict[str, Run] = collections.OrderedDict()
+        self.queues: collections.OrderedDict[str, collections.deque[Run]] = collections.OrderedDict()
+        self.running: set[str] = set()
+        self._work = asyncio.Condition()
+        self._workers: list[asyncio.Task[None]] = []
+        self._recent_seconds: collections.deque[float] = collections.deque(maxlen=20)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._workers = [
+            asyncio.create_task(self._worker(i), name=f"run-slot-{i}") for i in range(self.slots)
+        ]
+
+    async def stop(self) -> None:
+        for run in self.runs.values():
+            run.cancel.set()
+        for task in self._workers:
+            task.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        await asyncio.to_thread(self.backend.close)
+
+    # -- API -----------------------------------------------------------------------------------
+
+    @property
+    def queued(self) -> int:
+        return sum(len(q) for q in self.queues.values())
+
+    def submit(self, job: Job, client: str) -> Run:
+        if self.queued >= self.queue_size:
+            raise QueueFullError(self.retry_after())
+        active = sum(1 for r in self.runs.values() if r.client == client and r.state != "done")
+        if active >= self.per_client:
+            raise ClientBusyError(self.per_client)
+        run = Run(id=job.id, job=job, client=client)
+        self.runs[run.id] = run
+        self.queues.setdefault(client, collections.deque()).append(run)
+        self._forget_old()
+        self._announce_positions()
+        asyncio.get_running_loop().create_task(self._notify())
+        return run
+
+    def get(self, run_id: str) -> Run | None:
+        return self.runs.get(run_id)
+
+    def position(self, run: Run) -> int | None:
+        """1-based place in the dispatch order (round-robin over clients), None unless queued."""
+        if run.state != "queued":
+            return None
+        for place, queued in enumerate(self._dispatch_order(), start=1):
+            if queued is run:
+                return place
+        return None
+
+    def cancel(self, run: Run) -> None:
+        if run.state == "queued":
+            queue = self.queues.get(run.client)
+            if queue is not None and run in queue:
+                queue.remove(run)
+            self._finish(
+                run,
+                Execution(
+                    events=(),
+                    exit_code=None,
+                    signal=None,
+                    timed_out=False,
+                    cancelled=True,
+                    wall_seconds=0.0,
+                    stdout="",
+                    stderr="",
+                    stdout_truncated=False,
+                    stderr_truncated=False,
+                ),
+            )
+            self._announce_positions()
+        else:
+            run.cancel.set()
+
+    async def wait_for_events(self, run: Run, index: int, timeout: float) -> bool:
+        """Wait until `run` has an event at `index` or is done; False if `timeout` passed first."""
+        while index >= len(run.events) and run.state != "done":
+            run.changed.clear()
+            if index < len(run.events):
+                break
+            try:
+                await asyncio.wait_for(run.changed.wait(), timeout)
+            except TimeoutError:
+                return False
+        return True
+
+    def retry_after(self) -> int:
+        """Seconds until a queue place is likely free: the recent mean run time, at least 1."""
+        mean = sum(self._recent_seconds) / len(self._recent_seconds) if self._recent_seconds else 5.0
+        return max(1, round(mean * max(1, self.queued) / self.slots))
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _dispatch_order(self) -> list[Run]:
+        queues = [list(q) for q in self.queues.values() if q]
+        return [r for group in itertools.zip_longest(*queues) for r in group if r is not None]
+
+    def _take(self) -> Run | None:
+        for client, queue in list(self.queues.items()):
+            if queue:
+                run = queue.popleft()
+                # Round-robin: the served client goes to the back of the rotation.
+                self.queues.move_to_end(client)
+                if not queue:
+                    del self.queues[client]
+                return run
+            del self.queues[client]
+        return None
+
+    async def _notify(self) -> None:
+        async with self._work:
+            self._work.notify()
+
+    async def _worker(self, slot: int) -> None:
+        while True:
+            async with self._work:
+                run = self._take()
+                while run is None:
+                    await self._work.wait()
+                    run = self._take()
+            self._announce_positions()
+            await self._execute(run, slot)
+
+    async def _execute(self, run: Run, slot: int) -> None:
+        loop = asyncio.get_running_loop()
+        run.state, run.started = "running", time.time()
+        self.running.add(run.id)
+        run.push("running", {"slot": slot})
+
+        def sink(event: Event) -> None:
+            if event.kind in FORWARDED:
+                loop.call_soon_threadsafe(run.push, event.kind, {**event.data, "t": event.t})
+
+        try:
+            execution = await asyncio.to_thread(self.backend.run, run.job, sink, run.cancel)
+        except Exception as exc:  # a backend fault: the run fails cleanly, the server carries on
+            log.exception("sandbox backend failed for run %s", run.id)
+            execution = Execution(
+                events=(),
+                exit_code=None,
+                signal=None,
+                timed_out=False,
+                cancelled=False,
+                wall_seconds=time.time() - run.started,
+                stdout="",
+                stderr="",
+                stdout_truncated=False,
+                stderr_truncated=False,
+                infra_error=f"the sandbox failed ({type(exc).__name__})",
+            )
+        self.running.discard(run.id)
+        self._recent_seconds.append(execution.wall_seconds)
+        await asyncio.sleep(0)  # let queued call_soon_threadsafe events land before `done`
+        self._finish(run, execution)
+
+    def _finish(self, run: Run, execution: Execution) -> None:
+        run.result = classify(run.job, execution)
+        run.state = "done"
+        run.push("done", to_json_dict(run.result))
+
+    def _announce_positions(self) -> None:
+        for place, run in enumerate(self._dispatch_order(), start=1):
+            last = next((e for e in reversed(run.events) if e["kind"] == "queued"), None)
+            if last is None or last["data"]["position"] != place:
+                run.push("queued", {"position": place, "queued": self.queued})
+
+    def _forget_old(self) -> None:
+        done = [rid for rid, r in self.runs.items() if r.state == "done"]
+        for rid in done[: max(0, len(done) - self.runs_kept)]:
+            del self.runs[rid]

@@ -1,0 +1,54 @@
+"""Every setting of the playground, in one object (environment prefix `PLAYGROUND_`).
+
+Built by the app factory, never at import time. Zero configuration serves on 127.0.0.1:8000 with
+SQLite under `var/` and the best sandbox this machine supports. Every field is documented in the
+README's configuration table (a test checks that).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sandbox import limits
+from sandbox.catalog import DEFAULT_ROOT
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PLAYGROUND_", extra="forbid")
+
+    host: str = Field("127.0.0.1", description="Address to bind.")
+    port: int = Field(8000, description="Port to bind.")
+    data_dir: Path = Field(Path("var"), description="Where the share database and other state live.")
+    catalog_dir: Path = Field(DEFAULT_ROOT, description="The kernel catalog folder.")
+    sandbox: str = Field(
+        "auto", description="Sandbox backend: `auto` (best available), `hardened` or `local`."
+    )
+    slots: int = Field(
+        default_factory=lambda: os.cpu_count() or 1, description="Runs executed at once (default: CPU cores)."
+    )
+    queue_size: int = Field(
+        64, description="Runs that may wait in the queue; beyond it: 503 with Retry-After."
+    )
+    per_client_queue: int = Field(
+        8, description="Runs one client may have queued or running at once (429 beyond)."
+    )
+    runs_kept: int = Field(500, description="Finished runs kept in memory for `GET /api/runs/{id}`.")
+    wall_seconds: float = Field(limits.WALL_SECONDS, description="Wall-clock limit per run, in seconds.")
+    cpu_seconds: int = Field(limits.CPU_SECONDS, description="CPU-time limit per run, in seconds.")
+    memory_bytes: int = Field(limits.MEMORY_BYTES, description="Memory limit per run, in bytes.")
+    output_bytes: int = Field(limits.OUTPUT_BYTES, description="Bytes of stdout and of stderr kept per run.")
+    source_bytes: int = Field(limits.SOURCE_BYTES, description="Largest accepted source, in bytes.")
+    timing_budget_seconds: float = Field(1.0, description="Time spent on repeated timing runs per job.")
+    tpu: Literal["auto", "yes", "no"] = Field(
+        "auto", description="Whether this host has a TPU (`auto`: look for TPU device nodes)."
+    )
+
+    def has_tpu(self) -> bool:
+        if self.tpu != "auto":
+            return self.tpu == "yes"
+        return any(Path(p).exists() for p in ("/dev/accel0", "/dev/vfio/0"))
