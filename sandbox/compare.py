@@ -51,8 +51,9 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
         allowed = tol.atol + tol.rtol * np.abs(e)
         both_nan = np.isnan(g) & np.isnan(e)
         same_inf = np.isinf(g) & np.isinf(e) & (np.sign(g) == np.sign(e))
-        ok = (abs_err <= allowed) | both_nan | same_inf
-    finite = np.isfinite(g) & np.isfinite(e)
+        finite = np.isfinite(g) & np.isfinite(e)
+        ok = (finite & (abs_err <= allowed)) | both_nan | same_inf
+        rel_err = abs_err[finite] / np.maximum(np.abs(e[finite]), np.finfo(np.float64).tiny)
     bad = ~ok
     count = int(bad.sum())
     return OutputCheck(
@@ -63,7 +64,7 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
         expected_dtype=str(expected.dtype),
         passed=count == 0 and str(got.dtype) == str(expected.dtype),
         max_abs_error=_max(abs_err[finite]),
-        max_rel_error=_max(abs_err[finite] / np.maximum(np.abs(e[finite]), np.finfo(np.float64).tiny)),
+        max_rel_error=_max(rel_err),
         mismatch_count=count,
         total=int(got.size),
         first_mismatches=_first_mismatches(bad, g, e),

@@ -1,0 +1,24 @@
+def test_health_reports_queue(client):
+    body = client.get("/api/health").json()
+    assert body == {"status": "ok", "queued": 0, "running": 0, "slots": 1}
+
+
+def test_version_names_the_pinned_jax_and_backend(client):
+    body = client.get("/api/version").json()
+    assert body["jax"] == "0.12.0.1" and body["jaxlib"] == "0.12.0.1"
+    assert body["mode"] == "interpret" and body["sandbox"] == "fake"
+
+
+def test_catalog_lists_entries_and_details(client):
+    entries = client.get("/api/catalog").json()
+    slugs = [e["slug"] for e in entries]
+    assert "tiled_matmul" in slugs
+    detail = client.get("/api/catalog/tiled_matmul").json()
+    assert detail["entry_point"] == "matmul" and "def matmul" in detail["solution"]
+    assert "def reference" in detail["reference"] and detail["wrong"] and all(w["why"] for w in detail["wrong"])
+    assert any(c["tpu_only"] for c in detail["cases"])
+
+
+def test_openapi_docs_are_served(client):
+    assert client.get("/docs").status_code == 200
+    assert "/api/runs" in client.get("/openapi.json").json()["paths"]

@@ -1,0 +1,35 @@
+"""Every error path answers with the one problem+json shape and a precise 4xx, never a 500."""
+
+import pytest
+
+BIG = "x" * (64 * 1024 + 1)
+
+CASES = [
+    ("bad JSON", "post", "/api/runs", {"content": b"{bad", "headers": {"content-type": "application/json"}},
+     400, "not valid JSON"),
+    ("missing source", "post", "/api/runs", {"json": {}}, 422, "source"),
+    ("unknown chip", "post", "/api/runs", {"json": {"source": "x", "chip": "v9"}}, 422, "chip"),
+    ("unknown mode", "post", "/api/runs", {"json": {"source": "x", "mode": "gpu"}}, 422, "mode"),
+    ("unknown field", "post", "/api/runs", {"json": {"source": "x", "evil": 1}}, 422, "evil"),
+    ("unknown option", "post", "/api/runs", {"json": {"source": "x", "options": {"turbo": True}}}, 422, "turbo"),
+    ("unknown entry", "post", "/api/runs", {"json": {"source": "x", "entry": "nope"}}, 422, "'nope'"),
+    ("source too large", "post", "/api/runs", {"json": {"source": BIG}}, 413, "65,537 bytes"),
+    ("no TPU here", "post", "/api/runs", {"json": {"source": "x", "mode": "tpu"}}, 422, "no TPU"),
+    ("unknown run", "get", "/api/runs/nope", {}, 404, "nope"),
+    ("unknown run events", "get", "/api/runs/nope/events", {}, 404, "nope"),
+    ("cancel unknown run", "delete", "/api/runs/nope", {}, 404, "nope"),
+    ("unknown catalog entry", "get", "/api/catalog/nope", {}, 404, "nope"),
+    ("unknown path", "get", "/api/nothing-here", {}, 404, ""),
+    ("wrong method", "put", "/api/health", {}, 405, ""),
+]
+
+
+@pytest.mark.parametrize(("name", "method", "path", "kwargs", "status", "phrase"), CASES, ids=[c[0] for c in CASES])
+def test_error_paths_return_problem_details(client, name, method, path, kwargs, status, phrase):
+    response = getattr(client, method)(path, **kwargs)
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/problem+json"
+    body = response.json()
+    assert set(body) >= {"type", "title", "status", "detail"}
+    assert body["status"] == status and body["title"]
+    assert phrase in body["detail"] or any(phrase in e["field"] for e in body.get("errors", []))
