@@ -1,0 +1,127 @@
+"""End-to-end latency of `tiled_matmul` through HTTP vs the same kernel run in-process.
+
+Usage: .venv/bin/python bench/e2e_latency.py [--repeats 3] [--sandbox local|hardened|auto]
+
+Everything is measured in one run on this machine, so the ratios are meaningful even when the
+absolute figures are noisy. Rows:
+- in-process, warm: one more call of the jitted kernel in a process that already ran it;
+- in-process, first call: trace + compile + run in a process that has JAX imported;
+- fresh process: `python -c` importing JAX and running the kernel once (what a naive sandbox pays);
+- HTTP end to end: POST /api/runs → `done` through the real server and sandbox, which checks two
+  cases against the reference, times the kernel and accounts memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL = ROOT / "kernels_catalog" / "tiled_matmul" / "kernel.py"
+IN_PROCESS = f"""
+import time, json, sys
+t0 = time.perf_counter()
+import jax, jax.numpy as jnp
+from jax.experimental.pallas import tpu as pltpu
+pltpu.set_tpu_interpret_mode(pltpu.InterpretParams())
+ns = {{}}
+exec(compile(open({str(KERNEL)!r}).read(), "kernel.py", "exec"), ns)
+x = jax.random.normal(jax.random.key(0), (256, 256), jnp.float32)
+y = jax.random.normal(jax.random.key(1), (256, 256), jnp.float32)
+dev = jax.sharding.AbstractDevice("TPU v5p", 1, "tpu")
+with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), (), abstract_device=dev)):
+    jax.block_until_ready(x + y)
+    t1 = time.perf_counter()
+    jax.block_until_ready(ns["matmul"](x, y))
+    t2 = time.perf_counter()
+    warm = []
+    for _ in range(5):
+        t = time.perf_counter(); jax.block_until_ready(ns["matmul"](x, y)); warm.append(time.perf_counter() - t)
+print(json.dumps({{"process": t2 - t0, "first": t2 - t1, "warm": sorted(warm)[2]}}))
+"""
+
+
+def in_process() -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_run(base: str) -> float:
+    body = json.dumps({"source": KERNEL.read_text(), "entry": "tiled_matmul"}).encode()
+    request = urllib.request.Request(f"{base}/api/runs", data=body, headers={"content-type": "application/json"})
+    t0 = time.perf_counter()
+    created = json.load(urllib.request.urlopen(request))
+    with urllib.request.urlopen(base + created["events_url"]) as stream:
+        for line in stream:
+            if line.startswith(b"event: done"):
+                break
+    elapsed = time.perf_counter() - t0
+    state = json.load(urllib.request.urlopen(base + created["url"]))
+    if state["result"]["status"] != "passed":
+        raise SystemExit(f"benchmark run did not pass: {state['result']['summary']}")
+    return elapsed
+
+
+def start_server(sandbox: str, data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {**os.environ, "PLAYGROUND_PORT": str(port), "PLAYGROUND_SANDBOX": sandbox,
+           "PLAYGROUND_DATA_DIR": str(data_dir), "PLAYGROUND_SLOTS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "server"], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(f"{base}/api/health", timeout=1)
+            return proc, base
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("server did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sandbox", default="auto")
+    args = parser.parse_args()
+    import tempfile
+
+    local = [in_process() for _ in range(args.repeats)]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, base = start_server(args.sandbox, Path(tmp))
+        try:
+            http_run(base)  # the first run warms caches (and a warm pool, if any)
+            http = [http_run(base) for _ in range(args.repeats)]
+            backend = json.load(urllib.request.urlopen(f"{base}/api/version"))["sandbox"]
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    rows = {
+        "in-process, warm call": statistics.median(r["warm"] for r in local),
+        "in-process, first call (compile + run)": statistics.median(r["first"] for r in local),
+        "fresh process (import + compile + run)": statistics.median(r["process"] for r in local),
+        f"HTTP end to end, full check ({backend} sandbox)": statistics.median(http),
+    }
+    http_s = rows[f"HTTP end to end, full check ({backend} sandbox)"]
+    print(f"tiled_matmul f32 256³, median of {args.repeats}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
+    print(f"{'measurement':52} {'seconds':>9} {'HTTP / this':>12}")
+    for name, seconds in rows.items():
+        print(f"{name:52} {seconds:9.3f} {http_s / seconds:11.1f}x")
+
+
+if __name__ == "__main__":
+    main()
