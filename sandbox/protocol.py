@@ -245,6 +245,9 @@ class RunResult:
     versions: Versions | None = None
     limit: str | None = None
     wall_seconds: float = 0.0
+    # Set when the result is a cached copy of an identical earlier run (its timings are that run's).
+    cached_from: str | None = None
+    cached_at: float | None = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,11 +7,14 @@ import logging
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from fastapi.middleware.gzip import GZipMiddleware
 
 from sandbox.backends import Backend, create_backend
 from sandbox.catalog import load_catalog
 from server import problems
-from server.routes import catalog, meta, runs
+from server.cache import ResultCache
+from server.ratelimit import RateLimiter
+from server.routes import catalog, meta, pages, runs, shares
 from server.runner import Runner
 from server.settings import Settings
 
@@ -28,6 +31,19 @@ def resolve_backend(settings: Settings) -> tuple[str, str]:
     return (default(), "best available on this machine") if default else ("local", "only backend available")
 
 
+def versions_key() -> str:
+    """The versions a cached result depends on (read from package metadata; JAX is not imported)."""
+    import importlib.metadata
+
+    found = []
+    for name in ("jax", "jaxlib", "libtpu", "pallas-playground"):
+        try:
+            found.append(f"{name}=={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return ",".join(found)
+
+
 def create_app(settings: Settings | None = None, *, backend: Backend | None = None) -> FastAPI:
     settings = settings or Settings()
     catalog_ = load_catalog(settings.catalog_dir)
@@ -42,6 +58,9 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
             queue_size=settings.queue_size,
             per_client=settings.per_client_queue,
             runs_kept=settings.runs_kept,
+            cache=ResultCache(settings.cache_size),
+            limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
+            versions=versions_key(),
         )
         app.state.runner = runner
         await runner.start()
@@ -59,6 +78,7 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
     app.state.settings, app.state.catalog = settings, catalog_
     app.state.backend_name, app.state.backend_note = name, note
     problems.install(app)
-    for router in (runs.router, catalog.router, meta.router):
+    app.add_middleware(GZipMiddleware, minimum_size=1024)
+    for router in (runs.router, catalog.router, meta.router, shares.router, pages.router):
         app.include_router(router)
     return app

@@ -20,6 +20,8 @@ from typing import Any, Literal
 from sandbox.backends import Backend
 from sandbox.classify import classify
 from sandbox.protocol import Event, Execution, Job, RunResult, to_json_dict
+from server.cache import ResultCache, job_key
+from server.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 State = Literal["queued", "running", "done"]
@@ -31,6 +33,12 @@ class QueueFullError(Exception):
     def __init__(self, retry_after: int) -> None:
         super().__init__("the run queue is full")
         self.retry_after = retry_after
+
+
+class RateLimitedError(Exception):
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("too many runs from this client")
+        self.retry_after = max(1, round(retry_after))
 
 
 class ClientBusyError(Exception):
@@ -59,9 +67,22 @@ class Run:
 
 class Runner:
     def __init__(
-        self, backend: Backend, *, slots: int, queue_size: int, per_client: int, runs_kept: int
+        self,
+        backend: Backend,
+        *,
+        slots: int,
+        queue_size: int,
+        per_client: int,
+        runs_kept: int,
+        cache: ResultCache | None = None,
+        limiter: RateLimiter | None = None,
+        versions: str = "",
     ) -> None:
         self.backend = backend
+        self.cache = cache or ResultCache(0)
+        self.limiter = limiter or RateLimiter(per_minute=0, burst=0)
+        self.versions = versions
+        self.keys: dict[str, str] = {}
         self.slots, self.queue_size, self.per_client, self.runs_kept = (
             slots,
             queue_size,
@@ -96,18 +117,33 @@ class Runner:
     def queued(self) -> int:
         return sum(len(q) for q in self.queues.values())
 
-    def submit(self, job: Job, client: str) -> Run:
+    def submit(self, job: Job, client: str, *, fresh: bool = False) -> Run:
+        key = job_key(job, self.versions)
+        cached = None if fresh else self.cache.get(key)
+        if cached is not None:
+            return self._cached_run(job, client, cached)
         if self.queued >= self.queue_size:
             raise QueueFullError(self.retry_after())
         active = sum(1 for r in self.runs.values() if r.client == client and r.state != "done")
         if active >= self.per_client:
             raise ClientBusyError(self.per_client)
+        wait = self.limiter.take(client)
+        if wait:
+            raise RateLimitedError(wait)
         run = Run(id=job.id, job=job, client=client)
+        self.keys[run.id] = key
         self.runs[run.id] = run
         self.queues.setdefault(client, collections.deque()).append(run)
         self._forget_old()
         self._announce_positions()
         asyncio.get_running_loop().create_task(self._notify())
+        return run
+
+    def _cached_run(self, job: Job, client: str, result: RunResult) -> Run:
+        run = Run(id=job.id, job=job, client=client, state="done", result=result)
+        self.runs[run.id] = run
+        run.push("done", to_json_dict(result))
+        self._forget_old()
         return run
 
     def get(self, run_id: str) -> Run | None:
@@ -160,8 +196,10 @@ class Runner:
 
     def retry_after(self) -> int:
         """Seconds until a queue place is likely free: the recent mean run time, at least 1."""
-        mean = sum(self._recent_seconds) / len(self._recent_seconds) if self._recent_seconds else 5.0
-        return max(1, round(mean * max(1, self.queued) / self.slots))
+        return max(1, round(self._mean_seconds() * max(1, self.queued) / self.slots))
+
+    def _mean_seconds(self) -> float:
+        return sum(self._recent_seconds) / len(self._recent_seconds) if self._recent_seconds else 5.0
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -230,13 +268,17 @@ class Runner:
     def _finish(self, run: Run, execution: Execution) -> None:
         run.result = classify(run.job, execution)
         run.state = "done"
+        key = self.keys.pop(run.id, None)
+        if key is not None and not run.cancel.is_set():
+            self.cache.put(key, run.id, run.result)
         run.push("done", to_json_dict(run.result))
 
     def _announce_positions(self) -> None:
         for place, run in enumerate(self._dispatch_order(), start=1):
             last = next((e for e in reversed(run.events) if e["kind"] == "queued"), None)
             if last is None or last["data"]["position"] != place:
-                run.push("queued", {"position": place, "queued": self.queued})
+                eta = self._mean_seconds() * ((place - 1) // self.slots + 1 + (1 if self.running else 0))
+                run.push("queued", {"position": place, "queued": self.queued, "eta_seconds": round(eta, 1)})
 
     def _forget_old(self) -> None:
         done = [rid for rid, r in self.runs.items() if r.state == "done"]

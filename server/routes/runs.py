@@ -13,7 +13,7 @@ from sandbox.protocol import to_json_dict
 from server import convert
 from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep
 from server.problems import ProblemError
-from server.runner import ClientBusyError, QueueFullError, Run, Runner
+from server.runner import ClientBusyError, QueueFullError, RateLimitedError, Run, Runner
 from server.schemas import RunCreated, RunRequest, RunState
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
@@ -67,7 +67,7 @@ async def create_run(
     except JobError as exc:
         raise ProblemError(422, "Invalid run", str(exc)) from exc
     try:
-        run = runner.submit(job, client)
+        run = runner.submit(job, client, fresh=body.fresh)
     except QueueFullError as exc:
         raise ProblemError(
             503,
@@ -75,6 +75,9 @@ async def create_run(
             f"{runner.queued} runs are waiting; try again in {exc.retry_after} s",
             headers={"Retry-After": str(exc.retry_after)},
         ) from exc
+    except RateLimitedError as exc:
+        raise ProblemError(429, "Rate limited", f"you started runs too quickly; try again in {exc.retry_after} s",
+                           headers={"Retry-After": str(exc.retry_after)}) from exc
     except ClientBusyError as exc:
         raise ProblemError(
             429,

@@ -135,3 +135,31 @@ def test_options_reach_the_job(client, backend, options):
     job_options = backend.jobs[-1].options
     for key, value in options.items():
         assert getattr(job_options, key) == value
+
+
+def test_identical_run_is_served_from_cache_and_flagged(client, backend):
+    first = client.post("/api/runs", json={"source": SOURCE, "chip": "v5e"}).json()["id"]
+    wait_done(client, first)
+    again = client.post("/api/runs", json={"source": SOURCE, "chip": "v5e"}).json()
+    assert again["state"] == "done"
+    result = client.get(f"/api/runs/{again['id']}").json()["result"]
+    assert result["cached_from"] == first and result["cached_at"] > 0
+    fresh = client.post("/api/runs", json={"source": SOURCE, "chip": "v5e", "fresh": True}).json()["id"]
+    assert wait_done(client, fresh)["result"]["cached_from"] is None
+    assert len(backend.jobs) == 2  # the cached answer ran nothing
+
+
+def test_different_chip_is_not_a_cache_hit(client, backend):
+    for chip in ("v5e", "v6e"):
+        wait_done(client, client.post("/api/runs", json={"source": SOURCE, "chip": chip}).json()["id"])
+    assert len(backend.jobs) == 2
+
+
+def test_rate_limit_answers_429_with_retry_after(backend, tmp_path):
+    with make_client(backend, tmp_path, rate_per_minute=6, rate_burst=2) as client:
+        codes = [client.post("/api/runs", json={"source": f"s{i}"}).status_code for i in range(3)]
+        assert codes == [201, 201, 429]
+        limited = client.post("/api/runs", json={"source": "s9"})
+        assert limited.headers["content-type"] == "application/problem+json"
+        assert 1 <= int(limited.headers["retry-after"]) <= 10
+        assert "too quickly" in limited.json()["detail"]

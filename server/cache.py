@@ -1,0 +1,50 @@
+"""A bounded cache of results of identical runs (same source, entry, chip, mode, options, limits, versions).
+
+A hit is returned flagged with the original run's id and time, so its timings are never presented as
+a fresh measurement. Only outcomes that the code itself determines are cached: not timeouts, limits
+or cancellations, which depend on the machine's load at the time.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import hashlib
+import json
+import time
+
+from sandbox.protocol import Job, RunResult, RunStatus, to_json_dict
+
+CACHEABLE = {RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR, RunStatus.RAN}
+
+
+def job_key(job: Job, versions: str) -> str:
+    identity = to_json_dict(dataclasses.replace(job, id=""))
+    text = json.dumps({"job": identity, "versions": versions}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ResultCache:
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: collections.OrderedDict[str, tuple[str, float, RunResult]] = collections.OrderedDict()
+
+    def get(self, key: str) -> RunResult | None:
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        run_id, at, result = item
+        return dataclasses.replace(result, cached_from=run_id, cached_at=at)
+
+    def put(self, key: str, run_id: str, result: RunResult) -> None:
+        if (
+            self.capacity <= 0
+            or result.status not in CACHEABLE
+            or (result.error and result.error.phase == "harness")
+        ):
+            return
+        self._items[key] = (run_id, time.time(), result)
+        self._items.move_to_end(key)
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)
