@@ -29,6 +29,7 @@ class RunRequest(Wire):
     chip: ChipName = "v5p"
     mode: Literal["auto", "interpret", "tpu"] = "auto"
     options: RunOptions = Field(default_factory=RunOptions)
+    fresh: bool = Field(False, description="Run again even if an identical run's result is cached.")
 
 
 class RunCreated(Wire):
@@ -94,3 +95,26 @@ class VersionInfo(Wire):
     mode: Literal["tpu", "interpret"]
     sandbox: str
     sandbox_note: str = ""
+
+
+class ShareCreate(Wire):
+    source: str = Field(..., description="The kernel file.")
+    entry: str | None = Field(None, description="Catalog entry slug; null for scratch mode.")
+    chip: ChipName = "v5p"
+    options: RunOptions = Field(default_factory=RunOptions)
+
+
+class ShareCreated(Wire):
+    id: str = Field(..., description="11-character content-addressed id.")
+    url: str = Field(..., description="The page that reopens this share.")
+
+
+class SharePublic(Wire):
+    id: str
+    url: str
+    source: str
+    entry: str | None
+    chip: ChipName
+    options: RunOptions
+    versions: dict[str, str | None] = Field(..., description="The server's versions when it was shared.")
+    created: str = Field(..., description="When it was first shared (ISO 8601, UTC).")

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     per_client_queue: int = Field(
         8, description="Runs one client may have queued or running at once (429 beyond)."
     )
+    cache_size: int = Field(256, description="Results of identical runs kept for reuse (0: no cache).")
+    rate_per_minute: float = Field(30, description="Runs per minute one client may start (0: unlimited).")
+    rate_burst: int = Field(10, description="Runs one client may start at once before the rate applies.")
     runs_kept: int = Field(500, description="Finished runs kept in memory for `GET /api/runs/{id}`.")
     wall_seconds: float = Field(limits.WALL_SECONDS, description="Wall-clock limit per run, in seconds.")
     cpu_seconds: int = Field(limits.CPU_SECONDS, description="CPU-time limit per run, in seconds.")
@@ -44,6 +47,10 @@ class Settings(BaseSettings):
     output_bytes: int = Field(limits.OUTPUT_BYTES, description="Bytes of stdout and of stderr kept per run.")
     source_bytes: int = Field(limits.SOURCE_BYTES, description="Largest accepted source, in bytes.")
     timing_budget_seconds: float = Field(1.0, description="Time spent on repeated timing runs per job.")
+    share_salt: str = Field(
+        "",
+        description="Salt mixed into share ids; empty: one is generated once and kept in the share database.",
+    )
     tpu: Literal["auto", "yes", "no"] = Field(
         "auto", description="Whether this host has a TPU (`auto`: look for TPU device nodes)."
     )
