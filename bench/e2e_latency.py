@@ -76,10 +76,12 @@ def http_run(base: str) -> float:
     return elapsed
 
 
-def start_server(sandbox: str, data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(sandbox: str, data_dir: Path, slots: int | None = 1) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {**os.environ, "PLAYGROUND_PORT": str(port), "PLAYGROUND_SANDBOX": sandbox,
-           "PLAYGROUND_DATA_DIR": str(data_dir), "PLAYGROUND_SLOTS": "1"}
+           "PLAYGROUND_DATA_DIR": str(data_dir), "PLAYGROUND_CACHE_SIZE": "0"}
+    if slots is not None:
+        env["PLAYGROUND_SLOTS"] = str(slots)
     proc = subprocess.Popen([sys.executable, "-m", "server"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
