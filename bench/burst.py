@@ -112,7 +112,7 @@ def main() -> None:
                 one_run(base, "greedy", f"greedy {i}")[0] for i in range(args.greedy_runs)), daemon=True)
             greedy.start()
             time.sleep(1.0)
-            makespan_g, latencies_g = burst(base, args.clients - 1, "with-greedy")
+            _, latencies_g = burst(base, args.clients - 1, "with-greedy")
         finally:
             proc.terminate()
             proc.wait(10)
