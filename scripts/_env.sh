@@ -29,7 +29,6 @@ ensure_venv() {  # $1: pip extras, e.g. "test"
     stamp=.venv/.playground-installed
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         echo "installing pinned Python packages into .venv (extras: ${extras:-none})"
-        .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
         .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".${extras:+[$extras]}"
         echo "$want" > "$stamp"
     fi
