@@ -1,0 +1,78 @@
+// Build the committed editor bundle: server/static/vendor/codemirror/
+//   codemirror.esm.min.js  one ES module, with a banner naming every bundled package and its licence
+//   versions.json          {"packages": {name: version}, "esbuild": version}: what was actually bundled
+//   LICENSES.txt           the full licence text of every bundled package
+//
+// Reproducible: the same package-lock.json gives byte-identical files
+// (`rm -rf node_modules && npm ci && npm run build`, then compare sha256). Node is needed only here,
+// never to install, run or test the playground (tests/e2e/test_vendor_bundle.py checks the
+// committed files against package-lock.json without Node).
+
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outDir = join(here, "..", "server", "static", "vendor", "codemirror");
+const bundleName = "codemirror.esm.min.js";
+
+function packageOf(inputPath) {
+  // "node_modules/@codemirror/view/dist/index.js" -> "@codemirror/view"
+  const parts = inputPath.split("/");
+  const at = parts.lastIndexOf("node_modules");
+  if (at < 0) return null;
+  const first = parts[at + 1];
+  return first.startsWith("@") ? `${first}/${parts[at + 2]}` : first;
+}
+
+function readPackage(name) {
+  const dir = join(here, "node_modules", name);
+  const meta = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  const licenseFile = readdirSync(dir)
+    .sort()
+    .find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
+  if (!licenseFile) throw new Error(`${name}: no licence file found`);
+  return { name, version: meta.version, license: meta.license, text: readFileSync(join(dir, licenseFile), "utf8").trim() };
+}
+
+const result = await esbuild.build({
+  entryPoints: [join(here, "src", "editor.js")],
+  bundle: true,
+  format: "esm",
+  minify: true,
+  target: "es2020",
+  charset: "utf8",
+  legalComments: "none",
+  metafile: true,
+  write: false,
+  absWorkingDir: here,
+  logLevel: "warning",
+});
+
+const names = [...new Set(Object.keys(result.metafile.inputs).map(packageOf).filter(Boolean))].sort();
+const packages = names.map(readPackage);
+const banner =
+  "/*! Pallas Playground editor bundle: CodeMirror 6 and its dependencies, built by frontend/build.mjs\n" +
+  ` * with esbuild ${esbuild.version} from frontend/package-lock.json. Licences: LICENSES.txt beside this file.\n` +
+  packages.map((p) => ` * ${p.name}@${p.version} ${p.license}\n`).join("") +
+  " */\n";
+const code = banner + result.outputFiles[0].text;
+const versions = { packages: Object.fromEntries(packages.map((p) => [p.name, p.version])), esbuild: esbuild.version };
+const licenses = packages
+  .map((p) => `${"=".repeat(78)}\n${p.name}@${p.version} (${p.license})\n${"=".repeat(78)}\n\n${p.text}\n`)
+  .join("\n");
+
+if (!existsSync(outDir)) mkdirSync(outDir, { recursive: true });
+const files = {
+  [bundleName]: code,
+  "versions.json": JSON.stringify(versions, null, 2) + "\n",
+  "LICENSES.txt": licenses,
+};
+for (const [name, text] of Object.entries(files)) {
+  writeFileSync(join(outDir, name), text);
+  const sha = createHash("sha256").update(text).digest("hex");
+  console.log(`${name.padEnd(24)} ${String(Buffer.byteLength(text)).padStart(8)} B  sha256 ${sha}`);
+}
+console.log(`wrote ${outDir}: ${packages.length} packages`);

@@ -1,0 +1,131 @@
+// The editor bundle's whole API: the page's own modules import only `createEditor` from here,
+// never `@codemirror/*` directly, so a CodeMirror upgrade touches this file and nothing else.
+//
+// Colours come from CSS custom properties (see server/static/css/app.css), so switching between
+// the light and dark theme is pure CSS: no editor reconfiguration.
+
+import { basicSetup } from "codemirror";
+import { indentWithTab } from "@codemirror/commands";
+import { python } from "@codemirror/lang-python";
+import { HighlightStyle, indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { EditorState, Prec, RangeSet, StateEffect, StateField } from "@codemirror/state";
+import { Decoration, EditorView, GutterMarker, gutterLineClass, keymap } from "@codemirror/view";
+import { tags as t } from "@lezer/highlight";
+
+const highlight = HighlightStyle.define([
+  { tag: [t.keyword, t.controlKeyword, t.definitionKeyword, t.moduleKeyword, t.operatorKeyword], color: "var(--tok-keyword)" },
+  { tag: [t.comment, t.lineComment], color: "var(--tok-comment)", fontStyle: "italic" },
+  { tag: [t.string, t.special(t.string), t.docString], color: "var(--tok-string)" },
+  { tag: [t.number, t.bool, t.null, t.atom], color: "var(--tok-number)" },
+  { tag: [t.function(t.definition(t.variableName)), t.function(t.variableName)], color: "var(--tok-function)" },
+  { tag: [t.className, t.definition(t.className), t.typeName], color: "var(--tok-type)" },
+  { tag: [t.propertyName, t.function(t.propertyName)], color: "var(--tok-property)" },
+  { tag: [t.self, t.standard(t.variableName)], color: "var(--tok-builtin)" },
+  { tag: [t.operator, t.punctuation], color: "var(--tok-operator)" },
+  { tag: t.meta, color: "var(--tok-meta)" },
+  { tag: t.invalid, color: "var(--tok-invalid)" },
+]);
+
+const theme = EditorView.theme({
+  "&": { color: "var(--fg)", backgroundColor: "var(--editor-bg)", height: "100%", fontSize: "13.5px" },
+  ".cm-scroller": { fontFamily: "var(--mono)", lineHeight: "1.5" },
+  ".cm-content": { caretColor: "var(--fg)" },
+  ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--fg)" },
+  ".cm-gutters": { backgroundColor: "var(--editor-gutter)", color: "var(--muted)", borderRight: "1px solid var(--border)" },
+  ".cm-activeLine": { backgroundColor: "var(--editor-active)" },
+  ".cm-activeLineGutter": { backgroundColor: "var(--editor-active)" },
+  "&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, ::selection":
+    { backgroundColor: "var(--editor-selection)" },
+  ".cm-matchingBracket, &.cm-focused .cm-matchingBracket": { backgroundColor: "var(--editor-bracket)", outline: "none" },
+  ".cm-tooltip": { backgroundColor: "var(--panel)", color: "var(--fg)", border: "1px solid var(--border)" },
+  ".cm-tooltip-autocomplete > ul > li[aria-selected]": { backgroundColor: "var(--accent)", color: "var(--accent-fg)" },
+  ".cm-panels": { backgroundColor: "var(--panel)", color: "var(--fg)" },
+  ".cm-error-line": { backgroundColor: "var(--error-line)" },
+  ".cm-gutterElement.cm-error-gutter": { backgroundColor: "var(--bad)", color: "var(--bad-fg)" },
+});
+
+// One marked line at a time (the line an error points at), kept in place while the user edits.
+const setMark = StateEffect.define();
+const gutterMark = new (class extends GutterMarker {
+  elementClass = "cm-error-gutter";
+})();
+
+const markField = StateField.define({
+  create: () => ({ deco: Decoration.none, gutter: RangeSet.empty }),
+  update(value, tr) {
+    let { deco, gutter } = value;
+    deco = deco.map(tr.changes);
+    gutter = gutter.map(tr.changes);
+    for (const effect of tr.effects) {
+      if (!effect.is(setMark)) continue;
+      if (effect.value === null) {
+        deco = Decoration.none;
+        gutter = RangeSet.empty;
+      } else {
+        const { from, number, message } = effect.value;
+        const attributes = { "data-error-line": String(number), title: message };
+        deco = Decoration.set([Decoration.line({ class: "cm-error-line", attributes }).range(from)]);
+        gutter = RangeSet.of([gutterMark.range(from)]);
+      }
+    }
+    return { deco, gutter };
+  },
+  provide: (f) => [EditorView.decorations.from(f, (v) => v.deco), gutterLineClass.from(f, (v) => v.gutter)],
+});
+
+/**
+ * Mount an editor in `parent`.
+ * @param {HTMLElement} parent
+ * @param {{doc?: string, onChange?: (text: string) => void, onRun?: () => void,
+ *          readOnly?: boolean, label?: string}} options
+ */
+export function createEditor(parent, { doc = "", onChange = null, onRun = null, readOnly = false, label = "Code" } = {}) {
+  const extensions = [
+    basicSetup,
+    keymap.of([indentWithTab]),
+    python(),
+    indentUnit.of("    "), // lang-python would indent by 2 spaces otherwise
+    EditorState.tabSize.of(4),
+    syntaxHighlighting(highlight),
+    theme,
+    markField,
+    EditorState.readOnly.of(readOnly),
+    EditorView.contentAttributes.of({ "aria-label": label, ...(readOnly ? { "aria-readonly": "true" } : {}) }),
+  ];
+  if (onRun) {
+    extensions.push(Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => (onRun(), true) }])));
+  }
+  if (onChange) {
+    extensions.push(EditorView.updateListener.of((u) => u.docChanged && onChange(u.state.doc.toString())));
+  }
+  const view = new EditorView({ parent, state: EditorState.create({ doc, extensions }) });
+
+  function lineAt(number) {
+    const doc = view.state.doc;
+    return number >= 1 && number <= doc.lines ? doc.line(number) : null;
+  }
+
+  return {
+    view,
+    getValue: () => view.state.doc.toString(),
+    /** Replace the whole text; the change is one undoable step. */
+    setValue(text) {
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, effects: setMark.of(null) });
+    },
+    focus: () => view.focus(),
+    /** Highlight line `number` (1-based) in the gutter and the text; false if there is no such line. */
+    markLine(number, message = "") {
+      const line = lineAt(number);
+      view.dispatch({ effects: setMark.of(line ? { from: line.from, number, message } : null) });
+      return line !== null;
+    },
+    clearMark: () => view.dispatch({ effects: setMark.of(null) }),
+    /** Put the cursor on line `number` and scroll it into the middle of the view. */
+    goToLine(number) {
+      const line = lineAt(number);
+      if (!line) return;
+      view.dispatch({ selection: { anchor: line.from }, effects: EditorView.scrollIntoView(line.from, { y: "center" }) });
+      view.focus();
+    },
+  };
+}

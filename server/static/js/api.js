@@ -1,0 +1,119 @@
+// The only module that talks to the server (fetch and EventSource). Everything else gets plain
+// data back, or an ApiError carrying the server's RFC 9457 problem details.
+
+const CLIENT_KEY = "pp:client";
+
+/** A request the server refused (problem+json), or no answer at all (status 0). */
+export class ApiError extends Error {
+  constructor(status, problem, retryAfter = null) {
+    const title = problem?.title || (status ? `HTTP ${status}` : "Network error");
+    const detail = problem?.detail || (status ? "the server refused the request" : "the server did not answer");
+    super(`${title}: ${detail}`);
+    this.status = status;
+    this.title = title;
+    this.detail = detail;
+    this.problem = problem;
+    this.retryAfter = retryAfter;
+  }
+}
+
+function randomId() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A per-browser id, so the run queue can be fair between browsers behind one address. */
+function clientId() {
+  try {
+    let id = localStorage.getItem(CLIENT_KEY);
+    if (!id) localStorage.setItem(CLIENT_KEY, (id = randomId()));
+    return id;
+  } catch {
+    return "";
+  }
+}
+
+async function request(method, url, body) {
+  const headers = { Accept: "application/json, application/problem+json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method === "POST") headers["X-Playground-Client"] = clientId();
+  let response;
+  try {
+    response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, null);
+  }
+  const type = response.headers.get("content-type") || "";
+  const data = type.includes("json") ? await response.json().catch(() => null) : null;
+  if (!response.ok) throw new ApiError(response.status, data, response.headers.get("retry-after"));
+  return data;
+}
+
+const enc = encodeURIComponent;
+
+export const getCatalog = () => request("GET", "/api/catalog");
+export const getEntry = (slug) => request("GET", `/api/catalog/${enc(slug)}`);
+export const getVersion = () => request("GET", "/api/version");
+export const createRun = (run) => request("POST", "/api/runs", run);
+export const getRun = (id) => request("GET", `/api/runs/${enc(id)}`);
+export const cancelRun = (id) => request("DELETE", `/api/runs/${enc(id)}`);
+export const createShare = (share) => request("POST", "/api/shares", share);
+export const getShare = (id) => request("GET", `/api/shares/${enc(id)}`);
+
+const EVENT_KINDS = [
+  "queued", "running", "started", "versions", "imported", "compiled",
+  "case", "outputs", "timing", "memory", "error", "done",
+];
+
+/**
+ * Follow a run's Server-Sent Events. `onEvent(kind, data)` gets each event; the last is `done`
+ * with the RunResult. If the stream is lost for good, the run is polled until it is done.
+ * Returns `{close()}`.
+ */
+export function followRun(run, onEvent) {
+  let finished = false;
+  let timer = null;
+  const source = new EventSource(run.events_url);
+  const finish = () => {
+    finished = true;
+    source.close();
+    clearTimeout(timer);
+  };
+  for (const kind of EVENT_KINDS) {
+    source.addEventListener(kind, (event) => {
+      if (finished) return;
+      let data = {};
+      try {
+        data = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (kind === "done") finish();
+      onEvent(kind, data);
+    });
+  }
+  const poll = async () => {
+    if (finished) return;
+    try {
+      const state = await getRun(run.id);
+      if (state.state === "done" && state.result) {
+        finish();
+        onEvent("done", state.result);
+        return;
+      }
+    } catch (error) {
+      if (error.status === 404) {
+        finish();
+        onEvent("lost", { message: error.message });
+        return;
+      }
+    }
+    timer = setTimeout(poll, 1000);
+  };
+  // CONNECTING after an error: the browser reconnects by itself (the server replays what was
+  // missed, by Last-Event-ID). CLOSED: it gave up, so fall back to polling.
+  source.onerror = () => {
+    if (!finished && source.readyState === EventSource.CLOSED) poll();
+  };
+  return { close: finish };
+}

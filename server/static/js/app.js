@@ -1,0 +1,372 @@
+// The playground page: wires the editor, the catalog, the run controls, live progress, results
+// and share links together. Talks to the server only through api.js.
+
+import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
+import * as api from "./api.js";
+import { $, h } from "./dom.js";
+import { renderCatalog, renderEntryInfo } from "./entry.js";
+import { Progress } from "./progress.js";
+import { renderResult } from "./results.js";
+import { SCRATCH_STARTER } from "./scratch.js";
+import { setupTabs, setupTheme, showTab } from "./ui.js";
+
+const CHIPS = ["v5e", "v5p", "v6e", "tpu7x"];
+const PREFS_KEY = "pp:prefs";
+const DRAFT_PREFIX = "pp:draft:";
+
+const state = {
+  catalog: [],
+  details: new Map(),
+  entry: null, // the selected entry's detail; null in scratch mode
+  server: null, // /api/version
+  run: null, // {id, follower} while a run is live
+  shareMode: false,
+  live: null,
+};
+
+const storage = {
+  get(key) {
+    try {
+      return localStorage.getItem(key);
+    } catch {
+      return null;
+    }
+  },
+  set(key, value) {
+    try {
+      if (value === null) localStorage.removeItem(key);
+      else localStorage.setItem(key, value);
+    } catch {
+      /* private mode: nothing persists, and that is fine */
+    }
+  },
+};
+
+// -- notices -------------------------------------------------------------------------------------
+
+function notice(kind, text, id = null) {
+  if (id) document.getElementById(id)?.remove();
+  const el = h(
+    "div",
+    { class: "notice", id, role: kind === "info" ? "status" : "alert", dataset: { kind } },
+    h("span", { class: "notice-text" }, text),
+    h("button", { type: "button", class: "icon", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
+  );
+  $("#notices").append(el);
+  return el;
+}
+
+function showProblem(error, what) {
+  const retry = error.retryAfter ? ` (try again in ${error.retryAfter} s)` : "";
+  notice("error", `${what}: ${error.title}: ${error.detail}${retry}`, "request-error");
+}
+
+// -- options and chip ----------------------------------------------------------------------------
+
+function readOptions() {
+  const seed = $("#opt-seed").value.trim();
+  return {
+    detect_races: $("#opt-races").checked,
+    uninitialized_memory: $("#opt-nan").checked ? "nan" : "zero",
+    dma_execution_mode: $("#opt-dma").value,
+    random_seed: seed === "" ? null : Number.parseInt(seed, 10),
+  };
+}
+
+function applyOptions(options = {}) {
+  $("#opt-races").checked = Boolean(options.detect_races);
+  $("#opt-nan").checked = options.uninitialized_memory !== "zero";
+  $("#opt-dma").value = options.dma_execution_mode === "eager" ? "eager" : "on_wait";
+  $("#opt-seed").value = options.random_seed ?? "";
+}
+
+const chipInput = (chip) => $(`#chips input[value="${chip}"]`);
+const currentChip = () => $("#chips input:checked")?.value ?? "v5p";
+
+function setChip(chip) {
+  const input = chipInput(chip);
+  if (input && !input.disabled) input.checked = true;
+}
+
+function buildChips() {
+  for (const chip of CHIPS) {
+    $("#chips").append(
+      h("label", { class: "segment" }, h("input", { type: "radio", name: "chip", value: chip, onchange: savePrefs }), h("span", {}, chip)),
+    );
+  }
+}
+
+function enableChips(allowed) {
+  for (const chip of CHIPS) chipInput(chip).disabled = !allowed.includes(chip);
+  if (!allowed.includes(currentChip()) || !$("#chips input:checked")) chipInput(allowed[0]).checked = true;
+}
+
+function savePrefs() {
+  storage.set(PREFS_KEY, JSON.stringify({ chip: currentChip(), options: readOptions() }));
+}
+
+// -- entries -------------------------------------------------------------------------------------
+
+const draftKey = () => DRAFT_PREFIX + (state.entry?.slug ?? "(scratch)");
+const template = () => state.entry?.template ?? SCRATCH_STARTER;
+
+async function entryDetail(slug) {
+  if (!state.details.has(slug)) state.details.set(slug, await api.getEntry(slug));
+  return state.details.get(slug);
+}
+
+/** Switch to a catalog entry (or scratch mode for null), with `source` or the saved draft. */
+async function selectEntry(slug, { source = null, fromShare = false } = {}) {
+  let entry = null;
+  if (slug) {
+    try {
+      entry = await entryDetail(slug);
+    } catch (error) {
+      showProblem(error, `Could not open entry ${slug}`);
+    }
+  }
+  state.entry = entry;
+  state.shareMode = fromShare;
+  renderEntryInfo(entry, reference);
+  enableChips(entry ? entry.chips : CHIPS);
+  setSource(source ?? storage.get(draftKey()) ?? template());
+  clearResult();
+  if (!fromShare) {
+    history.replaceState(null, "", entry ? `/?entry=${encodeURIComponent(entry.slug)}` : "/?scratch");
+  }
+}
+
+function setSource(text) {
+  editor.setValue(text);
+}
+
+/** Load a kernel into the editor as one undoable step, and say so. */
+function load(text, what, why = "") {
+  setSource(text);
+  clearResult();
+  const el = notice("info", `Loaded ${what}. Ctrl/⌘+Z in the editor undoes it.`, "load-notice");
+  if (why) el.append(h("details", { class: "why" }, h("summary", {}, "Why is it wrong? (spoiler)"), h("p", {}, why)));
+  editor.focus();
+}
+
+function wireEntryActions() {
+  $("#reset").addEventListener("click", () => load(template(), state.entry ? "the template" : "the scratch starter"));
+  $("#solution").addEventListener("click", () => state.entry && load(state.entry.solution, "the worked solution"));
+  $("#wrong").addEventListener("change", (event) => {
+    const wrong = state.entry?.wrong?.find((w) => w.name === event.target.value);
+    event.target.value = "";
+    if (wrong) load(wrong.source, `the wrong kernel "${wrong.name}" (expected: ${wrong.expect})`, wrong.why);
+  });
+}
+
+function saveDraft(text) {
+  if (state.shareMode) return;
+  storage.set(draftKey(), text === template() ? null : text);
+}
+
+// -- runs ----------------------------------------------------------------------------------------
+
+function setRunning(running) {
+  $("#run").disabled = running;
+  $("#cancel").disabled = !running;
+  document.documentElement.dataset.running = running ? "1" : "0";
+}
+
+function clearResult() {
+  $("#result").replaceChildren();
+  delete $("#result").dataset.status;
+  editor.clearMark();
+  if (!state.run) progress.reset("Press Run (Ctrl+Enter) to check your kernel.");
+}
+
+function expectedCases() {
+  if (!state.entry) return 1;
+  const native = state.server?.mode === "tpu";
+  return state.entry.cases.filter((c) => native || !c.tpu_only).length;
+}
+
+const resultContext = () => ({ onGoToLine: (line) => editor.goToLine(line), chip: currentChip() });
+
+async function run() {
+  if (state.run || $("#run").disabled) return;
+  const body = { source: editor.getValue(), entry: state.entry?.slug ?? null, chip: currentChip(), mode: "auto", options: readOptions() };
+  document.getElementById("request-error")?.remove();
+  clearResult();
+  showTab("results");
+  setRunning(true);
+  progress.start();
+  let created;
+  try {
+    created = await api.createRun(body);
+  } catch (error) {
+    setRunning(false);
+    progress.fail(`Not run: ${error.title}`);
+    showProblem(error, "The run was refused");
+    return;
+  }
+  state.live = { status: "running", summary: "Running…", cases: [] };
+  state.run = { id: created.id, follower: api.followRun(created, onRunEvent) };
+}
+
+function onRunEvent(kind, data) {
+  if (kind === "done") return finishRun(data);
+  if (kind === "lost") {
+    state.run = null;
+    setRunning(false);
+    progress.fail("Lost track of the run");
+    notice("error", `Lost track of the run: ${data.message}`, "request-error");
+    return;
+  }
+  progress.step(kind, data, expectedCases());
+  if (kind === "case" && data.result) {
+    state.live.cases[data.index ?? state.live.cases.length] = data.result;
+    state.live.cases = state.live.cases.filter(Boolean);
+    renderResult($("#result"), state.live, resultContext());
+  }
+}
+
+function finishRun(result) {
+  state.run = null;
+  setRunning(false);
+  progress.finish(result);
+  renderResult($("#result"), result, resultContext());
+  const marked = $("#result .goto-line");
+  if (marked) editor.markLine(Number(marked.dataset.line), result.error?.message ?? "");
+}
+
+async function cancel() {
+  if (!state.run) return;
+  $("#cancel").disabled = true;
+  try {
+    await api.cancelRun(state.run.id);
+  } catch (error) {
+    showProblem(error, "Could not cancel");
+  }
+}
+
+// -- shares --------------------------------------------------------------------------------------
+
+async function share() {
+  const body = { source: editor.getValue(), entry: state.entry?.slug ?? null, chip: currentChip(), options: readOptions() };
+  let created;
+  try {
+    created = await api.createShare(body);
+  } catch (error) {
+    showProblem(error, "Could not share");
+    return;
+  }
+  const url = new URL(created.url, location.origin).href;
+  $("#share-url").value = url;
+  $("#copy-status").textContent = "";
+  $("#share-panel").hidden = false;
+  $("#share-url").focus();
+  $("#share-url").select();
+}
+
+async function copyLink() {
+  const url = $("#share-url").value;
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(url);
+    copied = true;
+  } catch {
+    $("#share-url").select();
+    copied = document.execCommand("copy");
+  }
+  $("#copy-status").textContent = copied ? "Copied." : "Select the link and copy it (Ctrl/⌘+C).";
+}
+
+async function openShare(id) {
+  let shared;
+  try {
+    shared = await api.getShare(id);
+  } catch (error) {
+    showProblem(error, "This share link cannot be opened");
+    return false;
+  }
+  const known = !shared.entry || state.catalog.some((e) => e.slug === shared.entry);
+  if (!known) notice("warning", `This link was made for entry "${shared.entry}", which this server does not have; opened in scratch mode.`);
+  await selectEntry(known ? shared.entry : null, { source: shared.source, fromShare: true });
+  setChip(shared.chip);
+  applyOptions(shared.options);
+  const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
+  notice("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
+  checkVersions(shared.versions || {});
+  return true;
+}
+
+function checkVersions(versions) {
+  const server = state.server || {};
+  const differ = ["jax", "jaxlib"].filter((k) => versions[k] && server[k] && versions[k] !== server[k]);
+  if (!differ.length) return;
+  const then = differ.map((k) => `${k} ${versions[k]}`).join(", ");
+  const now = differ.map((k) => `${k} ${server[k]}`).join(", ");
+  notice("warning", `This link was shared from a server running ${then}; this one runs ${now}. Results may differ.`, "version-notice");
+}
+
+// -- start-up ------------------------------------------------------------------------------------
+
+const editor = createEditor($("#editor"), { onChange: saveDraft, onRun: run, label: "Kernel source" });
+const reference = createEditor($("#reference"), { readOnly: true, label: "Reference (read-only)" });
+const progress = new Progress($("#progress"), $("#progress-label"), $("#run-log"));
+window.playground = { editor, reference };
+
+function wireControls() {
+  $("#run").addEventListener("click", run);
+  $("#cancel").addEventListener("click", cancel);
+  $("#share").addEventListener("click", share);
+  $("#copy-link").addEventListener("click", copyLink);
+  $("#share-close").addEventListener("click", () => ($("#share-panel").hidden = true));
+  for (const id of ["#opt-races", "#opt-nan", "#opt-dma", "#opt-seed"]) $(id).addEventListener("change", savePrefs);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.defaultPrevented) {
+      event.preventDefault();
+      run();
+    }
+  });
+  $("#catalog-button").addEventListener("click", () => $("#catalog-dialog").showModal());
+  $("#catalog-close").addEventListener("click", () => $("#catalog-dialog").close());
+  $("#catalog-dialog").addEventListener("click", (event) => {
+    if (event.target === event.currentTarget) event.currentTarget.close(); // a click on the backdrop
+  });
+}
+
+async function start() {
+  buildChips();
+  setupTheme($("#theme-toggle"), storage);
+  setupTabs($(".tabs"));
+  wireControls();
+  wireEntryActions();
+  const prefs = JSON.parse(storage.get(PREFS_KEY) || "{}");
+  applyOptions(prefs.options);
+  chipInput(CHIPS.includes(prefs.chip) ? prefs.chip : "v5p").checked = true;
+  try {
+    [state.catalog, state.server] = await Promise.all([api.getCatalog(), api.getVersion()]);
+  } catch (error) {
+    showProblem(error, "The playground could not load");
+    state.catalog = state.catalog || [];
+  }
+  renderCatalog($("#catalog-list"), state.catalog, async (slug) => {
+    $("#catalog-dialog").close();
+    $("#share-panel").hidden = true;
+    await selectEntry(slug);
+    setChip(prefs.chip);
+    editor.focus();
+  });
+  const shareId = /^\/s\/([^/]+)$/.exec(location.pathname)?.[1];
+  const opened = shareId ? await openShare(decodeURIComponent(shareId)) : false;
+  if (!opened) {
+    const params = new URLSearchParams(location.search);
+    const wanted = params.has("scratch") ? null : params.get("entry") ?? state.catalog[0]?.slug ?? null;
+    await selectEntry(state.catalog.some((e) => e.slug === wanted) ? wanted : null);
+    setChip(prefs.chip);
+  }
+  $("#run").disabled = false;
+  $("#share").disabled = false;
+  document.documentElement.dataset.ready = "1";
+}
+
+start().catch((error) => {
+  notice("error", `The page failed to start: ${error.message}`);
+  throw error;
+});
