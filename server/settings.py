@@ -26,7 +26,9 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path("var"), description="Where the share database and other state live.")
     catalog_dir: Path = Field(DEFAULT_ROOT, description="The kernel catalog folder.")
     sandbox: str = Field(
-        "auto", description="Sandbox backend: `auto` (best available), `hardened` or `local`."
+        "auto",
+        description="Sandbox backend: `auto` (best available), `hardened`, `local`, or `remote:SOCKET` "
+        "(the job-runner service, `python -m sandbox.service`).",
     )
     slots: int = Field(
         default_factory=lambda: os.cpu_count() or 1, description="Runs executed at once (default: CPU cores)."

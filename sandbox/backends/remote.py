@@ -1,0 +1,84 @@
+"""The `remote` backend: jobs run by the job-runner service (`sandbox.service`) over a unix socket.
+
+Lets the web server run unprivileged and without any sandbox machinery of its own. A job is one
+connection: send the job, forward the service's events as they arrive, return its Execution. If the
+service is unreachable or dies mid-job, the run fails cleanly with `infra_error`.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+from sandbox.backends.base import EventSink
+from sandbox.protocol import Event, Execution, Job, from_json_dict, to_json_dict
+
+POLL_SECONDS = 0.1
+
+
+class RemoteBackend:
+    name = "remote"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
+        started = time.monotonic()
+        try:
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(str(self.path))
+        except OSError as exc:
+            return _failed(f"the job runner at {self.path} is unreachable ({exc.strerror or exc})", started)
+        with conn:
+            conn.sendall((json.dumps(to_json_dict(job)) + "\n").encode())
+            conn.settimeout(POLL_SECONDS)
+            return self._follow(conn, on_event, cancel, started)
+
+    def _follow(
+        self, conn: socket.socket, on_event: EventSink, cancel: threading.Event, started: float
+    ) -> Execution:
+        buffer, cancel_sent = b"", False
+        while True:
+            if cancel.is_set() and not cancel_sent:
+                conn.sendall(b"cancel\n")
+                cancel_sent = True
+            try:
+                chunk = conn.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                return _failed(f"lost the job runner ({exc})", started)
+            if not chunk:
+                return _failed("the job runner closed the connection before the job finished", started)
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                message = json.loads(line)
+                if "event" in message:
+                    on_event(from_json_dict(Event, message["event"]))
+                elif "execution" in message:
+                    return from_json_dict(Execution, message["execution"])
+                elif "refused" in message:
+                    return _failed(f"the job runner refused the job: {message['refused']}", started)
+
+    def close(self) -> None:
+        pass
+
+
+def _failed(reason: str, started: float) -> Execution:
+    return Execution(
+        events=(),
+        exit_code=None,
+        signal=None,
+        timed_out=False,
+        cancelled=False,
+        wall_seconds=time.monotonic() - started,
+        stdout="",
+        stderr="",
+        stdout_truncated=False,
+        stderr_truncated=False,
+        infra_error=reason,
+    )

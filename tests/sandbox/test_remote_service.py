@@ -1,0 +1,71 @@
+"""The runner service and the remote backend: a real job over a real unix socket, cancel, peer check."""
+
+import os
+import threading
+import time
+
+import pytest
+
+from sandbox.backends.local import LocalBackend
+from sandbox.backends.remote import RemoteBackend
+from sandbox.classify import classify
+from sandbox.jobs import make_job
+from sandbox.limits import default_limits
+from sandbox.protocol import RunStatus
+from sandbox.service import Service
+from tests.sandbox.test_spine_local import ADD_KERNEL
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def service(tmp_path):
+    path = tmp_path / "runner.sock"
+    svc = Service(LocalBackend(), path, {os.getuid()})
+    thread = threading.Thread(target=svc.serve, daemon=True)
+    thread.start()
+    while not path.exists():
+        time.sleep(0.01)
+    yield svc
+    svc.stop()
+
+
+def test_remote_job_streams_events_and_passes(service):
+    job = make_job(ADD_KERNEL + "\ndef reference(x, y):\n    return x + y\n", timing_budget_seconds=0.05)
+    events = []
+    execution = RemoteBackend(service.path).run(job, events.append, threading.Event())
+    result = classify(job, execution)
+    assert result.status == RunStatus.PASSED, result.summary
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "started" and "case" in kinds and kinds[-1] == "done"
+
+
+def test_remote_cancel_stops_the_job(service):
+    job = make_job("import time\ntime.sleep(60)\n", limits=default_limits(wall_seconds=30))
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    started = time.monotonic()
+    result = classify(job, RemoteBackend(service.path).run(job, lambda e: None, cancel))
+    assert result.status == RunStatus.CANCELLED and time.monotonic() - started < 10
+
+
+def test_unreachable_runner_fails_the_run_cleanly(tmp_path):
+    job = make_job("print(1)")
+    result = classify(
+        job, RemoteBackend(tmp_path / "nobody.sock").run(job, lambda e: None, threading.Event())
+    )
+    assert result.status == RunStatus.ERROR and "unreachable" in result.summary
+
+
+def test_runner_refuses_other_uids(tmp_path):
+    path = tmp_path / "runner.sock"
+    svc = Service(LocalBackend(), path, {os.getuid() + 12345})
+    threading.Thread(target=svc.serve, daemon=True).start()
+    while not path.exists():
+        time.sleep(0.01)
+    try:
+        job = make_job("print(1)")
+        result = classify(job, RemoteBackend(path).run(job, lambda e: None, threading.Event()))
+        assert result.status == RunStatus.ERROR and "refused the job: uid" in result.summary
+    finally:
+        svc.stop()
