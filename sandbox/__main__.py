@@ -1,8 +1,9 @@
-"""`python -m sandbox run FILE [--entry SLUG] [--chip v5p] [--json]`: one file through the harness."""
+"""`python -m sandbox run FILE [--entry SLUG] [--chip v5p] [--all-chips]`: one file through the harness."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import threading
@@ -26,11 +27,23 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--chip", choices=CHIPS, default="v5p")
     run.add_argument("--mode", choices=("auto", "interpret", "tpu"), default="auto")
     run.add_argument("--backend", choices=backend_names(), default="local")
-    run.add_argument("--detect-races", action="store_true")
-    run.add_argument("--zero-memory", action="store_true", help="uninitialised memory = 0 instead of NaN")
-    run.add_argument("--eager-dma", action="store_true", help="DMA execution mode 'eager'")
+    run.add_argument("--detect-races", action=argparse.BooleanOptionalAction, default=None,
+                     help="run the race detector (default: the entry's choice, else off)")
+    run.add_argument("--zero-memory", action=argparse.BooleanOptionalAction, default=None,
+                     help="uninitialised memory = 0 instead of NaN")
+    run.add_argument("--eager-dma", action=argparse.BooleanOptionalAction, default=None,
+                     help="DMA execution mode 'eager' instead of 'on_wait'")
     run.add_argument("--wall-seconds", type=float, default=None)
+    run.add_argument(
+        "--timing-budget", type=float, default=1.5, metavar="SECONDS", help="repeated timing runs, in total"
+    )
     run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
+    run.add_argument(
+        "--all-chips", action="store_true", help="also check the TPU lowering for every chip, side by side"
+    )
+    run.add_argument(
+        "--ir", choices=("jaxpr", "mosaic", "stablehlo"), help="print this IR of the --chip lowering check"
+    )
     sub.add_parser("catalog", help="list the catalog entries")
     return p
 
@@ -48,15 +61,24 @@ def main(argv: list[str] | None = None) -> int:
         if entry is None:
             print(f"unknown entry {args.entry!r}; known: {', '.join(catalog.slugs)}", file=sys.stderr)
             return 2
-    options = InterpretOptions(
-        detect_races=args.detect_races,
-        uninitialized_memory="zero" if args.zero_memory else "nan",
-        dma_execution_mode="eager" if args.eager_dma else "on_wait",
-    )
+    given = {
+        "detect_races": args.detect_races,
+        "uninitialized_memory": None if args.zero_memory is None else ("zero" if args.zero_memory else "nan"),
+        "dma_execution_mode": None if args.eager_dma is None else ("eager" if args.eager_dma else "on_wait"),
+    }
+    defaults = entry.options if entry is not None else InterpretOptions()
+    options = dataclasses.replace(defaults, **{k: v for k, v in given.items() if v is not None})
     limits = default_limits(**({"wall_seconds": args.wall_seconds} if args.wall_seconds else {}))
     try:
         job = make_job(
-            args.file.read_text(), entry=entry, chip=args.chip, mode=args.mode, options=options, limits=limits
+            args.file.read_text(),
+            entry=entry,
+            chip=args.chip,
+            mode=args.mode,
+            options=options,
+            limits=limits,
+            timing_budget_seconds=args.timing_budget,
+            lower_chips=CHIPS if args.all_chips else (),
         )
     except (JobError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -67,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         backend.close()
     print(
-        json.dumps(to_json_dict(result), indent=2) if args.json else render(result),
+        json.dumps(to_json_dict(result), indent=2) if args.json else render(result, ir=args.ir),
         end="\n" if args.json else "",
     )
     return 0 if result.status in (RunStatus.PASSED, RunStatus.RAN) else 1

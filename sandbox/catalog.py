@@ -5,16 +5,34 @@ Each folder holds `entry.toml` (metadata, cases, tolerances), `reference.py` (pl
 `template.py` (what a learner starts from; defaults to the solution), `README.md` (shown in the UI)
 and `wrong/*.py` (known-wrong kernels the checker must reject). Loading validates everything and
 raises `CatalogError` naming the file and the field, so a malformed entry stops start-up.
+
+Optional `entry.toml` fields: `devices` (default 1; more than one runs the job on that many
+simulated devices with a one-axis device mesh `"x"` set as the current mesh, see `sandbox.target`),
+`mutable_inputs`, `[cost]` (`flops`, `bytes_accessed`), `interpret_notes`, and `[options]`: the
+interpret-mode options the entry's jobs run with unless the caller chooses otherwise, with the
+fields of `InterpretOptions` (`detect_races`, `uninitialized_memory`, `dma_execution_mode`,
+`random_seed`). An entry about races declares `[options] detect_races = true`, so its racy
+`wrong/` kernel is rejected by default (`sandbox.jobs.make_job` applies these defaults).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.protocol import CHIPS, Case, Chip, EntrySpec, RunStatus, Tolerance
+from sandbox.protocol import (
+    CHIPS,
+    Case,
+    Chip,
+    EntrySpec,
+    InterpretOptions,
+    RunStatus,
+    Tolerance,
+    from_json_dict,
+)
 
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "kernels_catalog"
 LEVELS = ("beginner", "intermediate", "advanced")
@@ -56,6 +74,7 @@ class CatalogEntry:
     bytes_accessed: int | None = None
     interpret_notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    options: InterpretOptions = field(default_factory=InterpretOptions)
 
     def spec(self) -> EntrySpec:
         return EntrySpec(
@@ -130,6 +149,7 @@ def load_entry(folder: Path) -> CatalogEntry:
         flops=cost.get("flops"),
         bytes_accessed=cost.get("bytes_accessed"),
         interpret_notes=str(meta.get("interpret_notes", "")),
+        options=_options(meta, path),
     )
 
 
@@ -182,6 +202,21 @@ def _tolerances(meta: dict[str, Any], path: Path) -> dict[str, Tolerance]:
         }
     except (KeyError, TypeError, ValueError):
         raise CatalogError(f"{path}: field 'tolerances': each dtype needs rtol and atol") from None
+
+
+def _options(meta: dict[str, Any], path: Path) -> InterpretOptions:
+    raw = meta.get("options", {})
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{path}: field 'options' must be a table of interpret options")
+    known = {f.name: f.default for f in dataclasses.fields(InterpretOptions)}
+    for name, value in raw.items():
+        kind = int if name == "random_seed" else type(known.get(name))
+        if name in known and type(value) is not kind:
+            raise CatalogError(f"{path}: field 'options.{name}' must be a {kind.__name__}")
+    try:
+        return from_json_dict(InterpretOptions, raw)
+    except (ValueError, TypeError) as exc:
+        raise CatalogError(f"{path}: field 'options': {exc}") from None
 
 
 def _wrong(folder: Path, meta: dict[str, Any], path: Path) -> tuple[WrongKernel, ...]:

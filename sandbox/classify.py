@@ -2,7 +2,9 @@
 
 The order of the checks is the contract: our own stops (cancel, wall clock, output flood) explain a
 run better than whatever the child managed to report before it was killed; then kernel-enforced
-limits; then what the harness itself said; then how the process ended.
+limits (CPU and memory always; processes and scratch disk only when the run did not finish
+cleanly, since a program may try a fork or a write, be refused and carry on); then what the
+harness itself said; then how the process ended.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sandbox.protocol import (
     Event,
     Execution,
     Job,
+    LoweringReport,
     MemoryUse,
     OutputSummary,
     RunResult,
@@ -39,6 +42,7 @@ def sanitize(text: str) -> str:
 def classify(job: Job, execution: Execution) -> RunResult:
     facts = _Facts(execution.events)
     status, summary, limit = _verdict(job, execution, facts)
+    summary += _lowering_suffix(status, facts)
     memory = facts.memory
     if memory is not None and execution.peak_rss_bytes > memory.peak_rss_bytes:
         memory = _with_rss(memory, execution.peak_rss_bytes)
@@ -60,6 +64,9 @@ def classify(job: Job, execution: Execution) -> RunResult:
         versions=facts.versions,
         limit=limit,
         wall_seconds=round(execution.wall_seconds, 4),
+        lowering=facts.lowering,
+        lowerings=facts.lowerings,
+        chip_warnings=facts.chip_warnings,
     )
 
 
@@ -84,6 +91,10 @@ class _Facts:
         self.versions = _last(by_kind, "versions", Versions)
         versions = by_kind.get("versions", [])
         self.interpret = bool(versions[-1].get("interpret")) if versions else None
+        lowering = by_kind.get("lowering", [{}])[-1]
+        self.lowering = from_json_dict(LoweringReport, lowering["report"]) if lowering else None
+        self.lowerings = tuple(from_json_dict(LoweringReport, r) for r in lowering.get("reports", ()))
+        self.chip_warnings = tuple(lowering.get("warnings", ()))
 
 
 def _last(by_kind: dict[str, list[dict[str, Any]]], kind: str, cls: type) -> Any:
@@ -118,9 +129,23 @@ def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, st
     if ex.memory_limit_hit or facts.memory_error:
         return (
             RunStatus.RESOURCE_LIMIT,
-            f"memory limit: the job needed more than {_size(limits.memory_bytes)}"
-            + (f" ({facts.error.message})" if facts.error else ""),
+            f"memory limit: the job needed more than {_size(limits.memory_bytes)}" + _because(facts),
             "memory_bytes",
+        )
+    clean = facts.done and facts.error is None
+    if ex.pids_limit_hit and not clean:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"process limit: the job tried to run more than {limits.processes} processes and threads"
+            + _because(facts),
+            "processes",
+        )
+    if ex.disk_limit_hit and not clean:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"disk limit: the job filled its {_size(limits.scratch_bytes)} of scratch space"
+            + _because(facts),
+            "scratch_bytes",
         )
     if facts.error is not None:
         return RunStatus.ERROR, _error_summary(facts.error), None
@@ -146,7 +171,33 @@ def _checked(facts: _Facts) -> tuple[RunStatus, str, str | None]:
     return RunStatus.MISMATCH, _mismatch_summary(failed[0], len(failed), len(facts.cases)), None
 
 
+def _lowering_suffix(status: RunStatus, facts: _Facts) -> str:
+    """A failing TPU lowering never changes the status (the simulator's verdict stands); it is said."""
+    reports = {r.chip: r for r in (*facts.lowerings, facts.lowering) if r is not None}
+    rejected = [c for c, r in reports.items() if r.lowers is False]
+    unchecked = [c for c, r in reports.items() if r.lowers is None]
+    warned = {c: len(r.warnings) for c, r in reports.items() if r.warnings}
+    parts = []
+    if rejected:
+        lead = "passes in the simulator, " if status is RunStatus.PASSED else ""
+        parts.append(f"{lead}rejected by the TPU compiler for {', '.join(rejected)}")
+    if len(warned) == 1:
+        ((chip, count),) = warned.items()
+        parts.append(f"{count} chip-check warning{'s' if count > 1 else ''} for {chip}")
+    elif warned:
+        parts.append(f"chip-check warnings for {', '.join(warned)}")
+    if unchecked:
+        parts.append(f"TPU lowering not checked for {', '.join(unchecked)}")
+    return "".join(f"; {p}" for p in parts)
+
+
 def _mismatch_summary(case: CaseResult, failed: int, total: int) -> str:
+    if case.races:
+        # Outputs of a racy kernel may well match on the simulator; the race is the finding.
+        return (
+            f"mismatch: data race detected ({failed}/{total} cases failed); "
+            f"case {case.name!r}: {case.races[0].summary}"
+        )
     head = f"mismatch: {failed}/{total} cases differ from the reference; case {case.name!r}"
     bad = next((o for o in case.outputs if not o.passed), None)
     if bad is None:
@@ -162,6 +213,10 @@ def _error_summary(error: ErrorInfo) -> str:
     where = f" (line {error.line})" if error.line else ""
     phase = f" in {error.phase}" if error.phase else ""
     return f"error{phase}: {error.type}: {error.message}{where}"
+
+
+def _because(facts: _Facts) -> str:
+    return f" ({facts.error.message})" if facts.error else ""
 
 
 def _progress(facts: _Facts) -> str:

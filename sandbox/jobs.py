@@ -6,7 +6,7 @@ import uuid
 
 from sandbox.catalog import CatalogEntry
 from sandbox.limits import default_limits
-from sandbox.protocol import Chip, InterpretOptions, Job, Limits, Mode
+from sandbox.protocol import CHIPS, Chip, InterpretOptions, Job, Limits, Mode
 
 
 class JobError(ValueError):
@@ -23,20 +23,41 @@ def make_job(
     limits: Limits | None = None,
     timing_budget_seconds: float = 1.5,
     job_id: str | None = None,
+    lower_chips: tuple[Chip, ...] = (),
 ) -> Job:
+    """A validated job. `options` are the caller's interpret options over the entry's `[options]`.
+
+    The entry's options are defaults for its jobs: with `options=None` they apply as they are; given
+    options are the caller's complete choice (callers merge what the user set over `entry.options`,
+    so a user can also switch off what an entry turns on, e.g. the race detector of
+    `race_condition_demo`).
+
+    `lower_chips` asks for the TPU lowering check on each of those chips too ("check on all chips"),
+    beside the one for `chip` that every simulated run gets.
+    """
     limits = limits or default_limits()
     if len(source.encode()) > limits.source_bytes:
         raise JobError(f"source is {len(source.encode()):,} bytes; the limit is {limits.source_bytes:,}")
     if entry is not None and chip not in entry.chips:
         raise JobError(f"entry {entry.slug!r} supports chips {', '.join(entry.chips)}, not {chip!r}")
+    unknown = [c for c in lower_chips if c not in CHIPS]
+    if unknown:
+        raise JobError(f"unknown chip(s) to lower for: {', '.join(unknown)}; known: {', '.join(CHIPS)}")
     return Job(
         id=job_id or uuid.uuid4().hex,
         source=source,
         chip=chip,
         mode=mode,
-        options=options or InterpretOptions(),
+        options=with_entry_defaults(options, entry),
         limits=limits,
         entry=entry.spec() if entry is not None else None,
         timing_budget_seconds=timing_budget_seconds,
         devices=entry.devices if entry is not None else 1,
+        lower_chips=tuple(dict.fromkeys(lower_chips)),
     )
+
+
+def with_entry_defaults(options: InterpretOptions | None, entry: CatalogEntry | None) -> InterpretOptions:
+    if options is not None:
+        return options
+    return entry.options if entry is not None else InterpretOptions()

@@ -105,6 +105,8 @@ class Job:
     entry: EntrySpec | None = None
     timing_budget_seconds: float = 1.5
     devices: int = 1
+    # "Check on all chips": also lower the kernel for these chips (see `sandbox.lowering`).
+    lower_chips: tuple[Chip, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,6 +142,28 @@ class OutputCheck:
 
 
 @dataclass(frozen=True)
+class RaceAccess:
+    """One side of a data race, as the interpret-mode race detector reported it."""
+
+    kind: str  # "read" or "write"
+    buffer: str  # e.g. "HBM buffer 101 on device 0"
+    region: str  # the indexed region, e.g. "[0:8, 0:128]"
+    by: str  # who accessed it: "device 0, core 1" or "a DMA (id 144)"
+    file: str | None = None  # the user's source file, when the detector knew the line
+    line: int | None = None
+    function: str = ""
+
+
+@dataclass(frozen=True)
+class Race:
+    """A pair of accesses to overlapping memory that no semaphore or barrier orders."""
+
+    summary: str
+    accesses: tuple[RaceAccess, ...]
+    text: str  # the detector's own report, verbatim
+
+
+@dataclass(frozen=True)
 class CaseResult:
     name: str
     dtype: str
@@ -150,6 +174,8 @@ class CaseResult:
     outputs: tuple[OutputCheck, ...]
     seconds: float
     note: str = ""
+    # Filled only when race detection is on; a case with races fails even if its outputs match.
+    races: tuple[Race, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -209,6 +235,39 @@ class Versions:
     jaxlib: str
     libtpu: str | None
     device_kind: str
+    # Fixes the harness applied to this JAX version's interpret mode (see `sandbox.interpret_fixes`).
+    interpret_fixes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IrText:
+    """One IR as text, capped; `source_lines` maps IR lines to lines of the user's kernel.py (1-based)."""
+
+    text: str
+    truncated: bool
+    total_chars: int
+    source_lines: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class LoweringReport:
+    """Whether the kernel lowers for a real TPU of `chip` (interpret mode off), and the IR it lowers to.
+
+    `lowers` is None when the check could not run (e.g. the kernel was built at import time, with the
+    simulator's setting baked in). The texts are those of the last stage reached: a kernel rejected by
+    the Mosaic lowering still has its jaxpr.
+    """
+
+    chip: Chip
+    lowers: bool | None
+    seconds: float
+    error: ErrorInfo | None = None
+    jaxpr: IrText | None = None
+    mosaic: IrText | None = None
+    stablehlo: IrText | None = None
+    kernels: int = 0
+    warnings: tuple[str, ...] = ()
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -248,6 +307,10 @@ class RunResult:
     # Set when the result is a cached copy of an identical earlier run (its timings are that run's).
     cached_from: str | None = None
     cached_at: float | None = None
+    # The TPU lowering check (interpret mode only): the job's chip, and one report per `Job.lower_chips`.
+    lowering: LoweringReport | None = None
+    lowerings: tuple[LoweringReport, ...] = ()
+    chip_warnings: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,6 +324,7 @@ EventKind = Literal[
     "timing",  # timing measured
     "memory",  # memory accounting done
     "outputs",  # scratch-mode outputs summarised
+    "lowering",  # TPU lowering check and static chip checks done
     "versions",  # versions and device kind
     "error",  # user code (or the harness) raised
     "done",  # harness finished normally
@@ -293,6 +357,9 @@ class Execution:
     cpu_limit_hit: bool = False
     peak_rss_bytes: int = 0
     infra_error: str | None = None
+    # Kernel-counted limit hits the hardened backend can see (the local backend leaves them False).
+    pids_limit_hit: bool = False
+    disk_limit_hit: bool = False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from sandbox.protocol import CaseResult, MemoryUse, RunResult, Stats, Timing
+from sandbox.protocol import CaseResult, IrText, LoweringReport, MemoryUse, RunResult, Stats, Timing
 
 
-def render(result: RunResult) -> str:
+def render(result: RunResult, ir: str | None = None) -> str:
+    """The report; with `ir` ("jaxpr", "mosaic", "stablehlo") also that IR of the chip's lowering check."""
     lines = [
         f"[{result.status.value.upper()}] {result.summary}",
         f"chip {result.chip} · mode {result.mode} · {result.wall_seconds:.2f} s wall",
@@ -26,6 +27,9 @@ def render(result: RunResult) -> str:
         lines += _timing(result.timing)
     if result.memory:
         lines += _memory(result.memory)
+    lines += _lowerings(result)
+    if ir and result.lowering:
+        lines += _ir(ir, getattr(result.lowering, ir))
     for name, text, cut in (
         ("stdout", result.stdout, result.stdout_truncated),
         ("stderr", result.stderr, result.stderr_truncated),
@@ -95,4 +99,48 @@ def _memory(m: MemoryUse) -> list[str]:
         f"    SMEM: {frac(m.smem_bytes, m.smem_capacity_bytes)}; semaphores: {m.semaphores}",
     ]
     lines += [f"    WARNING: {w}" for w in m.warnings]
+    return lines
+
+
+def _lowerings(result: RunResult) -> list[str]:
+    reports = {r.chip: r for r in result.lowerings}
+    if result.lowering is not None and result.lowering.chip not in reports:
+        reports = {result.lowering.chip: result.lowering, **reports}
+    if not reports:
+        return []
+    lines = ["", "TPU lowering check (interpret mode off, real Pallas → Mosaic lowering):"]
+    for report in reports.values():
+        lines += _lowering(report)
+    return lines
+
+
+def _lowering(r: LoweringReport) -> list[str]:
+    verdict = {None: "NOT CHECKED", True: "lowers", False: "REJECTED"}[r.lowers]
+    head = f"    {r.chip:6} {verdict:12} {r.seconds:6.2f} s"
+    if r.error:
+        where = f" (line {r.error.line})" if r.error.line else ""
+        head += f"  {r.error.phase}: {r.error.type}: {r.error.message}{where}"
+    elif r.lowers:
+        sizes = [f"{name} {t.total_chars:,} chars" for name, t in _texts(r) if t is not None]
+        head += f"  {r.kernels} kernel(s); " + ", ".join(sizes)
+    lines = [head]
+    lines += [f"           WARNING: {w}" for w in r.warnings]
+    if r.note:
+        lines.append(f"           note: {r.note}")
+    return lines
+
+
+def _texts(r: LoweringReport) -> list[tuple[str, IrText | None]]:
+    return [("jaxpr", r.jaxpr), ("Mosaic", r.mosaic), ("StableHLO", r.stablehlo)]
+
+
+def _ir(name: str, text: IrText | None) -> list[str]:
+    if text is None:
+        return ["", f"--- {name}: not available ---"]
+    source = dict(text.source_lines)
+    cut = f" (truncated: {len(text.text):,} of {text.total_chars:,} chars)" if text.truncated else ""
+    lines = ["", f"--- {name}{cut}; left column: line in kernel.py ---"]
+    for number, line in enumerate(text.text.splitlines(), start=1):
+        mark = str(source[number]) if number in source else ""
+        lines.append(f"{mark:>4} | {line}")
     return lines

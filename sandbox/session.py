@@ -16,12 +16,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from sandbox import calls, timing, usercode
+from sandbox import calls, lowering, races, timing, usercode
 from sandbox.chips import chip_info
 from sandbox.compare import compare, tolerance_for
 from sandbox.harness import Reporter, peak_rss_bytes
 from sandbox.memory import kernel_memory
-from sandbox.protocol import Case, CaseResult, MemoryUse, Stats, Timing, Tolerance
+from sandbox.protocol import Case, CaseResult, MemoryUse, Race, Stats, Timing, Tolerance
 from sandbox.target import Target, TargetError, configure
 
 SCRATCH_CASE = Case(name="scratch", dtype="", seed=0)
@@ -58,10 +58,14 @@ class Session:
     def __init__(self, job: Any, reporter: Reporter) -> None:
         self.job = job
         self.report = reporter
+        self.race_log: races.RaceLog | None = None
 
     def run(self) -> None:
+        job = self.job
         try:
-            target = self._phase("target", lambda: configure(self.job.chip, self.job.mode, self.job.options))
+            target = self._phase("target", lambda: configure(job.chip, job.mode, job.options, job.devices))
+            if target.interpret and target.options.detect_races:
+                self.race_log = races.RaceLog().attach()
             self.report.emit("versions", versions=target.versions(), interpret=target.interpret)
             problem = self._load()
             self.report.emit("imported")
@@ -135,8 +139,20 @@ class Session:
             call, inputs, got, seconds = self._run_case(target, problem, index, case)
             if first is None:
                 first = _FirstCall(call, list(inputs), got, seconds)
+                self._check_lowering(target, problem, call)
         if first is not None:
             self._measure(target, problem, first)
+
+    def _check_lowering(self, target: Target, problem: Problem, call: calls.Call) -> None:
+        """Lower for the job's chip (and `lower_chips`) with interpret mode off; on a TPU it compiles anyway."""
+        if not target.interpret:
+            return
+        wanted = tuple(dict.fromkeys(self.job.lower_chips))
+        chips = dict.fromkeys((self.job.chip, *wanted))
+        reports = {c: lowering.check(problem.kernel, call.args, target, c) for c in chips}
+        mine = reports[self.job.chip]
+        listed = [reports[c] for c in wanted]
+        self.report.emit("lowering", report=mine, warnings=mine.warnings, reports=listed)
 
     def _run_case(
         self, target: Target, problem: Problem, index: int, case: Case
@@ -148,17 +164,22 @@ class Session:
             expected = self._phase(
                 "reference", lambda: calls.flatten("out", reference(*inputs)), problem.files
             )
+        self._take_race_reports()
         with target.chip_context():
             call = self._phase("kernel", lambda: calls.prepare(problem.kernel, inputs, problem.mutable))
             got, seconds = self._phase("kernel", lambda: calls.timed(call.run))
+        reports = self._take_race_reports()
         if index == 0:
             self.report.emit("compiled", first_call_seconds=seconds)
         if expected is None:
             self.report.emit("outputs", outputs=[calls.summarize_output(n, a) for n, a in got])
         else:
-            result = self._case_result(case, inputs, got, expected, problem, seconds, target)
+            result = self._case_result(case, inputs, got, expected, problem, seconds, target, reports)
             self.report.emit("case", index=index, of=len(problem.cases), result=result)
         return call, inputs, got, seconds
+
+    def _take_race_reports(self) -> list[str]:
+        return self.race_log.take() if self.race_log is not None else []
 
     def _case_result(
         self,
@@ -169,6 +190,7 @@ class Session:
         problem: Problem,
         seconds: float,
         target: Target,
+        race_reports: list[str],
     ) -> CaseResult:
         checks = []
         tolerance = None
@@ -178,8 +200,10 @@ class Session:
                 checks.append(compare(name, got[i][1], want, tolerance))
         outputs = tuple(checks)
         passed = len(got) == len(expected) and all(c.passed for c in outputs)
-        races = _races_found() if target.options.detect_races and target.interpret else False
-        if races:
+        found = races.parse_all(race_reports)
+        # The detector's own flag covers only the last kernel call, but catches reports we missed.
+        raced = bool(race_reports) or (target.options.detect_races and target.interpret and _races_found())
+        if raced:
             passed = False
         return CaseResult(
             name=case.name,
@@ -190,7 +214,8 @@ class Session:
             passed=passed,
             outputs=outputs,
             seconds=seconds,
-            note=_case_note(len(got), len(expected), races),
+            note=_case_note(len(got), len(expected), raced, len(race_reports), found),
+            races=found,
         )
 
     def _measure(self, target: Target, problem: Problem, first: _FirstCall) -> None:
@@ -288,16 +313,18 @@ def _require(module: types.ModuleType, name: str, where: str) -> Callable[..., A
 def _races_found() -> bool:
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
 
-    races = getattr(ipc, "races", None)
-    return bool(races is not None and races.races_found)
+    state = getattr(ipc, "races", None)
+    return bool(state is not None and state.races_found)
 
 
-def _case_note(got: int, expected: int, races: bool) -> str:
+def _case_note(got: int, expected: int, raced: bool, reported: int, found: tuple[Race, ...]) -> str:
     notes = []
     if got != expected:
         notes.append(f"the kernel returned {got} output(s), the reference {expected}")
-    if races:
-        notes.append("data race detected by the interpret-mode race detector")
+    if raced:
+        count = f"{reported} data race(s)" if reported else "a data race"
+        shown = f" (the first {len(found)} listed)" if reported > len(found) else ""
+        notes.append(f"{count} detected by the interpret-mode race detector{shown}")
     return "; ".join(notes)
 
 

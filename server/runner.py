@@ -26,7 +26,19 @@ from server.ratelimit import RateLimiter
 log = logging.getLogger(__name__)
 State = Literal["queued", "running", "done"]
 # Harness events forwarded to subscribers; its own `done` is replaced by ours, which has the result.
-FORWARDED = {"started", "versions", "imported", "compiled", "case", "outputs", "timing", "memory", "error"}
+FORWARDED = {"started", "versions", "imported", "compiled", "case", "outputs", "timing", "memory", "error",
+             "lowering"}
+# IR texts can be hundreds of KB per chip: progress events carry verdicts only, the result has the texts.
+IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")
+
+
+def slim(data: dict[str, Any]) -> dict[str, Any]:
+    """A lowering event without its IR texts."""
+
+    def strip(report: Any) -> Any:
+        return {k: v for k, v in report.items() if k not in IR_FIELDS} if isinstance(report, dict) else report
+
+    return {**data, "report": strip(data.get("report")), "reports": [strip(r) for r in data.get("reports", [])]}
 
 
 class QueueFullError(Exception):
@@ -241,7 +253,8 @@ class Runner:
 
         def sink(event: Event) -> None:
             if event.kind in FORWARDED:
-                loop.call_soon_threadsafe(run.push, event.kind, {**event.data, "t": event.t})
+                data = slim(event.data) if event.kind == "lowering" else event.data
+                loop.call_soon_threadsafe(run.push, event.kind, {**data, "t": event.t})
 
         try:
             execution = await asyncio.to_thread(self.backend.run, run.job, sink, run.cancel)

@@ -60,9 +60,10 @@ async def create_run(
             entry=entry,
             chip=body.chip,
             mode=body.mode,
-            options=convert.interpret_options(body.options),
+            options=convert.interpret_options(body.options, entry.options if entry else None),
             limits=convert.limits(settings),
             timing_budget_seconds=settings.timing_budget_seconds,
+            lower_chips=tuple(body.lower_chips),
         )
     except JobError as exc:
         raise ProblemError(422, "Invalid run", str(exc)) from exc

@@ -163,3 +163,19 @@ def test_rate_limit_answers_429_with_retry_after(backend, tmp_path):
         assert limited.headers["content-type"] == "application/problem+json"
         assert 1 <= int(limited.headers["retry-after"]) <= 10
         assert "too quickly" in limited.json()["detail"]
+
+
+def test_lower_chips_reach_the_job(client, backend):
+    run_id = client.post("/api/runs", json={"source": SOURCE, "lower_chips": ["v5e", "tpu7x"]}).json()["id"]
+    wait_done(client, run_id)
+    assert backend.jobs[-1].lower_chips == ("v5e", "tpu7x")
+    assert client.post("/api/runs", json={"source": SOURCE, "lower_chips": ["v9"]}).status_code == 422
+
+
+def test_lowering_progress_events_carry_no_ir_text():
+    from server.runner import slim
+
+    report = {"chip": "v5e", "lowers": True, "jaxpr": {"text": "x" * 10}, "mosaic": None, "stablehlo": None}
+    data = slim({"report": report, "reports": [report], "warnings": []})
+    assert "jaxpr" not in data["report"] and data["report"]["lowers"] is True
+    assert all("jaxpr" not in r for r in data["reports"])

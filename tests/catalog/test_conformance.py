@@ -2,30 +2,42 @@
 gets the status its entry.toml declares.
 
 Parametrized over `load_catalog()`, so a newly listed entry is covered without touching this file.
-The kernels run for real (local backend, TPU interpret mode on CPU): one session fixture runs the
-jobs the selected tests need, two at a time, and the tests assert on the stored results.
+The kernels run for real (local backend, TPU interpret mode on CPU) through the paths users take:
+every solution through the CLI (`python -m sandbox run ... --json`, a subprocess), every wrong kernel
+through the HTTP API (`POST /api/runs` on an in-process app, then `GET /api/runs/{id}` until done).
+One session fixture runs only the jobs the selected tests need (`-k slug` works), never more than two
+at a time: first the CLI runs from a two-thread pool, then the API runs on an app with two slots.
 """
 
 from __future__ import annotations
 
 import ast
-import threading
+import json
+import subprocess
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
-from sandbox.backends import Backend, create_backend
 from sandbox.catalog import DEFAULT_ROOT, CatalogEntry, load_catalog
-from sandbox.classify import classify
-from sandbox.jobs import make_job
-from sandbox.protocol import RunResult, RunStatus
+from sandbox.limits import WALL_SECONDS
+from sandbox.protocol import RunResult, RunStatus, from_json_dict
+from server.app import create_app
+from server.settings import Settings
 
 pytestmark = pytest.mark.slow
 
 CATALOG = load_catalog()
+REPO = DEFAULT_ROOT.parent
 WORKERS = 2  # the machine has two cores; more jobs at once only slows each one down
 TIMING_BUDGET_SECONDS = 0.1
+POLL_SECONDS = 0.25
+# Each job stops at the wall-clock limit; past this, the path that ran it is stuck and the test says so.
+STUCK_SECONDS = WALL_SECONDS + 60
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,19 @@ class Run:
     def id(self) -> str:
         return f"{self.entry.slug}/{self.kernel}"
 
+    @property
+    def chip(self) -> str:
+        return "v5p" if "v5p" in self.entry.chips else self.entry.chips[0]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a user path gave back for one run: its result, or why there is none (our side failed)."""
+
+    result: RunResult | None
+    problem: str = ""
+    exit_code: int | None = None  # the CLI's
+
 
 RUNS = [Run(e, "kernel.py", e.solution_source, RunStatus.PASSED) for e in CATALOG.entries] + [
     Run(e, f"wrong/{w.name}.py", w.source, w.expect) for e in CATALOG.entries for w in e.wrong
@@ -49,47 +74,107 @@ SOLUTIONS = [r for r in RUNS if r.kernel == "kernel.py"]
 WRONG = [r for r in RUNS if r.kernel != "kernel.py"]
 
 
-def execute(backend: Backend, run: Run) -> RunResult | Exception:
-    """The run's result, or what went wrong on our side (kept, so it fails only this run's test)."""
-    chip = "v5p" if "v5p" in run.entry.chips else run.entry.chips[0]
+def run_cli(run: Run) -> Outcome:
+    """`python -m sandbox run kernels_catalog/<slug>/kernel.py --entry <slug> --json`, as a user types it."""
+    kernel = f"kernels_catalog/{run.entry.slug}/{run.kernel}"
+    command = [sys.executable, "-m", "sandbox", "run", kernel, "--entry", run.entry.slug, "--chip", run.chip]
+    command += ["--timing-budget", str(TIMING_BUDGET_SECONDS), "--json"]
+    shown = " ".join(command[1:])
     try:
-        job = make_job(
-            run.source, entry=run.entry, chip=chip, timing_budget_seconds=TIMING_BUDGET_SECONDS, job_id=run.id
-        )
-        return classify(job, backend.run(job, lambda event: None, threading.Event()))
-    except Exception as exc:
-        return exc
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=STUCK_SECONDS)
+    except subprocess.TimeoutExpired:
+        return Outcome(None, f"{shown}: still running after {STUCK_SECONDS:g} s")
+    try:
+        result = from_json_dict(RunResult, json.loads(done.stdout))
+    except (KeyError, TypeError, ValueError) as exc:
+        problem = f"{shown}: exited {done.returncode} without a RunResult on stdout ({exc})"
+        return Outcome(None, f"{problem}\n{tail(done.stderr)}")
+    return Outcome(result, exit_code=done.returncode)
+
+
+def run_api(runs: list[Run], data_dir: Path) -> dict[str, Outcome]:
+    """Submit every run to one in-process app (it runs two at a time), then poll each until done."""
+    settings = Settings(
+        data_dir=data_dir,
+        sandbox="local",
+        slots=WORKERS,
+        queue_size=64,
+        per_client_queue=64,
+        rate_per_minute=0,
+        cache_size=0,
+        timing_budget_seconds=TIMING_BUDGET_SECONDS,
+    )
+    outcomes: dict[str, Outcome] = {}
+    with TestClient(create_app(settings)) as client:
+        pending = {}
+        for run in runs:
+            body = {"source": run.source, "entry": run.entry.slug, "chip": run.chip}
+            created = client.post("/api/runs", json=body)
+            if created.status_code == 201:
+                pending[run.id] = created.json()["id"]
+            else:
+                outcomes[run.id] = Outcome(None, f"POST /api/runs: {created.status_code} {created.text}")
+        outcomes |= poll(client, pending, deadline=time.monotonic() + STUCK_SECONDS * len(runs) / WORKERS)
+    return outcomes
+
+
+def poll(client: TestClient, pending: dict[str, str], deadline: float) -> dict[str, Outcome]:
+    """`GET /api/runs/{id}` for every pending run (run id -> server id) until each is done."""
+    outcomes: dict[str, Outcome] = {}
+    while pending and time.monotonic() < deadline:
+        for run_id, server_id in list(pending.items()):
+            got = client.get(f"/api/runs/{server_id}")
+            if got.status_code != 200:
+                outcomes[run_id] = Outcome(None, f"GET /api/runs/{server_id}: {got.status_code} {got.text}")
+            elif got.json()["state"] == "done":
+                outcomes[run_id] = decoded(got.json()["result"])
+            else:
+                continue
+            del pending[run_id]
+        time.sleep(POLL_SECONDS)
+    return outcomes | {
+        r: Outcome(None, f"run {s} still not done; the server is stuck") for r, s in pending.items()
+    }
+
+
+def decoded(data: object) -> Outcome:
+    try:
+        return Outcome(from_json_dict(RunResult, data))
+    except (KeyError, TypeError, ValueError) as exc:
+        return Outcome(None, f"the API's result is not a RunResult: {type(exc).__name__}: {exc}")
 
 
 @pytest.fixture(scope="session")
-def results(request: pytest.FixtureRequest) -> dict[str, RunResult | Exception]:
-    """Results of every run that a selected test asks for, so `-k slug` runs only that entry's jobs."""
+def results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    """Outcomes of every run that a selected test asks for, so `-k slug` runs only that entry's jobs."""
     wanted = {
         item.callspec.params["run"].id
         for item in request.session.items
         if "results" in getattr(item, "fixturenames", ())
         and "run" in getattr(getattr(item, "callspec", None), "params", {})
     }
-    runs = [r for r in RUNS if r.id in wanted]
-    backend = create_backend("local")
-    try:
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            return dict(zip((r.id for r in runs), pool.map(lambda r: execute(backend, r), runs), strict=True))
-    finally:
-        backend.close()
+    solutions = [r for r in SOLUTIONS if r.id in wanted]
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        outcomes = dict(zip((r.id for r in solutions), pool.map(run_cli, solutions), strict=True))
+    wrong = [r for r in WRONG if r.id in wanted]
+    return outcomes | (run_api(wrong, tmp_path_factory.mktemp("playground")) if wrong else {})
 
 
-def result_of(results: dict[str, RunResult | Exception], run: Run) -> RunResult:
-    result = results[run.id]
-    if isinstance(result, Exception):
-        pytest.fail(f"{run.id}: could not run the job: {type(result).__name__}: {result}")
-    return result
+def result_of(results: dict[str, Outcome], run: Run) -> RunResult:
+    outcome = results[run.id]
+    if outcome.result is None:
+        pytest.fail(f"{run.id}: could not run the job: {outcome.problem}")
+    return outcome.result
+
+
+def tail(text: str, lines: int = 12) -> str:
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def describe(result: RunResult) -> str:
     text = f"[{result.status}] {result.summary}"
     if result.error is not None:
-        text += "\n" + "\n".join(result.error.traceback.splitlines()[-12:])
+        text += "\n" + tail(result.error.traceback)
     return text
 
 
@@ -97,17 +182,39 @@ def interpret_cases(entry: CatalogEntry) -> list[str]:
     return [c.name for c in entry.cases if not c.tpu_only]
 
 
+def finding(result: RunResult) -> str:
+    """What the result shows the user about why the kernel is wrong ("" if it shows nothing useful)."""
+    if result.status == RunStatus.MISMATCH:
+        case = next((c for c in result.cases if c.passed is False), None)
+        if case is None:
+            return ""
+        if case.races:  # a racy kernel's outputs may match on the simulator; the race is the finding
+            return case.races[0].summary
+        return next((f"{o.name}: {o.first_mismatches}" for o in case.outputs if o.first_mismatches), "")
+    if result.error is not None:
+        return result.error.message.strip()
+    return result.limit or ""
+
+
 @pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)
-def test_solution_passes_every_interpret_case(run: Run, results: dict[str, RunResult | Exception]) -> None:
+def test_solution_passes_every_interpret_case_through_the_cli(run: Run, results: dict[str, Outcome]) -> None:
     result = result_of(results, run)
     assert result.status == RunStatus.PASSED, f"{run.id}: {describe(result)}"
     checked = [c.name for c in result.cases if c.passed]
     assert checked == interpret_cases(run.entry), f"{run.id}: {describe(result)}"
+    assert result.options == run.entry.options, (
+        f"{run.id}: ran with {result.options}, not the entry's {run.entry.options}"
+    )
+    exit_code = results[run.id].exit_code
+    assert exit_code == 0, f"{run.id}: the CLI exited {exit_code}; {describe(result)}"
 
 
 @pytest.mark.parametrize("run", WRONG, ids=lambda r: r.id)
-def test_wrong_kernel_gets_its_declared_status(run: Run, results: dict[str, RunResult | Exception]) -> None:
+def test_wrong_kernel_gets_its_declared_status_through_the_api(run: Run, results: dict[str, Outcome]) -> None:
     result = result_of(results, run)
+    assert result.options == run.entry.options, (
+        f"{run.id}: ran with {result.options}, not the entry's {run.entry.options}"
+    )
     assert result.status == run.expect, f"{run.id}: expected {run.expect}, got {describe(result)}"
     if run.expect == RunStatus.MISMATCH:
         # The first case is the one the page shows and times: a wrong kernel must fail right there.
@@ -116,6 +223,7 @@ def test_wrong_kernel_gets_its_declared_status(run: Run, results: dict[str, RunR
         assert first.name == run.entry.cases[0].name and first.passed is False, (
             f"{run.id}: the first case {first.name!r} passed; {describe(result)}"
         )
+    assert finding(result), f"{run.id}: the result does not show what is wrong; {describe(result)}"
 
 
 def test_slugs_are_unique_and_name_their_folders() -> None:

@@ -1,0 +1,254 @@
+"""Static checks of a traced kernel against a chip: what interpret mode never checks, with the numbers.
+
+The simulator runs a two-core `TensorCoreMesh` on a one-core v5e, a SparseCore mesh on a chip without
+SparseCore, VMEM scratch larger than the chip has, and blocks of any shape; the TPU lowering catches
+only some of these (it lowers `TensorCoreMesh(num_cores=2)` for v5e without complaint). Each check
+here gives one warning that names the number that does not fit.
+
+`facts()` reads what matters from a traced jaxpr (duck-typed, no JAX import); `warnings()` is the pure
+rule set over those facts, so the rules are unit-tested without JAX.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sandbox.chips import ChipInfo
+from sandbox.memory import OnChip, kernel_memory
+
+LANES = 128
+SUBLANES = 8
+
+
+@dataclass(frozen=True)
+class MeshUse:
+    """A `pl.kernel` / `core_map` mesh: TensorCore or SparseCore, and how many cores it asks for."""
+
+    kernel: str
+    kind: str  # "tensor_core", "sparse_core"
+    num_cores: int
+    num_subcores: int | None = None
+
+
+@dataclass(frozen=True)
+class BlockUse:
+    """One `pallas_call` BlockSpec: the block and the whole array it tiles."""
+
+    kernel: str
+    operand: str
+    block_shape: tuple[int, ...]
+    array_shape: tuple[int, ...]
+    dtype: str
+    itemsize_bits: int
+    memory_space: str  # "vmem", "smem", "any", "hbm", "semaphore"
+
+
+@dataclass(frozen=True)
+class KernelFacts:
+    meshes: tuple[MeshUse, ...] = ()
+    blocks: tuple[BlockUse, ...] = ()
+    memory: OnChip = field(default_factory=OnChip)
+    vmem_limits: tuple[tuple[str, int], ...] = ()  # (kernel, CompilerParams.vmem_limit_bytes)
+
+
+def warnings(facts: KernelFacts, chip: ChipInfo) -> tuple[str, ...]:
+    found: list[str] = []
+    for mesh in facts.meshes:
+        found += _mesh(mesh, chip)
+    found += _memory(facts, chip)
+    for block in facts.blocks:
+        found += _tiling(block)
+    return tuple(dict.fromkeys(found))
+
+
+def _mesh(mesh: MeshUse, chip: ChipInfo) -> list[str]:
+    where = f"kernel {mesh.kernel!r}"
+    if mesh.kind == "tensor_core" and mesh.num_cores > chip.tensor_cores:
+        return [
+            f"{where}: TensorCoreMesh has num_cores={mesh.num_cores}, but a {chip.device_kind} has "
+            f"{chip.tensor_cores} TensorCore{'s' if chip.tensor_cores > 1 else ''} (the simulator runs "
+            "the extra cores anyway; the TPU lowering does not check this)"
+        ]
+    if mesh.kind != "sparse_core":
+        return []
+    sc = chip.sparse_core
+    if sc is None:
+        return [f"{where}: a SparseCore mesh, but a {chip.device_kind} has no SparseCore"]
+    found = []
+    if mesh.num_cores > sc.cores:
+        found.append(
+            f"{where}: SparseCore mesh has num_cores={mesh.num_cores}, but a {chip.device_kind} has "
+            f"{sc.cores} SparseCores"
+        )
+    if mesh.num_subcores is not None and mesh.num_subcores > sc.subcores:
+        found.append(
+            f"{where}: SparseCore mesh has num_subcores={mesh.num_subcores}, but a {chip.device_kind} "
+            f"SparseCore has {sc.subcores} subcores"
+        )
+    return found
+
+
+def _memory(facts: KernelFacts, chip: ChipInfo) -> list[str]:
+    demand, found = facts.memory, []
+    if demand.vmem_bytes > chip.vmem_bytes:
+        found.append(
+            f"VMEM: the kernel allocates {demand.vmem_bytes:,} bytes, more than the "
+            f"{chip.vmem_bytes:,} bytes of one {chip.device_kind} TensorCore"
+        )
+    if demand.smem_bytes > chip.smem_bytes:
+        found.append(
+            f"SMEM: the kernel allocates {demand.smem_bytes:,} bytes, more than the "
+            f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
+        )
+    for kernel, limit in facts.vmem_limits:
+        if limit > chip.vmem_bytes:
+            found.append(
+                f"kernel {kernel!r}: vmem_limit_bytes={limit:,} is more than the {chip.vmem_bytes:,} "
+                f"bytes of VMEM of one {chip.device_kind} TensorCore"
+            )
+        elif demand.vmem_bytes > limit:
+            found.append(
+                f"kernel {kernel!r}: allocates {demand.vmem_bytes:,} bytes of VMEM, more than its "
+                f"vmem_limit_bytes={limit:,}"
+            )
+    return found
+
+
+def _tiling(block: BlockUse) -> list[str]:
+    if block.memory_space != "vmem" or not block.block_shape:
+        return []
+    where = (
+        f"kernel {block.kernel!r}, {block.operand}: block {block.block_shape} of array "
+        f"{block.array_shape} {block.dtype}"
+    )
+    if len(block.block_shape) == 1:
+        return _tiling_1d(block, where)
+    rows, lanes = block.block_shape[-2:]
+    array_rows, array_lanes = block.array_shape[-2:]
+    found = []
+    if lanes != array_lanes and lanes % LANES:
+        found.append(
+            f"{where}: the last dimension {lanes} is neither a multiple of {LANES} nor the array's "
+            f"{array_lanes}; the TPU lowering rejects this"
+        )
+    if rows != array_rows and rows % SUBLANES:
+        found.append(
+            f"{where}: the second-to-last dimension {rows} is neither a multiple of {SUBLANES} nor the "
+            f"array's {array_rows}; the TPU lowering rejects this"
+        )
+    native = _native_rows(block.itemsize_bits)
+    if rows != array_rows and native > SUBLANES and rows % SUBLANES == 0 and rows % native:
+        found.append(
+            f"{where}: {rows} rows is not a multiple of {native}, the native ({native}, {LANES}) tile "
+            f"of {block.itemsize_bits}-bit data; the lowering accepts multiples of {SUBLANES}, but "
+            "partial tiles waste VMEM and may need relayouts"
+        )
+    return found
+
+
+def _tiling_1d(block: BlockUse, where: str) -> list[str]:
+    # The lowering's rule for rank-1 blocks: the whole array, a multiple of 8 x 128, or a power of two
+    # of at least 128 x (32 / bits) elements.
+    size, whole = block.block_shape[0], block.array_shape[0]
+    packed = LANES * max(1, 32 // max(block.itemsize_bits, 1))
+    if size == whole or size % (SUBLANES * LANES) == 0 or (size >= packed and size & (size - 1) == 0):
+        return []
+    return [
+        f"{where}: a rank-1 block of {size} elements must be the whole array ({whole}), a multiple of "
+        f"{SUBLANES * LANES}, or a power of two of at least {packed}; the TPU lowering rejects this"
+    ]
+
+
+def _native_rows(bits: int) -> int:
+    return SUBLANES * max(1, 32 // bits) if 0 < bits < 32 else SUBLANES
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the facts from a traced (closed) jaxpr.
+
+
+def facts(closed_jaxpr: Any) -> KernelFacts:
+    meshes: list[MeshUse] = []
+    blocks: list[BlockUse] = []
+    limits: list[tuple[str, int]] = []
+    for eqn in kernel_eqns(_jaxpr_of(closed_jaxpr)):
+        name = _kernel_name(eqn)
+        if eqn.primitive.name == "mpmd_map":
+            meshes += [_mesh_use(name, mesh) for mesh in eqn.params.get("meshes", ())]
+        else:
+            mesh = eqn.params.get("mesh")
+            if mesh is not None:
+                meshes.append(_mesh_use(name, mesh))
+            blocks += [_block_use(name, bm) for bm in eqn.params["grid_mapping"].block_mappings]
+        limit = getattr(eqn.params.get("compiler_params"), "vmem_limit_bytes", None)
+        if isinstance(limit, int):
+            limits.append((name, limit))
+    return KernelFacts(tuple(meshes), tuple(blocks), kernel_memory(closed_jaxpr), tuple(limits))
+
+
+def kernel_eqns(jaxpr: Any) -> list[Any]:
+    """Every `pallas_call` / `mpmd_map` equation, at any depth outside kernels."""
+    found = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in ("pallas_call", "mpmd_map"):
+            found.append(eqn)
+            continue
+        for value in eqn.params.values():
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                inner = _jaxpr_of(item)
+                if hasattr(inner, "eqns"):
+                    found += kernel_eqns(inner)
+    return found
+
+
+def _mesh_use(kernel: str, mesh: Any) -> MeshUse:
+    core_type = str(getattr(mesh, "core_type", "")).lower()
+    kind = "sparse_core" if "sc_" in core_type or "sparse" in core_type else "tensor_core"
+    cores = getattr(mesh, "num_cores", None)
+    if cores is None:
+        cores = math.prod(getattr(mesh, "shape", {}).values()) if hasattr(mesh, "shape") else 1
+    return MeshUse(kernel, kind, int(cores), getattr(mesh, "num_subcores", None))
+
+
+def _block_use(kernel: str, bm: Any) -> BlockUse:
+    dtype = bm.array_aval.dtype
+    try:
+        bits = np.dtype(dtype).itemsize * 8
+    except TypeError:
+        bits = 32
+    space = getattr(bm.block_aval, "memory_space", None)
+    text = str(getattr(space, "value", space)).lower()
+    known = next((k for k in ("vmem", "smem", "semaphore", "hbm", "any") if k in text), "vmem")
+    return BlockUse(
+        kernel=kernel,
+        operand=str(bm.origin),
+        block_shape=tuple(_dim_size(d) for d in bm.block_shape),
+        array_shape=tuple(int(n) for n in bm.array_aval.shape),
+        dtype=str(dtype),
+        itemsize_bits=bits,
+        memory_space=known,
+    )
+
+
+def _dim_size(dim: Any) -> int:
+    # Blocked / Element / BoundedSlice carry `block_size`; Squeezed (and `None`) is one row.
+    size = getattr(dim, "block_size", None)
+    return int(size) if size is not None else (int(dim) if isinstance(dim, int) else 1)
+
+
+def _kernel_name(eqn: Any) -> str:
+    name = eqn.params.get("name")
+    if name:
+        return str(name)
+    jaxpr = eqn.params.get("jaxpr")
+    jaxprs = eqn.params.get("jaxprs") or ([jaxpr] if jaxpr is not None else [])
+    info = getattr(_jaxpr_of(jaxprs[0]), "debug_info", None) if jaxprs else None
+    return str(getattr(info, "func_name", "kernel"))
+
+
+def _jaxpr_of(value: Any) -> Any:
+    return value if hasattr(value, "eqns") else getattr(value, "jaxpr", value)

@@ -1,0 +1,247 @@
+"""Will it compile on a real TPU? Lower the user's function for a chip with interpret mode off.
+
+Interpret mode accepts kernels the TPU compiler rejects (a BlockSpec mixing `pl.Element` with plain
+dims, for one), so a pass in the simulator proves little. Off-TPU, the real Pallas → Mosaic lowering
+still runs: with the interpret setting off and the chip's abstract mesh current,
+`jax.jit(f).trace(*args).lower(lowering_platforms=("tpu",))` builds the StableHLO a TPU would get,
+with one `tpu_custom_call` per kernel whose Mosaic module is serialized in `backend_config`. What it
+cannot catch is whatever only libtpu's compiler finds. (`pl.lower_as_mlir` returns that same StableHLO,
+via `jax.export`; the readable Mosaic text comes from decoding the serialized body.)
+
+Pallas reads the interpret setting when a kernel object is built (`pl.pallas_call(...)`,
+`pl.kernel(...)`), normally while the user's function is traced. So the check traces a fresh
+`jax.jit` of the raw user function under `force_tpu_interpret_mode(None)` (thread-local, restored
+on exit; the setting is part of the jit cache key, so nothing traced for the simulator is reused). A
+kernel object built at import time keeps the simulator's setting; that is detected and said.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import io
+import json
+import re
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import jax
+from jax.experimental.pallas import tpu as pltpu
+
+from sandbox import chipcheck, irtext, usercode
+from sandbox.chips import chip_info
+from sandbox.protocol import Chip, ErrorInfo, IrText, LoweringReport
+from sandbox.target import Target
+
+MAX_MESSAGE_CHARS = 8_000
+# `force_tpu_interpret_mode(None)`: under it, kernels are built with interpret mode off (the stubs
+# type the parameter as InterpretParams only).
+_INTERPRET_OFF: Any = None
+_USER_LOCATION = re.compile(r'"' + re.escape(usercode.USER_FILE) + r'":(\d+)')
+
+
+def check(fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chip) -> LoweringReport:
+    """Lower `fn(*args)` for `chip`, read its IR and run the static chip checks on the traced kernel.
+
+    `seconds` is the whole check: trace, lowering, IR texts and chip checks.
+    """
+    t0 = time.perf_counter()
+    stage = _Stage()
+    error = _lower(fn, args, dataclasses.replace(target, chip=chip), stage)
+    texts = _Texts()
+    warnings: tuple[str, ...] = ()
+    if stage.jaxpr is not None:
+        texts = _texts(stage)
+        try:
+            warnings = chipcheck.warnings(chipcheck.facts(stage.jaxpr), chip_info(chip))
+        except Exception as exc:  # a jaxpr the checks do not know: say so, keep the lowering result
+            texts.note = f"the static chip checks failed ({type(exc).__name__}: {str(exc)[:300]})"
+    return LoweringReport(
+        chip=chip,
+        lowers=None if stage.simulated else error is None,
+        seconds=round(time.perf_counter() - t0, 4),
+        error=error,
+        jaxpr=texts.jaxpr,
+        mosaic=texts.mosaic,
+        stablehlo=texts.stablehlo,
+        kernels=texts.kernels,
+        warnings=warnings,
+        note=_note(stage, texts, error),
+    )
+
+
+def _note(stage: _Stage, texts: _Texts, error: ErrorInfo | None) -> str:
+    if stage.simulated:
+        return (
+            f"{stage.simulated} kernel(s) were built with interpret mode on (a `pl.pallas_call(...)` or "
+            "`pl.kernel(...)` object made at import time keeps the setting it was made with), so the "
+            "TPU lowering could not be checked; build the kernel inside the function"
+        )
+    if error is None and stage.lowered is not None and not texts.kernels and not texts.note:
+        return "no Pallas kernel in the function: nothing for Mosaic to compile"
+    return texts.note
+
+
+@dataclasses.dataclass
+class _Stage:
+    """How far the check got: the traced jaxpr, then the lowered module."""
+
+    jaxpr: Any = None
+    lowered: Any = None
+    simulated: int = 0  # kernels that kept interpret mode (built before the check switched it off)
+
+
+@dataclasses.dataclass
+class _Texts:
+    jaxpr: IrText | None = None
+    mosaic: IrText | None = None
+    stablehlo: IrText | None = None
+    kernels: int = 0
+    note: str = ""
+
+
+def _lower(fn: Callable[..., Any], args: Sequence[Any], target: Target, stage: _Stage) -> ErrorInfo | None:
+    """Trace and lower; what was reached goes into `stage`, a failure comes back as an ErrorInfo."""
+    with target.chip_context(), _interpret_off(), _quiet():
+        try:
+            traced = jax.jit(fn).trace(*args)
+        except Exception as exc:
+            return _error(exc, "trace for the TPU")
+        stage.jaxpr = traced.jaxpr
+        stage.simulated = sum(
+            1 for eqn in chipcheck.kernel_eqns(traced.jaxpr.jaxpr) if eqn.params.get("interpret")
+        )
+        if stage.simulated:
+            return None
+        try:
+            stage.lowered = traced.lower(lowering_platforms=("tpu",))
+        except Exception as exc:
+            return _error(exc, "TPU lowering")
+    return None
+
+
+@contextlib.contextmanager
+def _interpret_off() -> Iterator[None]:
+    from jax._src import config
+
+    # Keep Mosaic's source locations inside the serialized module (instead of a separate blob), so
+    # the decoded Mosaic text maps back to kernel.py lines.
+    keep_locations = getattr(config, "jax_mosaic_unzip_debug_locations", None)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(pltpu.force_tpu_interpret_mode(_INTERPRET_OFF))
+        if keep_locations is not None:
+            stack.enter_context(keep_locations(False))
+        yield
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    # Tracing again runs the user's Python again: its prints were already shown once, by the real run.
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        yield
+
+
+def _error(exc: Exception, phase: str) -> ErrorInfo:
+    """The compiler's message, and the user's line: from the traceback, the JAX op's recorded call site
+    (`__cause__`), or an MLIR location in the message."""
+    frames: list[traceback.FrameSummary] = []
+    seen: set[int] = set()
+    chained: BaseException | None = exc
+    while chained is not None and id(chained) not in seen and not frames:
+        seen.add(id(chained))
+        frames = [f for f in traceback.extract_tb(chained.__traceback__) if f.filename == usercode.USER_FILE]
+        chained = chained.__cause__ or chained.__context__
+    text = "".join(traceback.format_exception_only(type(exc), exc))
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS] + "\n… (message truncated)\n"
+    line = frames[-1].lineno if frames else None
+    if line is None:
+        match = _USER_LOCATION.search(str(exc))
+        line = int(match[1]) if match else None
+    head = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
+    first = (str(exc).strip() or type(exc).__name__).splitlines()[0][:500]
+    return ErrorInfo(
+        type=type(exc).__name__, message=first, traceback="".join(head) + text, line=line, phase=phase
+    )
+
+
+def _texts(stage: _Stage) -> _Texts:
+    """The three IR texts; a failure to print or decode one is our problem, so it becomes a note."""
+    texts = _Texts()
+    try:
+        printed = stage.jaxpr.jaxpr.pretty_print(source_info=True)
+        texts.jaxpr = irtext.capped(*irtext.jaxpr_text(printed, usercode.USER_FILE))
+        if stage.lowered is None:
+            return texts
+        printed = stage.lowered.as_text(debug_info=True)
+        texts.stablehlo = irtext.capped(
+            *irtext.mlir_text(irtext.elide_mosaic_bodies(printed), usercode.USER_FILE)
+        )
+        bodies = _mosaic_bodies(stage.lowered.compiler_ir("stablehlo"))
+        texts.kernels = len(bodies)
+        if bodies:
+            texts.mosaic = _mosaic_text(bodies)
+    except Exception as exc:
+        texts.note = f"could not render the IR ({type(exc).__name__}: {str(exc)[:300]})"
+    return texts
+
+
+def _mosaic_bodies(module: Any) -> list[tuple[str, bytes]]:
+    """(kernel name, serialized Mosaic bytecode) of every `tpu_custom_call` in a StableHLO module."""
+    found: list[tuple[str, bytes]] = []
+
+    def walk(op: Any) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    body = _tpu_custom_call(inner.operation)
+                    if body is not None:
+                        found.append(body)
+                    walk(inner.operation)
+
+    walk(module.operation)
+    return found
+
+
+def _tpu_custom_call(op: Any) -> tuple[str, bytes] | None:
+    from jaxlib.mlir import ir
+
+    if op.name != "stablehlo.custom_call":
+        return None
+    attrs = op.attributes
+    if ir.StringAttr(attrs["call_target_name"]).value != "tpu_custom_call":
+        return None
+    config = json.loads(ir.StringAttr(attrs["backend_config"]).value)
+    name = ir.StringAttr(attrs["kernel_name"]).value if "kernel_name" in attrs else "?"
+    return name, base64.b64decode(config["custom_call_config"]["body"])
+
+
+def _mosaic_text(bodies: list[tuple[str, bytes]]) -> IrText:
+    parts: list[str] = []
+    pairs: list[tuple[int, int]] = []
+    for index, (name, body) in enumerate(bodies, start=1):
+        header = f"// kernel {index} of {len(bodies)}: {name}\n"
+        text, lines = irtext.mlir_text(_decode_mosaic(body), usercode.USER_FILE)
+        offset = sum(p.count("\n") for p in parts) + 1
+        parts += [header, text]
+        pairs += [(ir_line + offset, source) for ir_line, source in lines]
+    return irtext.capped("".join(parts), pairs)
+
+
+def _decode_mosaic(body: bytes) -> str:
+    """The serialized (versioned, `stable_mosaic.*`) bytecode back to readable Mosaic MLIR."""
+    from jax._src.interpreters import mlir
+    from jaxlib.mlir import ir, passmanager
+    from jaxlib.mosaic.python import tpu
+
+    context = mlir.make_ir_context()
+    tpu.register_dialect(context)
+    context.allow_unregistered_dialects = True  # the serialized ops are `stable_mosaic.*` until decoded
+    with context:
+        module = ir.Module.parse(body)
+        passmanager.PassManager.parse("builtin.module(mosaic-serde{serialize=false})").run(module.operation)
+        context.allow_unregistered_dialects = False
+        return str(module.operation.get_asm(enable_debug_info=True))

@@ -1,0 +1,155 @@
+"""The TPU lowering check through real child processes: what lowers, what the TPU compiler rejects."""
+
+import threading
+
+import pytest
+
+from sandbox.backends import create_backend
+from sandbox.catalog import load_catalog
+from sandbox.classify import classify
+from sandbox.jobs import make_job
+from sandbox.protocol import CHIPS, RunResult, RunStatus
+
+pytestmark = pytest.mark.slow
+CATALOG = load_catalog()
+
+# Runs and matches in interpret mode; Mosaic rejects the mixed block dims.
+MIXED_ELEMENT = """
+import jax
+from jax.experimental import pallas as pl
+
+def double_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2.0
+
+def make_inputs(seed):
+    return (jax.random.normal(jax.random.key(seed), (256, 128)),)
+
+def reference(x):
+    return x * 2.0
+
+def kernel(x):
+    return pl.pallas_call(
+        double_kernel,
+        grid=(2,),
+        in_specs=[pl.BlockSpec((pl.Element(128), 128), lambda i: (i * 128, 0))],
+        out_specs=pl.BlockSpec((128, 128), lambda i: (i, 0)),
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    )(x)
+"""
+
+TWO_CORES = """
+import jax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+def make_inputs(seed):
+    return (jax.random.normal(jax.random.key(seed), (16, 128)),)
+
+def reference(x):
+    return x
+
+def kernel(x):
+    def body(x_hbm, o_hbm):
+        c = jax.lax.axis_index("core")
+        pltpu.sync_copy(x_hbm.at[pl.ds(c * 8, 8)], o_hbm.at[pl.ds(c * 8, 8)])
+
+    mesh = pltpu.TensorCoreMesh(axis_name="core", num_cores=2)
+    return pl.kernel(body, out_type=jax.ShapeDtypeStruct(x.shape, x.dtype), mesh=mesh)(x)
+"""
+
+# 72 MiB of f32 scratch: more than the 64 MiB of VMEM of a v5p TensorCore.
+BIG_SCRATCH = """
+import jax, jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+def add_one_kernel(x_ref, o_ref, big_ref):
+    big_ref[0:8, 0:128] = x_ref[...] + 1.0
+    o_ref[...] = big_ref[0:8, 0:128]
+
+def make_inputs(seed):
+    return (jax.random.normal(jax.random.key(seed), (8, 128)),)
+
+def reference(x):
+    return x + 1.0
+
+def kernel(x):
+    return pl.pallas_call(
+        add_one_kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        scratch_shapes=[pltpu.VMEM((2304, 8192), jnp.float32)],
+    )(x)
+"""
+
+
+def run(source: str, chip: str, entry: str | None = None, lower_chips=()) -> RunResult:
+    job = make_job(source, entry=CATALOG.get(entry) if entry else None, chip=chip, lower_chips=lower_chips,
+                   timing_budget_seconds=0.1)
+    backend = create_backend("local")
+    try:
+        return classify(job, backend.run(job, lambda event: None, threading.Event()))
+    finally:
+        backend.close()
+
+
+def line_of(source: str, text: str) -> int:
+    return next(n for n, line in enumerate(source.splitlines(), start=1) if text in line)
+
+
+def test_tiled_matmul_lowers_for_every_chip_with_its_ir():
+    source = CATALOG.get("tiled_matmul").solution_source
+    result = run(source, "v5e", "tiled_matmul", lower_chips=CHIPS)
+    assert result.status == RunStatus.PASSED, result.summary
+    assert result.summary.endswith("(max abs error 0.25)"), result.summary  # nothing to add
+    assert [r.chip for r in result.lowerings] == list(CHIPS)
+    assert result.lowering == result.lowerings[0]
+    dot_line = line_of(source, "jnp.dot(")
+    for report in result.lowerings:
+        assert report.lowers is True and report.error is None and report.kernels == 1, report
+        assert report.warnings == ()
+        assert "dot_general" in report.jaxpr.text
+        assert "tpu.matmul" in report.mosaic.text and "memref<128x128xf32" in report.mosaic.text
+        assert "stablehlo.custom_call @tpu_custom_call" in report.stablehlo.text
+        assert "loc(" not in report.mosaic.text
+        # The UI's line map: Mosaic ops of the accumulate step point at the `jnp.dot` line.
+        mapped = {src for _, src in report.mosaic.source_lines}
+        assert dot_line in mapped
+        assert {src for _, src in report.stablehlo.source_lines} == {line_of(source, "return pl.kernel(")}
+
+
+def test_mixed_element_block_passes_the_simulator_but_not_the_tpu_compiler():
+    result = run(MIXED_ELEMENT, "v5e")
+    assert result.status == RunStatus.PASSED, result.summary
+    assert result.summary.endswith("; passes in the simulator, rejected by the TPU compiler for v5e")
+    report = result.lowering
+    assert report.chip == "v5e" and report.lowers is False
+    assert report.error.type == "NotImplementedError"
+    assert report.error.message == "All block dimensions must be Elements or none of them can be Elements."
+    assert report.error.line == line_of(MIXED_ELEMENT, "return pl.pallas_call(")
+    assert report.error.phase == "TPU lowering"
+    # It got as far as the jaxpr, traced with a kernel rebuilt with interpret mode off.
+    assert "interpret=False" in report.jaxpr.text and report.mosaic is None
+
+
+def test_two_core_mesh_on_v5e_is_a_warning():
+    result = run(TWO_CORES, "v5e")
+    assert result.status == RunStatus.PASSED, result.summary
+    # JAX 0.12.0.1 lowers it (iteration bounds 2) without complaint: the warning is ours.
+    assert result.lowering.lowers is True
+    assert "iteration_bounds = array<i64: 2>" in result.lowering.mosaic.text
+    assert result.chip_warnings == (
+        "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore (the simulator "
+        "runs the extra cores anyway; the TPU lowering does not check this)",
+    )
+    assert result.summary.endswith("; 1 chip-check warning for v5e")
+
+
+def test_oversized_vmem_scratch_is_a_warning():
+    result = run(BIG_SCRATCH, "v5p")
+    assert result.status == RunStatus.PASSED, result.summary
+    # The scratch, plus one buffer each for the input and output block (a single grid point).
+    needed = 2304 * 8192 * 4 + 2 * 8 * 128 * 4
+    assert result.chip_warnings == (
+        f"VMEM: the kernel allocates {needed:,} bytes, more than the 67,108,864 bytes of one TPU v5p "
+        "TensorCore",
+    )

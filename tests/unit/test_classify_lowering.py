@@ -1,0 +1,126 @@
+"""The `lowering` event through classify(): the simulator's status stands, the summary says the rest."""
+
+import dataclasses
+import json
+
+import pytest
+
+from sandbox.classify import classify
+from sandbox.jobs import JobError, make_job
+from sandbox.limits import default_limits
+from sandbox.protocol import (
+    CHIPS,
+    CaseResult,
+    ErrorInfo,
+    Event,
+    Execution,
+    InterpretOptions,
+    IrText,
+    Job,
+    LoweringReport,
+    OutputCheck,
+    RunResult,
+    RunStatus,
+    Tolerance,
+    from_json_dict,
+    to_json_dict,
+)
+
+JOB = Job(id="j", source="", chip="v5e", mode="auto", options=InterpretOptions(), limits=default_limits())
+ELEMENT_ERROR = ErrorInfo(
+    type="NotImplementedError",
+    message="All block dimensions must be Elements or none of them can be Elements.",
+    traceback="...",
+    line=15,
+    phase="TPU lowering",
+)
+TWO_CORES = "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore"
+
+
+def report(chip="v5e", lowers=True, warnings=(), error=None) -> LoweringReport:
+    mosaic = IrText(text="module {\n}\n", truncated=False, total_chars=11, source_lines=((1, 15),))
+    return LoweringReport(chip=chip, lowers=lowers, seconds=0.1, error=error, mosaic=mosaic if lowers else None,
+                          kernels=1 if lowers else 0, warnings=tuple(warnings))
+
+
+def lowering_event(mine: LoweringReport, *listed: LoweringReport) -> Event:
+    data = {"report": mine, "warnings": list(mine.warnings), "reports": list(listed)}
+    # Through JSON, as on the report fd.
+    return Event("lowering", json.loads(json.dumps(to_json_dict(data))))
+
+
+def case(passed: bool) -> Event:
+    out = OutputCheck(name="out", shape=(4,), dtype="float32", expected_shape=(4,), expected_dtype="float32",
+                      passed=passed, max_abs_error=0.0 if passed else 0.5, max_rel_error=0.0,
+                      mismatch_count=0 if passed else 2, total=4, first_mismatches=(), nan_parity=True,
+                      inf_parity=True)
+    result = CaseResult(name="c", dtype="float32", dims={}, input_shapes=((4,),), tolerance=Tolerance(1e-4, 1e-4),
+                        passed=passed, outputs=(out,), seconds=0.1)
+    return Event("case", {"result": to_json_dict(result)})
+
+
+def run(*events: Event) -> RunResult:
+    ex = Execution(events=(Event("started"), *events, Event("done")), exit_code=0, signal=None, timed_out=False,
+                   cancelled=False, wall_seconds=1.0, stdout="", stderr="", stdout_truncated=False,
+                   stderr_truncated=False)
+    return classify(JOB, ex)
+
+
+def test_rejected_lowering_keeps_passed_and_says_so():
+    result = run(case(True), lowering_event(report(lowers=False, error=ELEMENT_ERROR)))
+    assert result.status == RunStatus.PASSED
+    assert result.summary.endswith("; passes in the simulator, rejected by the TPU compiler for v5e")
+    assert result.lowering is not None and result.lowering.lowers is False
+    assert result.lowering.error.message == ELEMENT_ERROR.message and result.lowering.error.line == 15
+
+
+def test_rejected_lowering_on_a_mismatch_does_not_claim_a_pass():
+    result = run(case(False), lowering_event(report(lowers=False, error=ELEMENT_ERROR)))
+    assert result.status == RunStatus.MISMATCH
+    assert result.summary.endswith("; rejected by the TPU compiler for v5e")
+    assert "passes in the simulator" not in result.summary
+
+
+def test_chip_warnings_are_counted_in_the_summary_and_listed():
+    result = run(case(True), lowering_event(report(warnings=[TWO_CORES])))
+    assert result.summary.endswith("match the reference (max abs error 0); 1 chip-check warning for v5e")
+    assert result.chip_warnings == (TWO_CORES,)
+    assert result.lowering.mosaic.source_lines == ((1, 15),)
+
+
+def test_a_lowering_that_could_not_run_is_not_a_rejection():
+    result = run(case(True), lowering_event(dataclasses.replace(report(), lowers=None, note="built at import")))
+    assert result.summary.endswith("; TPU lowering not checked for v5e")
+    assert "rejected" not in result.summary
+
+
+def test_all_chips_side_by_side():
+    listed = [report(c, lowers=c not in ("v5e", "v6e"), error=None if c not in ("v5e", "v6e") else ELEMENT_ERROR)
+              for c in CHIPS]
+    result = run(case(True), lowering_event(listed[0], *listed))
+    assert [r.chip for r in result.lowerings] == list(CHIPS)
+    assert [r.lowers for r in result.lowerings] == [False, True, False, True]
+    assert result.summary.endswith("; passes in the simulator, rejected by the TPU compiler for v5e, v6e")
+
+
+def test_no_lowering_event_leaves_the_result_as_before():
+    result = run(case(True))
+    assert result.lowering is None and result.lowerings == () and result.chip_warnings == ()
+    assert result.summary == "passed: 1/1 cases match the reference (max abs error 0)"
+
+
+def test_run_result_with_lowerings_round_trips_through_json():
+    result = run(case(True), lowering_event(report(warnings=[TWO_CORES]), report("v5p")))
+    back = from_json_dict(RunResult, json.loads(json.dumps(to_json_dict(result))))
+    assert back == result
+
+
+def test_job_lower_chips_round_trip():
+    job = dataclasses.replace(JOB, lower_chips=("v5e", "tpu7x"))
+    assert from_json_dict(Job, json.loads(json.dumps(to_json_dict(job)))) == job
+
+
+def test_make_job_dedupes_lower_chips_and_rejects_unknown_ones():
+    assert make_job("x = 1", chip="v5e", lower_chips=("v6e", "v5e", "v6e")).lower_chips == ("v6e", "v5e")
+    with pytest.raises(JobError, match=r"unknown chip\(s\) to lower for: v4"):
+        make_job("x = 1", lower_chips=("v4",))
