@@ -27,12 +27,24 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--chip", choices=CHIPS, default="v5p")
     run.add_argument("--mode", choices=("auto", "interpret", "tpu"), default="auto")
     run.add_argument("--backend", choices=backend_names(), default="local")
-    run.add_argument("--detect-races", action=argparse.BooleanOptionalAction, default=None,
-                     help="run the race detector (default: the entry's choice, else off)")
-    run.add_argument("--zero-memory", action=argparse.BooleanOptionalAction, default=None,
-                     help="uninitialised memory = 0 instead of NaN")
-    run.add_argument("--eager-dma", action=argparse.BooleanOptionalAction, default=None,
-                     help="DMA execution mode 'eager' instead of 'on_wait'")
+    run.add_argument(
+        "--detect-races",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the race detector (default: the entry's choice, else off)",
+    )
+    run.add_argument(
+        "--zero-memory",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="uninitialised memory = 0 instead of NaN",
+    )
+    run.add_argument(
+        "--eager-dma",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="DMA execution mode 'eager' instead of 'on_wait'",
+    )
     run.add_argument("--wall-seconds", type=float, default=None)
     run.add_argument(
         "--timing-budget", type=float, default=1.5, metavar="SECONDS", help="repeated timing runs, in total"

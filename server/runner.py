@@ -26,8 +26,18 @@ from server.ratelimit import RateLimiter
 log = logging.getLogger(__name__)
 State = Literal["queued", "running", "done"]
 # Harness events forwarded to subscribers; its own `done` is replaced by ours, which has the result.
-FORWARDED = {"started", "versions", "imported", "compiled", "case", "outputs", "timing", "memory", "error",
-             "lowering"}
+FORWARDED = {
+    "started",
+    "versions",
+    "imported",
+    "compiled",
+    "case",
+    "outputs",
+    "timing",
+    "memory",
+    "error",
+    "lowering",
+}
 # IR texts can be hundreds of KB per chip: progress events carry verdicts only, the result has the texts.
 IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")
 
@@ -38,7 +48,11 @@ def slim(data: dict[str, Any]) -> dict[str, Any]:
     def strip(report: Any) -> Any:
         return {k: v for k, v in report.items() if k not in IR_FIELDS} if isinstance(report, dict) else report
 
-    return {**data, "report": strip(data.get("report")), "reports": [strip(r) for r in data.get("reports", [])]}
+    return {
+        **data,
+        "report": strip(data.get("report")),
+        "reports": [strip(r) for r in data.get("reports", [])],
+    }
 
 
 class QueueFullError(Exception):

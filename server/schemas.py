@@ -31,7 +31,8 @@ class RunRequest(Wire):
     options: RunOptions = Field(default_factory=RunOptions)
     fresh: bool = Field(False, description="Run again even if an identical run's result is cached.")
     lower_chips: list[ChipName] = Field(
-        default_factory=list, description="Also check the TPU lowering for these chips (\"check on all chips\")."
+        default_factory=list,
+        description='Also check the TPU lowering for these chips ("check on all chips").',
     )
 
 

@@ -66,7 +66,9 @@ class ShareStore(Protocol):
 
 def canonical_json(record: ShareRecord) -> str:
     """One text per record: sorted keys, no whitespace, no NaN (so equal records hash equally)."""
-    return json.dumps(asdict(record), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        asdict(record), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def share_id(content: str, salt: str, probe: int = 0) -> str:
@@ -94,7 +96,8 @@ class SqliteShareStore:
             candidate = share_id(content, self.salt, probe)
             now = time.time()
             inserted = db.execute(
-                "INSERT OR IGNORE INTO shares (id, created, record) VALUES (?, ?, ?)", (candidate, now, content)
+                "INSERT OR IGNORE INTO shares (id, created, record) VALUES (?, ?, ?)",
+                (candidate, now, content),
             ).rowcount
             if inserted:
                 return Share(candidate, record, now), True

@@ -46,7 +46,11 @@ class RevalidatedStaticFiles(StaticFiles):
     """Static files the browser re-checks (by ETag) on every load, so an upgrade is never half-seen."""
 
     def file_response(
-        self, full_path: str | PathLike[str], stat_result: os.stat_result, scope: Scope, status_code: int = 200
+        self,
+        full_path: str | PathLike[str],
+        stat_result: os.stat_result,
+        scope: Scope,
+        status_code: int = 200,
     ) -> Response:
         response = super().file_response(full_path, stat_result, scope, status_code)
         response.headers["Cache-Control"] = "no-cache"
@@ -63,12 +67,12 @@ def page(status_code: int = 200) -> HTMLResponse:
     return HTMLResponse(html, status_code=status_code, headers=PAGE_HEADERS)
 
 
-@router.get("/", response_class=HTMLResponse)
+@router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
 def index_page() -> HTMLResponse:
     return page()
 
 
-@router.get("/s/{share_id}", response_class=HTMLResponse)
+@router.api_route("/s/{share_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)
 def share_page(share_id: str, store: StoreDep) -> HTMLResponse:
     # An unknown id still gets the page (it explains what happened), but with an honest 404.
     return page(200 if store.get(share_id) else 404)

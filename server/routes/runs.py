@@ -77,8 +77,12 @@ async def create_run(
             headers={"Retry-After": str(exc.retry_after)},
         ) from exc
     except RateLimitedError as exc:
-        raise ProblemError(429, "Rate limited", f"you started runs too quickly; try again in {exc.retry_after} s",
-                           headers={"Retry-After": str(exc.retry_after)}) from exc
+        raise ProblemError(
+            429,
+            "Rate limited",
+            f"you started runs too quickly; try again in {exc.retry_after} s",
+            headers={"Retry-After": str(exc.retry_after)},
+        ) from exc
     except ClientBusyError as exc:
         raise ProblemError(
             429,
