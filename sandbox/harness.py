@@ -1,4 +1,4 @@
-"""The in-child harness: `python -I -u -m sandbox.harness REPORT_FD < job.json`.
+"""The in-child harness: `python -I -u -m sandbox.harness REPORT_FD < job.json`, or `serve()`.
 
 It owns the inputs, the reference, the comparison and the timing; user code only supplies the
 kernel. Everything it learns goes out as protocol events (JSON lines) on REPORT_FD, never on stdout,
@@ -39,12 +39,22 @@ class Reporter:
 def main(argv: list[str]) -> int:
     report_fd = int(argv[1])
     os.set_inheritable(report_fd, False)
+    return serve(report_fd)
+
+
+def serve(report_fd: int, *, set_limits: bool = True) -> int:
+    """Run the job on stdin, reporting on `report_fd`: the one path into a job for every backend.
+
+    `python -m sandbox.harness` calls it in a fresh interpreter (and sets the rlimits here); the warm
+    pool's forked child calls it after its jail has set the limits (`set_limits=False`).
+    """
     reporter = Reporter(report_fd)
     reporter.emit("started", pid=os.getpid())
     job = from_json_dict(Job, json.loads(sys.stdin.buffer.read()))
     _detach_stdin()
-    apply_limits(job.limits)
-    # Imported only now, so `started` above precedes every JAX import.
+    if set_limits:
+        apply_limits(job.limits)
+    # Imported only now, so `started` above precedes every JAX import (in a fresh interpreter).
     from sandbox.session import Session
 
     try:

@@ -18,6 +18,8 @@ OUTPUT_BYTES = 64 * KIB
 OUTPUT_KILL_BYTES = 8 * MIB
 SOURCE_BYTES = 64 * KIB
 SCRATCH_BYTES = 64 * MIB
+# The hardened backend's CPU share per job (a cgroup quota, in cores), beside the CPU-time limit.
+CPU_CORES = 1.0
 
 
 def default_limits(**overrides: float | int) -> Limits:

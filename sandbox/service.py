@@ -39,10 +39,14 @@ class Service:
         self._stop = threading.Event()
 
     def serve(self) -> None:
-        self.path.unlink(missing_ok=True)
-        self.listener.bind(str(self.path))
-        os.chmod(self.path, 0o660)
+        # Bind and listen under a temporary name, then rename: a client never finds the path while
+        # connecting to it would still be refused.
+        staging = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        staging.unlink(missing_ok=True)
+        self.listener.bind(str(staging))
+        os.chmod(staging, 0o660)
         self.listener.listen(64)
+        os.replace(staging, self.path)
         log.info("job runner listening on %s (backend %s)", self.path, self.backend.name)
         while not self._stop.is_set():
             try:

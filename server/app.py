@@ -9,7 +9,13 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
 
-from sandbox.backends import Backend, create_backend
+from sandbox.backends import (
+    Backend,
+    capability_report,
+    check_bind_allowed,
+    create_backend,
+    default_backend_name,
+)
 from sandbox.catalog import load_catalog
 from server import problems
 from server.cache import ResultCache
@@ -23,12 +29,9 @@ log = logging.getLogger(__name__)
 
 def resolve_backend(settings: Settings) -> tuple[str, str]:
     """The backend name to use and a note on why (the hardened one whenever the machine allows)."""
-    from sandbox.backends import base
-
     if settings.sandbox != "auto":
         return settings.sandbox, "chosen by PLAYGROUND_SANDBOX"
-    default = getattr(base, "default_backend_name", None)
-    return (default(), "best available on this machine") if default else ("local", "only backend available")
+    return default_backend_name(), f"best available on this machine: {capability_report()}"
 
 
 def versions_key() -> str:
@@ -48,6 +51,8 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
     settings = settings or Settings()
     catalog_ = load_catalog(settings.catalog_dir)
     name, note = (backend.name, "injected") if backend else resolve_backend(settings)
+    # Before anything listens: the development backend never serves beyond this machine.
+    check_bind_allowed(name, settings.host)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -1,5 +1,23 @@
 """Sandbox backends: ways to run one job in isolation, behind the `Backend` interface."""
 
-from sandbox.backends.base import Backend, EventSink, backend_names, create_backend
+from sandbox.backends.base import (
+    Backend,
+    EventSink,
+    UnsafeBindError,
+    backend_names,
+    capability_report,
+    check_bind_allowed,
+    create_backend,
+    default_backend_name,
+)
 
-__all__ = ["Backend", "EventSink", "backend_names", "create_backend"]
+__all__ = [
+    "Backend",
+    "EventSink",
+    "UnsafeBindError",
+    "backend_names",
+    "capability_report",
+    "check_bind_allowed",
+    "create_backend",
+    "default_backend_name",
+]

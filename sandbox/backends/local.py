@@ -1,17 +1,17 @@
 """The `local` backend: one fresh `python -I` child per job, rlimits, wall clock, capped output.
 
 For development only: it isolates crashes, hangs, floods and memory bombs, but not the filesystem or
-the network (the hardened backend does). The child runs in its own session, so a timeout or cancel
-kills the whole process group; output and protocol events are read with one non-blocking loop, so a
-grandchild that keeps a pipe open can never make the parent wait past the deadline.
+the network (the hardened backend does), so creating it logs a warning and `check_bind_allowed`
+refuses to serve it beyond loopback. The child runs in its own session, so a timeout or cancel
+kills the whole process group; `streams.Watch` reads output and protocol events.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
-import selectors
 import shutil
 import signal
 import subprocess
@@ -21,11 +21,10 @@ import threading
 import time
 
 from sandbox.backends.base import EventSink
-from sandbox.protocol import Event, Execution, Job, from_json_dict, to_json_dict
+from sandbox.backends.streams import Outcome, Pipes, Watch, close_quietly
+from sandbox.protocol import Execution, Job, to_json_dict
 
-# How long to keep reading pipes after the child exited (a grandchild may still hold them).
-DRAIN_SECONDS = 0.5
-POLL_SECONDS = 0.05
+log = logging.getLogger(__name__)
 # Environment variables passed through to the child; everything else is dropped.
 PASS_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LANG", "LC_ALL")
 
@@ -35,11 +34,15 @@ class LocalBackend:
 
     def __init__(self, python: str = sys.executable) -> None:
         self.python = python
+        log.warning(
+            "sandbox backend 'local' is for development only: jobs run as this user with this "
+            "user's filesystem and network; never expose it beyond loopback"
+        )
 
     def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
         scratch = tempfile.mkdtemp(prefix="playground-job-")
         try:
-            return _Child(self.python, job, scratch, on_event, cancel).run()
+            return _Child(self.python, job, scratch).run(on_event, cancel)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -56,121 +59,42 @@ def child_env(job: Job, scratch: str) -> dict[str, str]:
     return env
 
 
-class _Capped:
-    """Keeps the first `keep` bytes of a stream and counts the rest."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self.data = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.keep - len(self.data)
-        if room > 0:
-            self.data += chunk[:room]
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self.keep
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", errors="replace")
-
-
 class _Child:
-    def __init__(self, python: str, job: Job, scratch: str, on_event: EventSink, cancel: threading.Event):
-        self.job, self.on_event, self.cancel = job, on_event, cancel
-        self.limits = job.limits
-        read_fd, self.write_fd = os.pipe()
-        self.report = os.fdopen(read_fd, "rb", buffering=0)
+    def __init__(self, python: str, job: Job, scratch: str) -> None:
+        self.job = job
+        report_r, report_w = os.pipe()
         self.proc = subprocess.Popen(
-            [python, "-I", "-u", "-m", "sandbox.harness", str(self.write_fd)],
+            [python, "-I", "-u", "-m", "sandbox.harness", str(report_w)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(self.write_fd,),
+            pass_fds=(report_w,),
             start_new_session=True,
             cwd=scratch,
             env=child_env(job, scratch),
         )
-        os.close(self.write_fd)
-        self.stdout, self.stderr = _Capped(self.limits.output_bytes), _Capped(self.limits.output_bytes)
-        self.events: list[Event] = []
-        self.pending = b""
+        os.close(report_w)
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self.pipes = Pipes(
+            os.dup(self.proc.stdin.fileno()), self.proc.stdout.fileno(), self.proc.stderr.fileno(), report_r
+        )
+        self.proc.stdin.close()
         self.rusage_maxrss = 0
         self.status: int | None = None
 
-    def run(self) -> Execution:
-        started = time.monotonic()
-        self._send_job()
-        timed_out = cancelled = flood = False
-        deadline = started + self.limits.wall_seconds
-        exited_at: float | None = None
-        with selectors.DefaultSelector() as sel:
-            for stream in (self.proc.stdout, self.proc.stderr, self.report):
+    def run(self, on_event: EventSink, cancel: threading.Event) -> Execution:
+        data = json.dumps(to_json_dict(self.job)).encode()
+        watch = Watch(self.job.limits, self.pipes, data, on_event, cancel)
+        try:
+            outcome = watch.run(self._reap, self._kill, self._wait_dead)
+        finally:
+            self._kill()
+            self._wait_dead(5.0)
+            close_quietly(self.pipes.report)
+            for stream in (self.proc.stdout, self.proc.stderr):
                 assert stream is not None
-                os.set_blocking(stream.fileno(), False)
-                sel.register(stream, selectors.EVENT_READ)
-            while sel.get_map():
-                for key, _ in sel.select(POLL_SECONDS):
-                    self._read(sel, key.fileobj)
-                now = time.monotonic()
-                if exited_at is None and self._reap():
-                    exited_at = now
-                if exited_at is not None and now - exited_at > DRAIN_SECONDS:
-                    break
-                if exited_at is None:
-                    if now > deadline:
-                        timed_out = True
-                    elif self.cancel.is_set():
-                        cancelled = True
-                    elif self.stdout.total + self.stderr.total > self.limits.output_kill_bytes:
-                        flood = True
-                    if timed_out or cancelled or flood:
-                        self._kill()
-                        exited_at = now if self._wait_dead() else None
-        self._kill()
-        self._wait_dead()
-        for stream in (self.proc.stdout, self.proc.stderr, self.report):
-            assert stream is not None
-            stream.close()
-        return self._execution(time.monotonic() - started, timed_out, cancelled, flood)
-
-    def _send_job(self) -> None:
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(json.dumps(to_json_dict(self.job)).encode())
-            self.proc.stdin.close()
-        except BrokenPipeError:
-            pass
-
-    def _read(self, sel: selectors.BaseSelector, stream: object) -> None:
-        fd = stream.fileno()  # type: ignore[attr-defined]
-        try:
-            chunk = os.read(fd, 65536)
-        except BlockingIOError:
-            return
-        if not chunk:
-            sel.unregister(stream)  # type: ignore[arg-type]
-            return
-        if stream is self.report:
-            self._events(chunk)
-        elif stream is self.proc.stdout:
-            self.stdout.add(chunk)
-        else:
-            self.stderr.add(chunk)
-
-    def _events(self, chunk: bytes) -> None:
-        self.pending += chunk
-        *lines, self.pending = self.pending.split(b"\n")
-        for line in lines:
-            try:
-                event = from_json_dict(Event, json.loads(line))
-            except (ValueError, TypeError, KeyError):
-                continue  # not a protocol line: ignored, the harness only writes valid ones
-            self.events.append(event)
-            self.on_event(event)
+                stream.close()
+        return self._execution(outcome)
 
     def _reap(self) -> bool:
         if self.status is not None:
@@ -187,7 +111,7 @@ class _Child:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
 
-    def _wait_dead(self, seconds: float = 5.0) -> bool:
+    def _wait_dead(self, seconds: float) -> bool:
         end = time.monotonic() + seconds
         while not self._reap():
             if time.monotonic() > end:
@@ -195,21 +119,24 @@ class _Child:
             time.sleep(0.01)
         return True
 
-    def _execution(self, wall: float, timed_out: bool, cancelled: bool, flood: bool) -> Execution:
+    def _execution(self, outcome: Outcome) -> Execution:
         code = self.proc.returncode
         sig = -code if code is not None and code < 0 else None
         return Execution(
-            events=tuple(self.events),
+            events=tuple(outcome.events),
             exit_code=code if code is not None and code >= 0 else None,
             signal=sig,
-            timed_out=timed_out,
-            cancelled=cancelled,
-            wall_seconds=wall,
-            stdout=self.stdout.text(),
-            stderr=self.stderr.text(),
-            stdout_truncated=self.stdout.truncated,
-            stderr_truncated=self.stderr.truncated,
-            output_limit_hit=flood,
+            timed_out=outcome.timed_out,
+            cancelled=outcome.cancelled,
+            wall_seconds=outcome.wall_seconds,
+            stdout=outcome.stdout.text(),
+            stderr=outcome.stderr.text(),
+            stdout_truncated=outcome.stdout.truncated,
+            stderr_truncated=outcome.stderr.truncated,
+            output_limit_hit=outcome.flood,
             cpu_limit_hit=sig == signal.SIGXCPU,
             peak_rss_bytes=self.rusage_maxrss,
+            infra_error="the job could not be stopped"
+            if outcome.unkillable and self.status is None
+            else None,
         )

@@ -1,3 +1,6 @@
+import pytest
+
+
 def test_health_reports_queue(client):
     body = client.get("/api/health").json()
     assert body == {"status": "ok", "queued": 0, "running": 0, "slots": 1}
@@ -22,3 +25,13 @@ def test_catalog_lists_entries_and_details(client):
 def test_openapi_docs_are_served(client):
     assert client.get("/docs").status_code == 200
     assert "/api/runs" in client.get("/openapi.json").json()["paths"]
+
+
+def test_development_backend_is_refused_beyond_loopback(tmp_path):
+    from sandbox.backends import UnsafeBindError
+    from server.app import create_app
+    from server.settings import Settings
+
+    with pytest.raises(UnsafeBindError, match=r"refusing to bind '0\.0\.0\.0'"):
+        create_app(Settings(data_dir=tmp_path, host="0.0.0.0", sandbox="local"))
+    assert create_app(Settings(data_dir=tmp_path, host="127.0.0.1", sandbox="local")).state.backend_name == "local"

@@ -1,0 +1,402 @@
+"""The `hardened` backend: jobs forked from a warm pool inside bubblewrap, each in its own jail.
+
+The backend starts the pool (`sandbox.pool`) under bwrap (`sandbox.jail.outer`: an empty
+environment, its own pid, network, IPC and UTS namespaces, a minimal read-only root holding nothing
+of the server), and talks to it over one SOCK_SEQPACKET socket pair (`sandbox.jail.channel`). Per
+job it creates the four pipes, hands the child's ends to the pool, writes the job into stdin and
+watches the rest with `streams.Watch`. A keeper thread owns the pool process: it spawned it (so
+bwrap's --die-with-parent is tied to a thread that lives as long as the backend), reads its
+messages, and when the pool dies fails the runs in flight with an `infra_error` and starts a new
+pool, which sweeps what the dead one left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sandbox
+from sandbox import limits as default_limits
+from sandbox.backends.base import EventSink
+from sandbox.backends.streams import Outcome, Pipes, Watch, close_quietly
+from sandbox.jail import channel, outer
+from sandbox.jail.probe import probe
+from sandbox.jail.runtime import Runtime
+from sandbox.protocol import Execution, Job, to_json_dict
+
+log = logging.getLogger(__name__)
+
+UID_BASE = 21000
+DEFAULT_SLOTS = 8
+PASS_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+class BackendUnavailable(RuntimeError):
+    """This machine cannot run the hardened backend; the message says why."""
+
+
+@dataclass
+class _Waiter:
+    """One job's view of the pool's replies."""
+
+    spawned: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+    exit: dict[str, Any] = field(default_factory=dict)
+    infra_error: str | None = None
+
+
+class _Pool:
+    """One running pool process and its half of the channel."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], sock: Any, ns_init_pid: int, token: str) -> None:
+        self.proc, self.sock, self.ns_init_pid, self.token = proc, sock, ns_init_pid, token
+        self.waiters: dict[str, _Waiter] = {}
+        self.lock = threading.Lock()
+        self.ready: dict[str, Any] = {}
+
+    def submit(self, job_id: str, message: dict[str, Any], fds: tuple[int, ...]) -> _Waiter:
+        waiter = _Waiter()
+        with self.lock:
+            self.waiters[job_id] = waiter
+            channel.send(self.sock, message, fds)
+        return waiter
+
+    def kill(self, job_id: str) -> None:
+        # If the pool is gone, so is the job's pid namespace: nothing left to kill.
+        with self.lock, contextlib.suppress(OSError):
+            channel.send(self.sock, {"op": "kill", "job": job_id})
+
+    def dispatch(self, message: dict[str, Any]) -> None:
+        with self.lock:
+            waiter = self.waiters.get(str(message.get("job")))
+            if waiter is None:
+                return
+            if message.get("op") == "spawned":
+                waiter.spawned.set()
+            elif message.get("op") == "exit":
+                waiter.exit = message
+                del self.waiters[str(message["job"])]
+                waiter.done.set()
+
+    def fail_all(self, reason: str) -> None:
+        with self.lock:
+            for waiter in self.waiters.values():
+                waiter.infra_error = reason
+                waiter.done.set()
+            self.waiters.clear()
+
+    def host_pid(self) -> int:
+        """The pool's pid as the host sees it (it is pid 1 of its own namespace)."""
+        return self.ns_init_pid
+
+
+class HardenedBackend:
+    name = "hardened"
+
+    def __init__(
+        self,
+        *,
+        slots: int | None = None,
+        uid_base: int = UID_BASE,
+        runtime: Runtime | None = None,
+        cpu_cores: float = default_limits.CPU_CORES,
+        start_seconds: float = 120.0,
+        sandbox_dir: Path | None = None,
+    ) -> None:
+        """`sandbox_dir`: the `sandbox` package the pool runs (default: this one), mounted read-only."""
+        self.runtime = runtime or Runtime()
+        self.sandbox_dir = sandbox_dir or Path(sandbox.__file__).parent
+        found = probe(self.runtime)
+        if not found.ok:
+            raise BackendUnavailable(found.report())
+        # libtpu takes the whole chip set: on a TPU host, one job at a time (see SECURITY.md).
+        if slots is None:
+            slots = 1 if outer.tpu_device_nodes() else DEFAULT_SLOTS
+        self.slots, self.uid_base, self.cpu_cores = slots, uid_base, cpu_cores
+        self.start_seconds = start_seconds
+        self._free = list(range(slots))
+        self._slot_cond = threading.Condition()
+        self._pool: _Pool | None = None
+        self._pool_error: str | None = None
+        self._pool_cond = threading.Condition()
+        self._closing = threading.Event()
+        self.restarts = 0
+        self._keeper = threading.Thread(target=self._keep, name="sandbox-pool-keeper", daemon=True)
+        self._keeper.start()
+
+    # -- Backend -------------------------------------------------------------------------------
+
+    def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
+        slot = self._take_slot(cancel)
+        if slot is None:
+            return _failed(job, "cancelled", cancelled=True)
+        try:
+            pool = self.wait_ready(self.start_seconds)
+            if pool is None:
+                return _failed(job, f"the sandbox pool is not running ({self._pool_error or 'starting'})")
+            return self._run_in(pool, slot, job, on_event, cancel)
+        finally:
+            self._give_slot(slot)
+
+    def close(self) -> None:
+        self._closing.set()
+        with self._pool_cond:
+            pool = self._pool
+        if pool is not None:
+            # The pool sees EOF, kills its jobs, cleans up and exits; shutdown (not close) also wakes
+            # the keeper thread blocked in recv on this socket.
+            with contextlib.suppress(OSError):
+                pool.sock.shutdown(socket.SHUT_RDWR)
+        self._keeper.join(timeout=15)
+
+    # -- for tests and the benchmark -----------------------------------------------------------
+
+    def wait_ready(self, seconds: float) -> _Pool | None:
+        """The running pool, waiting up to `seconds` for one to be up."""
+        deadline = time.monotonic() + seconds
+        with self._pool_cond:
+            while self._pool is None or not self._pool.ready:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._closing.is_set():
+                    return None
+                self._pool_cond.wait(left)
+            return self._pool
+
+    def pool_host_pid(self) -> int | None:
+        pool = self.wait_ready(self.start_seconds)
+        return pool.host_pid() if pool else None
+
+    # -- one job -------------------------------------------------------------------------------
+
+    def _run_in(
+        self, pool: _Pool, slot: int, job: Job, on_event: EventSink, cancel: threading.Event
+    ) -> Execution:
+        stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
+        stdout_r, stdout_w = os.pipe2(os.O_CLOEXEC)
+        stderr_r, stderr_w = os.pipe2(os.O_CLOEXEC)
+        report_r, report_w = os.pipe2(os.O_CLOEXEC)
+        message = {
+            "op": "run",
+            "job": job.id,
+            "slot": slot,
+            "limits": to_json_dict(job.limits),
+            "devices": job.devices,
+        }
+        try:
+            waiter = pool.submit(job.id, message, (stdin_r, stdout_w, stderr_w, report_w))
+        except OSError as exc:
+            close_quietly(stdin_w, stdout_r, stderr_r, report_r)
+            return _failed(job, f"the sandbox pool did not take the job ({exc})")
+        finally:
+            close_quietly(stdin_r, stdout_w, stderr_w, report_w)
+        pipes = Pipes(stdin_w, stdout_r, stderr_r, report_r)
+        data = json.dumps(to_json_dict(job)).encode()
+        try:
+            outcome = Watch(job.limits, pipes, data, on_event, cancel).run(
+                waiter.done.is_set, lambda: pool.kill(job.id), waiter.done.wait
+            )
+            if not waiter.done.wait(10.0):  # the pool answers once nothing of the job is left
+                pool.kill(job.id)
+            if not waiter.done.wait(5.0):
+                # The job outlived its cgroup kill (or the pool hangs): the last resort is the pool
+                # itself, the init of the job's pid namespace, whose death takes everything with it.
+                log.error("job %s could not be stopped; killing the sandbox pool", job.id)
+                _kill_pool(pool)
+                waiter.done.wait(10.0)
+        finally:
+            close_quietly(stdout_r, stderr_r, report_r)
+        return _execution(job, outcome, waiter)
+
+    def _take_slot(self, cancel: threading.Event) -> int | None:
+        with self._slot_cond:
+            while not self._free:
+                if cancel.is_set():
+                    return None
+                self._slot_cond.wait(0.1)
+            return self._free.pop(0)
+
+    def _give_slot(self, slot: int) -> None:
+        with self._slot_cond:
+            self._free.append(slot)
+            self._free.sort()
+            self._slot_cond.notify()
+
+    # -- the pool's life -----------------------------------------------------------------------
+
+    def _keep(self) -> None:
+        backoff = 0.5
+        while not self._closing.is_set():
+            try:
+                pool = self._start_pool()
+            except Exception as exc:
+                log.error("sandbox pool failed to start: %s", exc)
+                with self._pool_cond:
+                    self._pool_error = str(exc)
+                    self._pool_cond.notify_all()
+                self._closing.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            if self._serve(pool):
+                backoff = 0.5
+            else:
+                self._closing.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+            if not self._closing.is_set():
+                self.restarts += 1
+                log.warning("sandbox pool exited (%s); restarting it", pool.proc.returncode)
+
+    def _start_pool(self) -> _Pool:
+        parent, child = channel.pair()
+        info_r, info_w = os.pipe()
+        token = uuid.uuid4().hex[:12]  # per pool process: a successor sweeps what this one leaves
+        config = {
+            "token": token,
+            "slots": self.slots,
+            "uid_base": self.uid_base,
+            "server_uid": os.getuid(),
+            "runtime_prefix": str(self.runtime.prefix),
+            "cpu_cores": self.cpu_cores,
+            "env": _job_env(),
+            "control_fd": child.fileno(),
+        }
+        argv = outer.command(self.runtime, self.sandbox_dir, info_w, "sandbox.pool", config)
+        try:
+            proc = subprocess.Popen(
+                argv,
+                pass_fds=(child.fileno(), info_w),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env={},
+            )
+        finally:
+            child.close()
+            os.close(info_w)
+        with os.fdopen(info_r) as info:
+            ns_init_pid = int(json.loads(info.read() or "{}").get("child-pid", 0))
+        pool = _Pool(proc, parent, ns_init_pid, token)
+        threading.Thread(target=_log_stderr, args=(proc,), name="sandbox-pool-stderr", daemon=True).start()
+        return pool
+
+    def _serve(self, pool: _Pool) -> bool:
+        """Read the pool's messages until it goes away (the keeper thread's main job); False if it
+        never got ready."""
+        try:
+            pool.sock.settimeout(self.start_seconds)
+            message, _ = channel.recv(pool.sock)
+            if message is None or message.get("op") != "ready":
+                pool.proc.wait(timeout=5)
+                raise channel.ChannelError(f"the pool did not start (exit {pool.proc.returncode})")
+            pool.sock.settimeout(None)
+            pool.ready = message
+            if message.get("swept"):
+                log.warning("sandbox pool swept leftovers of a dead pool: %s", message["swept"])
+            with self._pool_cond:
+                self._pool, self._pool_error = pool, None
+                self._pool_cond.notify_all()
+            while True:
+                message, fds = channel.recv(pool.sock)
+                close_quietly(*fds)
+                if message is None:
+                    break
+                pool.dispatch(message)
+        except OSError as exc:
+            if not self._closing.is_set():
+                log.error("sandbox pool channel: %s", exc)
+                with self._pool_cond:
+                    self._pool_error = str(exc)
+        finally:
+            with self._pool_cond:
+                if self._pool is pool:
+                    self._pool = None
+            pool.fail_all("the sandbox pool died while the job ran (it is being restarted)")
+            _stop(pool.proc, graceful=self._closing.is_set())
+            pool.sock.close()
+        return bool(pool.ready)
+
+
+def _kill_pool(pool: _Pool) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pool.host_pid(), signal.SIGKILL)
+
+
+def _job_env() -> dict[str, str]:
+    env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
+    env.update(PATH="/usr/bin:/bin", HOME="/tmp", TMPDIR="/tmp", LANG="C.UTF-8")
+    return env
+
+
+def _log_stderr(proc: subprocess.Popen[bytes]) -> None:
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        log.warning("sandbox pool: %s", line.decode(errors="replace").rstrip()[:2000])
+
+
+def _stop(proc: subprocess.Popen[bytes], graceful: bool) -> None:
+    try:
+        proc.wait(timeout=10 if graceful else 0.5)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+
+def _execution(job: Job, outcome: Outcome, waiter: _Waiter) -> Execution:
+    facts = waiter.exit
+    infra = waiter.infra_error
+    if facts.get("setup_error"):
+        infra = "the sandbox could not set up the job: " + str(facts["setup_error"]).splitlines()[-1]
+        log.error("job %s: sandbox setup failed: %s", job.id, facts["setup_error"])
+    elif not waiter.done.is_set():
+        infra = "the sandbox pool did not report the job's end"
+    if facts.get("leftovers"):
+        log.error("job %s left behind: %s", job.id, facts["leftovers"])
+    sig = facts.get("signal")
+    cpu_killed = sig == signal.SIGXCPU or (
+        sig == signal.SIGKILL and facts.get("cpu_seconds", 0) >= job.limits.cpu_seconds
+    )
+    return Execution(
+        events=tuple(outcome.events),
+        exit_code=facts.get("exit_code"),
+        signal=sig,
+        timed_out=outcome.timed_out,
+        cancelled=outcome.cancelled,
+        wall_seconds=outcome.wall_seconds,
+        stdout=outcome.stdout.text(),
+        stderr=outcome.stderr.text(),
+        stdout_truncated=outcome.stdout.truncated,
+        stderr_truncated=outcome.stderr.truncated,
+        output_limit_hit=outcome.flood,
+        memory_limit_hit=facts.get("oom_kills", 0) > 0,
+        cpu_limit_hit=cpu_killed,
+        peak_rss_bytes=int(facts.get("max_rss_bytes", 0)),
+        infra_error=infra,
+        pids_limit_hit=facts.get("pids_limit_hits", 0) > 0,
+        disk_limit_hit=bool(facts.get("scratch_full")),
+    )
+
+
+def _failed(job: Job, reason: str, *, cancelled: bool = False) -> Execution:
+    return Execution(
+        events=(),
+        exit_code=None,
+        signal=None,
+        timed_out=False,
+        cancelled=cancelled,
+        wall_seconds=0.0,
+        stdout="",
+        stderr="",
+        stdout_truncated=False,
+        stderr_truncated=False,
+        infra_error=None if cancelled else reason,
+    )

@@ -1,0 +1,169 @@
+"""Watching one job from the outside: its stdin, stdout, stderr and report pipes, and its deadline.
+
+Shared by every backend. One non-blocking `select` loop writes the job to stdin, reads output with
+caps and protocol events as they come, and enforces the wall clock, cancellation and the output
+flood limit by calling the backend's `kill`. After the job exits it drains for at most
+`DRAIN_SECONDS`, so a grandchild that keeps a pipe open can never make the backend wait past the
+deadline (never wait for pipe EOF).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sandbox.backends.base import EventSink
+from sandbox.protocol import Event, Limits, from_json_dict
+
+DRAIN_SECONDS = 0.5
+POLL_SECONDS = 0.05
+KILL_SECONDS = 5.0
+
+
+class Capped:
+    """Keeps the first `keep` bytes of a stream and counts the rest."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.data = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.keep - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self.keep
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+@dataclass
+class Outcome:
+    events: list[Event]
+    stdout: Capped
+    stderr: Capped
+    timed_out: bool
+    cancelled: bool
+    flood: bool
+    wall_seconds: float
+    unkillable: bool = False  # kill() did not end the job within KILL_SECONDS: the backend must act
+
+
+@dataclass(frozen=True)
+class Pipes:
+    """The parent's ends: job bytes go into `stdin`; the other three are read."""
+
+    stdin: int
+    stdout: int
+    stderr: int
+    report: int
+
+
+class Watch:
+    def __init__(
+        self, limits: Limits, pipes: Pipes, stdin_data: bytes, on_event: EventSink, cancel: threading.Event
+    ) -> None:
+        self.limits, self.pipes, self.on_event, self.cancel = limits, pipes, on_event, cancel
+        self.pending_stdin = memoryview(stdin_data)
+        self.stdout, self.stderr = Capped(limits.output_bytes), Capped(limits.output_bytes)
+        self.events: list[Event] = []
+        self._partial = b""
+
+    def run(
+        self, exited: Callable[[], bool], kill: Callable[[], None], wait_dead: Callable[[float], bool]
+    ) -> Outcome:
+        """Watch until `exited()` (plus the drain); `kill()` stops the job, `wait_dead(s)` waits for it."""
+        started = time.monotonic()
+        deadline = started + self.limits.wall_seconds
+        timed_out = cancelled = flood = unkillable = False
+        exited_at: float | None = None
+        with selectors.DefaultSelector() as sel:
+            for fd in (self.pipes.stdout, self.pipes.stderr, self.pipes.report, self.pipes.stdin):
+                os.set_blocking(fd, False)
+            for fd in (self.pipes.stdout, self.pipes.stderr, self.pipes.report):
+                sel.register(fd, selectors.EVENT_READ)
+            sel.register(self.pipes.stdin, selectors.EVENT_WRITE)
+            while sel.get_map():
+                for key, _ in sel.select(POLL_SECONDS):
+                    self._io(sel, key.fd)
+                now = time.monotonic()
+                if exited_at is None and exited():
+                    exited_at = now
+                if exited_at is not None and now - exited_at > DRAIN_SECONDS:
+                    break
+                if exited_at is None:
+                    if now > deadline:
+                        timed_out = True
+                    elif self.cancel.is_set():
+                        cancelled = True
+                    elif self.stdout.total + self.stderr.total > self.limits.output_kill_bytes:
+                        flood = True
+                    if timed_out or cancelled or flood:
+                        kill()
+                        unkillable = not wait_dead(KILL_SECONDS)
+                        exited_at = now
+                        if unkillable:
+                            break
+            if self.pipes.stdin in sel.get_map():
+                sel.unregister(self.pipes.stdin)
+                os.close(self.pipes.stdin)
+        wall = time.monotonic() - started
+        return Outcome(self.events, self.stdout, self.stderr, timed_out, cancelled, flood, wall, unkillable)
+
+    def _io(self, sel: selectors.BaseSelector, fd: int) -> None:
+        if fd == self.pipes.stdin:
+            self._write_stdin(sel)
+            return
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        if not chunk:
+            sel.unregister(fd)
+            return
+        if fd == self.pipes.report:
+            self._events(chunk)
+        elif fd == self.pipes.stdout:
+            self.stdout.add(chunk)
+        else:
+            self.stderr.add(chunk)
+
+    def _write_stdin(self, sel: selectors.BaseSelector) -> None:
+        try:
+            written = os.write(self.pipes.stdin, self.pending_stdin)
+            self.pending_stdin = self.pending_stdin[written:]
+        except BlockingIOError:
+            return
+        except BrokenPipeError:
+            self.pending_stdin = self.pending_stdin[:0]
+        if not self.pending_stdin:
+            sel.unregister(self.pipes.stdin)
+            os.close(self.pipes.stdin)
+
+    def _events(self, chunk: bytes) -> None:
+        self._partial += chunk
+        *lines, self._partial = self._partial.split(b"\n")
+        for line in lines:
+            try:
+                event = from_json_dict(Event, json.loads(line))
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue  # not a protocol line: ignored, the harness only writes valid ones
+            self.events.append(event)
+            self.on_event(event)
+
+
+def close_quietly(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)

@@ -1,0 +1,410 @@
+"""Per-job cgroups on cgroup v1, v2 or a hybrid of both: memory, pids and CPU caps, and a kill.
+
+`detect()` reads the mounts and picks, per controller, the hierarchy that provides it (v2 when its
+controller is available there, else v1); the kill uses v2's `cgroup.kill` whenever a v2 hierarchy
+exists (on this hybrid machine the otherwise empty "unified" one), else SIGKILLs `cgroup.procs`
+until the cgroup is empty. The layout under each hierarchy is
+
+    <this process's cgroup>/pallas-playground/pool-<token>/job-<id>
+
+and each pool holds an flock on its `pool-<token>` directory for as long as it lives: a pool
+directory nobody holds is the leftover of a crashed pool, which `PoolCgroups.start()` kills and
+removes (under an flock on the parent, so two pools starting at once cannot sweep each other).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.protocol import Limits
+
+BASE_NAME = "pallas-playground"
+CPU_PERIOD_US = 100_000
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+
+
+class CgroupError(OSError):
+    """The cgroups a job needs could not be set up."""
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    mount: Path
+    version: int
+    controllers: frozenset[str]
+    own: str  # this process's cgroup, relative to the mount
+
+    @property
+    def here(self) -> Path:
+        return self.mount / self.own.lstrip("/")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which hierarchy serves which purpose."""
+
+    memory: Hierarchy | None
+    pids: Hierarchy | None
+    cpu: Hierarchy | None
+    kill: Hierarchy | None  # a v2 hierarchy: cgroup.kill
+
+    @property
+    def used(self) -> tuple[Hierarchy, ...]:
+        seen: dict[Path, Hierarchy] = {}
+        for h in (self.memory, self.pids, self.cpu, self.kill):
+            if h is not None:
+                seen.setdefault(h.mount, h)
+        return tuple(seen.values())
+
+    @property
+    def mode(self) -> str:
+        versions = {h.version for h in self.used}
+        return "hybrid" if versions == {1, 2} else f"v{versions.pop()}" if versions else "none"
+
+    def describe(self) -> str:
+        parts = [
+            f"{name} v{h.version}"
+            for name, h in (("memory", self.memory), ("pids", self.pids), ("cpu", self.cpu))
+            if h is not None
+        ]
+        kill = "cgroup.kill (v2)" if self.kill else "SIGKILL of cgroup.procs"
+        return f"cgroups {self.mode} ({', '.join(parts) or 'no controllers'}; kill by {kill})"
+
+    def problem(self) -> str | None:
+        missing = [n for n, h in (("memory", self.memory), ("pids", self.pids)) if h is None]
+        if missing:
+            return f"no usable cgroup controller for {' and '.join(missing)}"
+        not_writable = [str(h.here) for h in self.used if not os.access(h.here, os.W_OK)]
+        if not_writable:
+            return f"cgroup directories not writable: {', '.join(not_writable)}"
+        return None
+
+
+def detect(mountinfo: str = "/proc/self/mountinfo", cgroup: str = "/proc/self/cgroup") -> Layout:
+    own_v1: dict[str, str] = {}
+    own_v2 = "/"
+    for line in Path(cgroup).read_text().splitlines():
+        _, names, path = line.split(":", 2)
+        if names:
+            for name in names.split(","):
+                own_v1[name] = path
+        else:
+            own_v2 = path
+    found: list[Hierarchy] = []
+    for line in Path(mountinfo).read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields, (fstype, _source, options) = left.split(), right.split()[:3]
+        root, mount = fields[3], Path(fields[4])
+        if fstype == "cgroup2":
+            own = _relative(own_v2, root)
+            available = frozenset(_read(mount / own.lstrip("/") / "cgroup.controllers").split())
+            found.append(Hierarchy(mount, 2, available, own))
+        elif fstype == "cgroup":
+            ours = frozenset(o for o in options.split(",") if o in ("memory", "pids", "cpu", "cpuacct"))
+            if ours:
+                found.append(Hierarchy(mount, 1, ours, _relative(own_v1[next(iter(ours))], root)))
+    return _plan(found)
+
+
+def _plan(found: list[Hierarchy]) -> Layout:
+    v2 = next((h for h in found if h.version == 2), None)
+
+    def pick(controller: str) -> Hierarchy | None:
+        if v2 is not None and controller in v2.controllers:
+            return v2
+        return next((h for h in found if h.version == 1 and controller in h.controllers), None)
+
+    kill = v2 if v2 is not None and _kernel_at_least(5, 14) else None
+    return Layout(memory=pick("memory"), pids=pick("pids"), cpu=pick("cpu"), kill=kill)
+
+
+@dataclass
+class Facts:
+    """What the kernel counted for one job."""
+
+    oom_kills: int = 0
+    pids_limit_hits: int = 0
+    memory_peak_bytes: int = 0
+
+
+class JobCgroup:
+    """One job's cgroup in every hierarchy the layout uses."""
+
+    def __init__(self, layout: Layout, dirs: dict[Path, Path]) -> None:
+        self.layout = layout
+        self.dirs = dirs  # hierarchy mount -> this job's directory
+
+    def dir(self, h: Hierarchy | None) -> Path | None:
+        return self.dirs.get(h.mount) if h is not None else None
+
+    def join(self) -> None:
+        """Move the calling process into every one of them (called by the job child itself)."""
+        for path in self.dirs.values():
+            _write(path / "cgroup.procs", "0")
+
+    def facts(self) -> Facts:
+        facts = Facts()
+        memory = self.dir(self.layout.memory)
+        if memory is not None:
+            v2 = self.layout.memory is not None and self.layout.memory.version == 2
+            events = _keyed(memory / ("memory.events" if v2 else "memory.oom_control"))
+            facts.oom_kills = events.get("oom_kill", 0)
+            facts.memory_peak_bytes = _int(memory / ("memory.peak" if v2 else "memory.max_usage_in_bytes"))
+        pids = self.dir(self.layout.pids)
+        if pids is not None:
+            facts.pids_limit_hits = _keyed(pids / "pids.events").get("max", 0)
+        return facts
+
+    def kill(self) -> None:
+        kill_dir = self.dir(self.layout.kill)
+        if kill_dir is not None:
+            with contextlib.suppress(FileNotFoundError):
+                _write(kill_dir / "cgroup.kill", "1")
+            return
+        for path in self.dirs.values():
+            for pid in _pids(path):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def empty(self) -> bool:
+        kill_dir = self.dir(self.layout.kill)
+        if kill_dir is not None:
+            return _keyed(kill_dir / "cgroup.events").get("populated", 0) == 0
+        return not any(_pids(path) for path in self.dirs.values())
+
+    def remove(self) -> list[str]:
+        """Remove the directories; returns those that could not be removed (still busy)."""
+        left = []
+        for path in self.dirs.values():
+            try:
+                _rmdir_retrying(path)
+            except OSError as exc:
+                left.append(f"{path}: {exc.strerror}")
+        return left
+
+
+class PoolCgroups:
+    """The cgroups of one pool: its `pool-<token>` directories and a job cgroup per running job."""
+
+    def __init__(self, layout: Layout, token: str, base_name: str = BASE_NAME) -> None:
+        if not _NAME.match(token) or not _NAME.match(base_name):
+            raise ValueError(f"bad cgroup names {base_name!r}/{token!r}")
+        self.layout, self.token, self.base_name = layout, token, base_name
+        self._lock_fd: int | None = None
+
+    def bases(self) -> dict[Path, Path]:
+        return {h.mount: h.here / self.base_name for h in self.layout.used}
+
+    def start(self) -> list[str]:
+        """Create this pool's directories, hold them, and sweep leftovers of dead pools."""
+        problem = self.layout.problem()
+        if problem:
+            raise CgroupError(problem)
+        for h in self.layout.used:
+            (h.here / self.base_name).mkdir(exist_ok=True)
+        with self._exclusive():
+            swept = self._sweep()
+            for h in self.layout.used:
+                pool = h.here / self.base_name / f"pool-{self.token}"
+                pool.mkdir(exist_ok=True)
+                if h.version == 2:
+                    self._enable_controllers(h)
+            self._lock_fd = os.open(self._anchor() / f"pool-{self.token}", os.O_RDONLY | os.O_DIRECTORY)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        return swept
+
+    def create(self, job: str, limits: Limits, cpu_cores: float) -> JobCgroup:
+        if not _NAME.match(job):
+            raise ValueError(f"bad job id {job!r}")
+        dirs: dict[Path, Path] = {}
+        cgroup = JobCgroup(self.layout, dirs)
+        try:
+            for h in self.layout.used:
+                path = h.here / self.base_name / f"pool-{self.token}" / f"job-{job}"
+                path.mkdir()
+                dirs[h.mount] = path
+            self._limit(cgroup, limits, cpu_cores)
+        except OSError as exc:
+            cgroup.remove()
+            raise CgroupError(exc.errno, f"job cgroup: {exc.strerror}: {exc.filename}") from exc
+        return cgroup
+
+    def jobs(self) -> list[Path]:
+        return [p for base in self.bases().values() for p in (base / f"pool-{self.token}").glob("job-*")]
+
+    def close(self) -> None:
+        """Remove this pool's (empty) directories; jobs must have been removed first."""
+        for base in self.bases().values():
+            with contextlib.suppress(OSError):
+                (base / f"pool-{self.token}").rmdir()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _anchor(self) -> Path:
+        return self.layout.used[0].here / self.base_name
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        fd = os.open(self._anchor(), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _sweep(self) -> list[str]:
+        swept = []
+        names = {p.name for base in self.bases().values() for p in base.glob("pool-*")}
+        for name in sorted(names - {f"pool-{self.token}"}):
+            if self._held(self._anchor() / name):
+                continue
+            for base in self.bases().values():
+                if (base / name).is_dir():
+                    _destroy(base / name)
+                    swept.append(str(base / name))
+        return swept
+
+    @staticmethod
+    def _held(path: Path) -> bool:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+
+    def _enable_controllers(self, h: Hierarchy) -> None:
+        wanted = [c for c in ("memory", "pids", "cpu") if c in h.controllers]
+        if not wanted:
+            return
+        text = " ".join(f"+{c}" for c in wanted)
+        for path in (h.here, h.here / self.base_name, h.here / self.base_name / f"pool-{self.token}"):
+            try:
+                _write(path / "cgroup.subtree_control", text)
+            except OSError as exc:
+                raise CgroupError(
+                    exc.errno,
+                    f"cannot enable {text} in {path}: {exc.strerror} (cgroup v2 allows controllers "
+                    "below a cgroup only if no process lives in it: start the playground in a leaf of "
+                    "a delegated subtree, see SECURITY.md)",
+                ) from exc
+
+    def _limit(self, cgroup: JobCgroup, limits: Limits, cpu_cores: float) -> None:
+        memory = cgroup.dir(self.layout.memory)
+        if memory is not None:
+            if self.layout.memory is not None and self.layout.memory.version == 2:
+                _write(memory / "memory.max", str(limits.memory_bytes))
+                _write_if_exists(memory / "memory.swap.max", "0")
+                _write(memory / "memory.oom.group", "1")
+            else:
+                _write(memory / "memory.limit_in_bytes", str(limits.memory_bytes))
+                _write_if_exists(memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+        pids = cgroup.dir(self.layout.pids)
+        if pids is not None:
+            _write(pids / "pids.max", str(limits.processes))
+        cpu = cgroup.dir(self.layout.cpu)
+        if cpu is not None:
+            quota = max(1000, int(cpu_cores * CPU_PERIOD_US))
+            if self.layout.cpu is not None and self.layout.cpu.version == 2:
+                _write(cpu / "cpu.max", f"{quota} {CPU_PERIOD_US}")
+            else:
+                _write(cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+                _write(cpu / "cpu.cfs_quota_us", str(quota))
+
+
+def _destroy(pool_dir: Path) -> None:
+    """Kill every process under a dead pool's directory and remove it, leaves first."""
+    for job in [p for p in pool_dir.iterdir() if p.is_dir()]:
+        deadline = time.monotonic() + 2.0
+        while _pids(job) or _keyed(job / "cgroup.events").get("populated", 0):
+            if (job / "cgroup.kill").exists():
+                _write(job / "cgroup.kill", "1")
+            else:
+                for pid in _pids(job):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        with contextlib.suppress(OSError):
+            _rmdir_retrying(job)
+    with contextlib.suppress(OSError):
+        _rmdir_retrying(pool_dir)
+
+
+def _pids(path: Path) -> list[int]:
+    try:
+        return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def _rmdir_retrying(path: Path, seconds: float = 2.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
+def _relative(path: str, root: str) -> str:
+    if root != "/" and path.startswith(root):
+        return path[len(root) :] or "/"
+    return path
+
+
+def _kernel_at_least(major: int, minor: int) -> bool:
+    found = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return found is not None and (int(found[1]), int(found[2])) >= (major, minor)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _int(path: Path) -> int:
+    text = _read(path).strip()
+    return int(text) if text.isdigit() else 0
+
+
+def _keyed(path: Path) -> dict[str, int]:
+    pairs = (line.split() for line in _read(path).splitlines())
+    return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
+
+
+def _write(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _write_if_exists(path: Path, text: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        _write(path, text)

@@ -1,0 +1,69 @@
+"""Process-level layers: file descriptors, rlimits, environment, uid drop, parent-death signal."""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import resource
+import signal
+
+from sandbox.protocol import Limits
+
+REPORT_FD = 3
+SETUP_FD = 4  # the child's setup-failure channel to the pool; closed before user code runs
+NOFILE = 1024
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def place_fds(stdin: int, stdout: int, stderr: int, report: int, setup: int) -> None:
+    """Put the job's pipes at 0-4 and close every other descriptor the pool had open."""
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (stdin, stdout, stderr, report, setup)]
+    for target, fd in enumerate(high):
+        os.dup2(fd, target, inheritable=False)
+    os.closerange(SETUP_FD + 1, os.sysconf("SC_OPEN_MAX"))
+    for fd in (0, 1, 2):
+        os.set_inheritable(fd, True)
+
+
+def set_rlimits(limits: Limits, memory_in_cgroup: bool) -> None:
+    """Per-process limits. NPROC is a backstop behind pids.max (it counts the slot uid's threads)."""
+    # Soft < hard: SIGXCPU first, which the backend reports as the CPU limit.
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.scratch_bytes, limits.scratch_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes + 16, limits.processes + 16))
+    if not memory_in_cgroup:
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+
+
+def replace_environ(env: dict[str, str]) -> None:
+    os.environ.clear()
+    os.environ.update(env)
+
+
+def reset_signals() -> None:
+    """Undo the pool's own signal handling; a job starts like a fresh interpreter."""
+    signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+def drop_to(uid: int, gid: int) -> None:
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getgroups():
+        raise PermissionError(f"uid drop to {uid} did not take")
+
+
+def die_with_parent(parent: int) -> None:
+    """SIGKILL this process when the pool dies; set after the uid drop, which clears it."""
+    if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:  # the pool died before the signal was armed
+        os._exit(137)

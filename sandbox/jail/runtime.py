@@ -1,0 +1,43 @@
+"""Where the job runtime lives: an interpreter and venv that an unprivileged uid can run.
+
+`scripts/install-job-runtime` creates it (root-owned, world-readable); the project's own venv cannot
+serve, because it points into /root, which a slot uid cannot read. The sandbox package is not part
+of it: the backend mounts the checkout's `sandbox/` read-only at `APP_DIR` inside the pool's root.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PREFIX = Path("/opt/pallas-playground")
+APP_DIR = "/app"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    prefix: Path = DEFAULT_PREFIX
+
+    @property
+    def python(self) -> Path:
+        return self.prefix / "venv" / "bin" / "python"
+
+    @property
+    def site_packages(self) -> Path:
+        return self.prefix / "venv" / "lib" / "python3.12" / "site-packages"
+
+    def problem(self) -> str | None:
+        """None when installed and in step with this interpreter's JAX, else what is wrong."""
+        if not (self.prefix / ".installed").is_file() or not self.python.exists():
+            return f"job runtime not installed at {self.prefix} (run scripts/install-job-runtime as root)"
+        for dist in ("jax", "jaxlib"):
+            try:
+                want = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            if not (self.site_packages / f"{dist}-{want}.dist-info").is_dir():
+                return (
+                    f"job runtime at {self.prefix} lacks {dist}=={want} (rerun scripts/install-job-runtime)"
+                )
+        return None

@@ -1,0 +1,73 @@
+"""The job's seccomp filter, built with libseccomp (the `pyseccomp` binding): a denylist.
+
+Allow by default (JAX and numpy use a wide, version-dependent set of syscalls), but refuse with
+EPERM everything a kernel playground never needs and an attacker wants: sockets of every family
+(the network namespace is empty anyway, but pathname unix sockets cross namespaces), exec, new
+namespaces, mounts, ptrace and cross-process memory access, bpf, perf, io_uring, userfaultfd,
+keyrings, and the module / reboot / clock calls. `clone3` gets ENOSYS so glibc falls back to
+`clone`, whose flags a classic filter can inspect. Syscalls of a foreign ABI (i386 `int 0x80`) kill
+the process (libseccomp's bad-arch default).
+
+`pyseccomp` runs `find_library()` (a subprocess) at import, so the pool imports this module once at
+start-up; `build()` runs in the pool and `Filter.load()` in each forked child.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+from typing import Any
+
+DENIED = (
+    "socket", "socketpair",
+    "execve", "execveat",
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "unshare", "setns",
+    "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
+    "fsmount", "fspick", "mount_setattr",
+    "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "keyctl", "add_key", "request_key",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
+    "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "syslog", "vhangup", "uselib",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
+    "name_to_handle_at", "open_by_handle_at", "lookup_dcookie", "iopl", "ioperm",
+    "fanotify_init", "personality",
+)  # fmt: skip
+CLONE_NAMESPACE_FLAGS = (
+    0x00020000,  # CLONE_NEWNS
+    0x02000000,  # CLONE_NEWCGROUP
+    0x04000000,  # CLONE_NEWUTS
+    0x08000000,  # CLONE_NEWIPC
+    0x10000000,  # CLONE_NEWUSER
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+    0x00000080,  # CLONE_NEWTIME
+)
+TIOCSTI = 0x5412  # push bytes into a terminal's input queue
+
+
+def available() -> str | None:
+    """None if a filter can be built here, else why not (for the capability report)."""
+    try:
+        importlib.import_module("pyseccomp")
+    except (ImportError, RuntimeError, OSError) as exc:
+        return f"seccomp unavailable: {type(exc).__name__}: {exc}"
+    return None
+
+
+def build() -> Any:
+    """The filter, ready to `load()` in a child (it applies to the calling thread and its forks)."""
+    import pyseccomp as sc
+
+    native = sc.system_arch()
+    flt = sc.SyscallFilter(sc.ALLOW)
+    eperm = sc.ERRNO(errno.EPERM)
+    for name in DENIED:
+        if sc.resolve_syscall(native, name) >= 0:  # a syscall this arch lacks needs no rule
+            flt.add_rule(eperm, name)
+    for flag in CLONE_NAMESPACE_FLAGS:
+        flt.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    flt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    flt.add_rule(eperm, "ioctl", sc.Arg(1, sc.EQ, TIOCSTI))
+    return flt
