@@ -51,7 +51,7 @@ export function errorMap(map, label) {
     {
       class: "heatmap",
       viewBox: `0 0 ${cols * CELL} ${rows * CELL}`,
-      width: Math.min(cols * CELL, 160),
+      width: Math.min(96, Math.max(cols * 12, 24)),
       role: "img",
       "aria-label": `${label}: error map, ${rows}×${cols} blocks, ${over} over tolerance`,
       dataset: { rows, cols, over },

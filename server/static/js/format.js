@@ -13,8 +13,9 @@ export function num(v, digits = 3) {
   if (!Number.isFinite(v)) return String(v);
   if (v === 0) return "0";
   const a = Math.abs(v);
-  if (a < 1e-3 || a >= 1e6) return v.toExponential(digits - 1);
-  return String(Number(v.toPrecision(digits)));
+  const rounded = Number(v.toPrecision(digits));
+  if (a < 1e-3 || a >= 1e6) return rounded.toExponential();
+  return String(rounded);
 }
 
 export function count(n) {

@@ -49,12 +49,15 @@ export class Progress {
     this.log = log;
     this.track = root.querySelector("[role=progressbar]");
     this.fill = root.querySelector(".progress-fill");
+    this.box = log.closest("details");
+    this.summary = this.box.querySelector("summary");
     this.reset("Press Run (Ctrl+Enter) to check your kernel.");
   }
 
   reset(text) {
     this.t0 = performance.now();
     this.log.replaceChildren();
+    this.box.hidden = true;
     this.set("idle", 0, text);
   }
 
@@ -68,6 +71,9 @@ export class Progress {
 
   start() {
     this.reset("Submitting…");
+    this.box.hidden = false;
+    this.box.open = true;
+    this.summary.textContent = "Run log";
     this.step("submitting", {});
   }
 
@@ -89,6 +95,8 @@ export class Progress {
     this.set("done", 1, text);
     const elapsed = (performance.now() - this.t0) / 1000;
     this.log.append(h("li", { dataset: { kind: "done" } }, h("span", { class: "t mono" }, `${elapsed.toFixed(1)} s`), " ", text));
+    this.box.open = false;
+    this.summary.textContent = `Run log: ${this.log.children.length} steps in ${elapsed.toFixed(1)} s`;
   }
 
   fail(text) {

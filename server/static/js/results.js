@@ -4,7 +4,7 @@
 
 import { errorMap, memoryBar } from "./charts.js";
 import { h } from "./dom.js";
-import { bytes, count, flops, isNum, num, ratio, seconds, shape } from "./format.js";
+import { bytes, count, flops, isNum, num, percent, ratio, seconds, shape } from "./format.js";
 
 const USER_FILE = "kernel.py";
 const STATUS_TEXT = {
@@ -20,8 +20,9 @@ const STATUS_TEXT = {
 const KNOWN_RESULT = new Set([
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
+  "cached_from", "cached_at",
 ]);
-const KNOWN_CASE = new Set(["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note"]);
+const KNOWN_CASE = new Set(["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races"]);
 
 /** The line of the user's file an error points at (the innermost frame in kernel.py), or null. */
 export function userLine(error) {
@@ -67,13 +68,24 @@ function errorSection(error, onGoToLine) {
 }
 
 function tolerance(t) {
-  return t ? `rtol ${num(t.rtol)} · atol ${num(t.atol)}` : "—";
+  return t ? `${num(t.rtol)} / ${num(t.atol)}` : "—";
 }
 
-function verdict(passed) {
+function mismatches(o) {
+  if (!isNum(o.mismatch_count) || o.mismatch_count === 0) return count(o.mismatch_count);
+  return `${count(o.mismatch_count)} (${percent(o.mismatch_count, o.total)})`;
+}
+
+function verdict(passed, why = "") {
   if (passed === true) return h("span", { class: "verdict", dataset: { passed: "true" } }, "pass");
-  if (passed === false) return h("span", { class: "verdict", dataset: { passed: "false" } }, "fail");
+  if (passed === false) return h("span", { class: "verdict", dataset: { passed: "false" } }, why ? `fail (${why})` : "fail");
   return h("span", { class: "verdict", dataset: { passed: "none" } }, "—");
+}
+
+/** A row's verdict: its output's, but a case that failed for another reason (a race) fails every row. */
+function rowPassed(c, o) {
+  if (!o) return c.passed;
+  return o.passed === false || c.passed === false ? false : o.passed;
 }
 
 function casesSection(cases) {
@@ -84,14 +96,13 @@ function casesSection(cases) {
       rows.push(
         h(
           "tr",
-          { dataset: { case: index, output: o?.name ?? "", passed: String(o?.passed ?? c.passed ?? "none") } },
+          { dataset: { case: index, output: o?.name ?? "", passed: String(rowPassed(c, o) ?? "none") } },
+          h("td", {}, verdict(rowPassed(c, o), o?.passed !== false && c.races?.length ? "race" : "")),
           h("td", { class: "case-name" }, c.name || `case ${index + 1}`, outputs.length > 1 && o ? h("span", { class: "muted" }, ` · ${o.name}`) : null),
-          h("td", { class: "mono" }, shape(o?.shape ?? c.input_shapes?.[0])),
-          h("td", { class: "mono" }, o?.dtype || c.dtype || "—"),
+          h("td", { class: "mono" }, `${shape(o?.shape ?? c.input_shapes?.[0])} ${o?.dtype || c.dtype || ""}`),
           h("td", { class: "num mono" }, o ? num(o.max_abs_error) : "—"),
           h("td", { class: "mono tol" }, tolerance(c.tolerance)),
-          h("td", { class: "num mono" }, o ? `${count(o.mismatch_count)} / ${count(o.total)}` : "—"),
-          h("td", {}, verdict(o ? o.passed : c.passed)),
+          h("td", { class: "num mono", title: o ? `${count(o.mismatch_count)} of ${count(o.total)} elements` : null }, o ? mismatches(o) : "—"),
         ),
       );
     });
@@ -106,7 +117,7 @@ function casesSection(cases) {
       h(
         "table",
         { id: "cases", class: "data" },
-        h("thead", {}, h("tr", {}, ["Case", "Shape", "dtype", "Max abs error", "Tolerance", "Mismatches", "Result"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["Result", "Case", "Output", "Max abs err", "rtol / atol", "Mismatches"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, rows),
       ),
     ),
@@ -155,7 +166,30 @@ function mismatchDetails(c, o) {
 function mismatchSection(cases) {
   const failed = [];
   for (const c of cases) for (const o of c.outputs || []) if (o.passed === false) failed.push(mismatchDetails(c, o));
-  return failed.length ? section("mismatch-section", "Mismatches", failed) : null;
+  return failed.length ? section("mismatch-section", "Mismatches", h("div", { class: "mismatch-grid" }, failed)) : null;
+}
+
+function access(a, onGoToLine) {
+  const where = a.file === USER_FILE && a.line ? h("button", { type: "button", class: "link goto-line", dataset: { line: a.line }, onclick: () => onGoToLine(a.line) }, `line ${a.line}`) : null;
+  return h("li", { class: "race-access", dataset: { kind: a.kind } }, `${a.kind} of ${a.buffer} ${a.region} by ${a.by}`, a.function ? ` in ${a.function}` : "", where ? " at " : "", where);
+}
+
+function racesSection(cases, onGoToLine) {
+  const items = [];
+  for (const c of cases) {
+    for (const race of c.races || []) {
+      items.push(
+        h(
+          "div",
+          { class: "race", dataset: { case: c.name } },
+          h("h4", {}, `${c.name}: `, h("span", { class: "bad-text" }, race.summary || "data race")),
+          h("ul", { class: "problems" }, (race.accesses || []).map((a) => access(a, onGoToLine))),
+          race.text ? h("details", {}, h("summary", {}, "The race detector's report"), h("pre", { class: "output" }, race.text)) : null,
+        ),
+      );
+    }
+  }
+  return items.length ? section("races-section", "Data races", items) : null;
 }
 
 function errorMapsSection(cases) {
@@ -292,6 +326,11 @@ function extrasSection(result) {
   );
 }
 
+function cachedNote(result) {
+  const at = isNum(result.cached_at) ? ` at ${new Date(result.cached_at * 1000).toLocaleTimeString()}` : "";
+  return h("p", { class: "cached muted", id: "cached" }, `Served from the cache: the same job already ran${at} (run ${result.cached_from}); its timings are from then.`);
+}
+
 function footer(result) {
   const v = result.versions || {};
   const bits = [
@@ -301,6 +340,7 @@ function footer(result) {
     v.python ? `Python ${v.python}` : null,
     v.device_kind || null,
     isNum(result.wall_seconds) && result.wall_seconds > 0 ? `${seconds(result.wall_seconds)} wall` : null,
+    v.interpret_fixes?.length ? `interpret-mode fixes: ${v.interpret_fixes.join(", ")}` : null,
   ].filter(Boolean);
   return bits.length ? h("footer", { class: "run-meta muted", id: "run-meta" }, bits.join(" · ")) : null;
 }
@@ -314,14 +354,16 @@ export function renderResult(root, result, ctx) {
   root.replaceChildren(
     ...[
       statusLine(result),
+      result.cached_from ? cachedNote(result) : null,
       result.limit ? h("p", { class: "limit", id: "limit" }, `Limit hit: ${result.limit}`) : null,
       result.error ? errorSection(result.error, ctx.onGoToLine) : null,
       cases.length ? casesSection(cases) : null,
       mismatchSection(cases),
+      racesSection(cases, ctx.onGoToLine),
       result.outputs?.length ? outputsSection(result.outputs) : null,
       streamsSection(result),
       errorMapsSection(cases),
-      result.timing ? timingSection(result.timing, ctx.chip || result.chip) : null,
+      result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
       extrasSection(result),
       footer(result),
