@@ -1,0 +1,242 @@
+"""The playground page in a real browser against a real server running real kernels.
+
+Each test is a flow a person goes through: pick an entry and run it, break it, share it, cancel a
+run. Assertions read what the page shows (text, element attributes), never pixels.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sandbox.catalog import load_catalog
+
+CATALOG = load_catalog()
+RUN_TIMEOUT_MS = 120_000
+FINISHED = "html[data-running='0'] #result[data-status]"
+
+
+def goto(page, live_server, path: str = "/") -> None:
+    page.goto(live_server.url + path)
+    page.wait_for_selector("html[data-ready='1']")
+
+
+def set_source(page, text: str) -> None:
+    page.evaluate("text => window.playground.editor.setValue(text)", text)
+
+
+def source(page) -> str:
+    return page.evaluate("() => window.playground.editor.getValue()")
+
+
+def run_and_wait(page, *, keyboard: bool = False) -> str:
+    if keyboard:
+        page.locator("#editor .cm-content").click()
+        page.keyboard.press("Control+Enter")
+    else:
+        page.click("#run")
+    # The click handler clears the old result and marks the page running before it returns, so
+    # the first finished state seen from here on is this run's (even a cached one's, instantly).
+    page.wait_for_selector(FINISHED, timeout=RUN_TIMEOUT_MS)
+    return page.get_attribute("#result", "data-status") or ""
+
+
+def test_tiled_matmul_solution_passes_with_timings_and_memory_bars(page, live_server):
+    goto(page, live_server, "/?entry=tiled_matmul")
+    assert page.inner_text("#entry-title") == CATALOG.get("tiled_matmul").title
+    page.click("#solution")
+    page.click("#chips label:has-text('v5p')")
+    assert run_and_wait(page, keyboard=True) == "passed"
+    assert page.text_content("#status") == "passed"
+    assert re.match(r"passed: 2/2 cases match the reference", page.inner_text("#summary"))
+    rows = page.locator("#cases tbody tr")
+    assert rows.count() == 2
+    assert [rows.nth(i).get_attribute("data-passed") for i in range(2)] == ["true", "true"]
+    assert page.text_content("#simulated") == "CPU simulation"
+    assert page.locator("#timing tr[data-key='Kernel'] td").inner_text().endswith(")")
+    vmem = page.locator("#memory .membar[data-kind='vmem']")
+    # emit_pipeline double-buffers three 128x128 f32 blocks (x, y, out: 6 x 64 KiB) plus the
+    # 128x128 f32 accumulator: 7 x 65,536 = 458,752 bytes, of v5p's 64 MiB per TensorCore.
+    assert vmem.get_attribute("data-used") == "458752"
+    assert vmem.get_attribute("data-capacity") == str(64 * 1024 * 1024)
+    assert "0.68%" in vmem.inner_text()
+    assert page.locator("#memory .membar[data-kind='hbm']").get_attribute("data-used") == str(3 * 256 * 256 * 4)
+    assert "jax 0.12.0.1" in page.inner_text("#run-meta")
+
+
+def test_wrong_kernel_is_a_mismatch_with_details(page, live_server):
+    goto(page, live_server, "/?entry=tiled_matmul")
+    page.select_option("#wrong", "stuck_k_index_map")
+    assert "Loaded the wrong kernel" in page.inner_text("#notices")
+    assert run_and_wait(page) == "mismatch"
+    assert page.locator("#cases tbody tr[data-passed='false']").count() == 2
+    first = page.locator(".mismatch-detail").first
+    assert first.is_visible()
+    indices = first.locator(".mismatch")
+    assert indices.count() > 0
+    assert re.fullmatch(r"\[\d+,\s*\d+\]", indices.first.get_attribute("data-index") or "")
+    maps = page.locator("#maps-section svg.heatmap")
+    assert maps.count() == 2 and int(maps.first.get_attribute("data-over") or 0) > 0
+
+
+def test_syntax_error_marks_the_users_line(page, live_server):
+    goto(page, live_server, "/?entry=tiled_matmul")
+    set_source(page, "import jax\n\n\ndef matmul(x, y):\n    return x @ (y\n")
+    assert run_and_wait(page) == "error"
+    assert "SyntaxError" in page.inner_text("#error-section")
+    marked = page.locator(".cm-error-line")
+    assert marked.count() == 1
+    assert marked.get_attribute("data-error-line") in {"5", "6"}
+    button = page.locator("#error-section .goto-line")
+    assert button.get_attribute("data-line") == marked.get_attribute("data-error-line")
+
+
+def test_kernel_that_raises_marks_the_raising_line(page, live_server):
+    goto(page, live_server, "/?entry=tiled_matmul")
+    set_source(page, "def helper():\n    raise ValueError('block shape does not divide M')\n\n\ndef matmul(x, y):\n    return helper()\n")
+    assert run_and_wait(page) == "error"
+    assert page.locator(".cm-error-line").get_attribute("data-error-line") == "2"
+    assert "block shape does not divide M" in page.inner_text("#error-section")
+
+
+def test_share_link_reopens_code_entry_chip_and_options(page, open_page, live_server):
+    goto(page, live_server, "/?entry=hbm_manual_dma")
+    text = "# my version of the manual DMA kernel\n" + CATALOG.get("hbm_manual_dma").solution_source
+    set_source(page, text)
+    page.click("#chips label:has-text('v6e')")
+    page.check("#opt-races")
+    page.click("#share")
+    page.wait_for_selector("#share-panel:not([hidden])")
+    url = page.input_value("#share-url")
+    assert re.fullmatch(re.escape(live_server.url) + r"/s/[A-Za-z0-9_-]{11}", url)
+
+    other = open_page()
+    other.goto(url)
+    other.wait_for_selector("html[data-ready='1']")
+    assert source(other) == text
+    assert other.inner_text("#entry-title") == CATALOG.get("hbm_manual_dma").title
+    assert other.is_checked("#chips input[value='v6e']")
+    assert other.is_checked("#opt-races")
+    assert "Opened shared link" in other.inner_text("#notices")
+
+
+def test_unknown_share_link_says_so(page, live_server):
+    page.allow_console("status of 404")
+    goto(page, live_server, "/s/AAAAAAAAAAA")
+    assert "cannot be opened" in page.inner_text("#notices")
+
+
+SCRATCH_PRINTS_MARKUP = """\
+import numpy as np
+
+def make_inputs(seed):
+    return (np.arange(4, dtype=np.float32),)
+
+def kernel(x):
+    print('<img src=x onerror=alert(1)><script>alert(2)</script>')
+    return x * 2
+"""
+
+
+def test_printed_markup_is_shown_as_text_and_runs_nothing(page, live_server):
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    goto(page, live_server, "/?scratch")
+    set_source(page, SCRATCH_PRINTS_MARKUP)
+    assert run_and_wait(page) == "ran"
+    assert "<img src=x onerror=alert(1)>" in page.inner_text("#stdout")
+    assert page.locator("#result img, #result script").count() == 0
+    assert page.locator("#outputs tbody tr").count() == 1
+    assert dialogs == []
+
+
+SCRATCH_SLEEPS = """\
+import time
+import numpy as np
+
+def make_inputs(seed):
+    return (np.zeros(4, np.float32),)
+
+def kernel(x):
+    print('about to sleep', flush=True)
+    time.sleep(600)
+    return x
+"""
+
+
+def test_cancel_stops_a_long_run(page, live_server):
+    goto(page, live_server, "/?scratch")
+    set_source(page, SCRATCH_SLEEPS)
+    page.click("#run")
+    page.wait_for_selector("#run-log li:has-text('importing your code')", timeout=RUN_TIMEOUT_MS)
+    page.click("#cancel")
+    page.wait_for_selector(FINISHED, timeout=30_000)
+    assert page.get_attribute("#result", "data-status") == "cancelled"
+    assert page.is_enabled("#run") and page.is_disabled("#cancel")
+
+
+def test_oversized_source_is_refused_with_a_clear_message(page, live_server):
+    page.allow_console("status of 413")
+    goto(page, live_server, "/?scratch")
+    set_source(page, "# " + "x" * (live_server.settings.source_bytes + 10) + "\n")
+    page.click("#run")
+    notice = page.locator("#request-error")
+    notice.wait_for()
+    assert "Source too large" in notice.inner_text()
+    assert "65,536" in notice.inner_text()
+    assert page.is_enabled("#run")
+
+
+def test_catalog_picker_opens_an_entry(page, live_server):
+    goto(page, live_server)
+    page.click("#catalog-button")
+    cards = page.locator("#catalog-dialog .level:not([data-level='scratch']) .entry-card")
+    assert [cards.nth(i).get_attribute("data-slug") for i in range(cards.count())] == [
+        e.slug for level in ("beginner", "intermediate", "advanced") for e in CATALOG.entries if e.level == level
+    ]
+    page.click("#catalog-dialog .entry-card[data-slug='block_sparse_matmul']")
+    assert page.inner_text("#entry-title") == CATALOG.get("block_sparse_matmul").title
+    assert page.url.endswith("/?entry=block_sparse_matmul")
+    page.click("#tab-reference")
+    assert "def reference" in page.inner_text("#reference")
+
+
+def test_draft_survives_a_reload(page, live_server):
+    goto(page, live_server, "/?entry=ring_all_gather")
+    set_source(page, "# draft in progress\n")
+    page.reload()
+    page.wait_for_selector("html[data-ready='1']")
+    assert source(page) == "# draft in progress\n"
+    page.click("#reset")
+    assert source(page) == CATALOG.get("ring_all_gather").template_source
+
+
+def test_dark_theme_sticks(page, live_server):
+    goto(page, live_server)
+    before = page.get_attribute("html", "data-theme")
+    page.click("#theme-toggle")
+    after = page.get_attribute("html", "data-theme")
+    assert {before, after} == {"light", "dark"}
+    page.reload()
+    page.wait_for_selector("html[data-ready='1']")
+    assert page.get_attribute("html", "data-theme") == after
+
+
+@pytest.mark.parametrize("viewport", [{"width": 390, "height": 844}, {"width": 1280, "height": 720}])
+def test_page_fits_the_viewport_without_sideways_scrolling(open_page, live_server, viewport):
+    page = open_page(viewport=viewport)
+    goto(page, live_server, "/?entry=tiled_matmul")
+    assert page.locator("#editor .cm-content").is_visible()
+    assert page.locator("#run").is_visible()
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0
+
+
+def test_controls_are_reachable_by_keyboard(page, live_server):
+    goto(page, live_server)
+    reached = set()
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        reached.add(page.evaluate("() => document.activeElement.id || document.activeElement.className"))
+    assert {"catalog-button", "run", "share", "theme-toggle"} <= reached
