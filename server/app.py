@@ -20,7 +20,7 @@ from sandbox.catalog import load_catalog
 from server import problems
 from server.cache import ResultCache
 from server.ratelimit import RateLimiter
-from server.routes import catalog, meta, pages, runs, shares
+from server.routes import catalog, lessons, meta, pages, runs, shares
 from server.runner import Runner
 from server.settings import Settings
 
@@ -73,6 +73,9 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
             yield
         finally:
             await runner.stop()
+            # The share and lesson database, if a request opened it (server.deps).
+            if (database := getattr(app.state, "database", None)) is not None:
+                database.close()
 
     app = FastAPI(
         title="Pallas Playground",
@@ -84,6 +87,6 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
     app.state.backend_name, app.state.backend_note = name, note
     problems.install(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024)
-    for router in (runs.router, catalog.router, meta.router, shares.router, pages.router):
+    for router in (runs.router, catalog.router, meta.router, shares.router, lessons.router, pages.router):
         app.include_router(router)
     return app

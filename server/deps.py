@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from sandbox.catalog import Catalog
+from server.lessons import LessonStore, lesson_store
 from server.runner import Runner
 from server.settings import Settings
+from server.shares import ShareStore, share_store
+from server.store import Database, open_database
+
+_opening = threading.Lock()
 
 
 def _settings(request: Request) -> Settings:
@@ -23,6 +29,27 @@ def _catalog(request: Request) -> Catalog:
     return request.app.state.catalog
 
 
+def _database(request: Request) -> Database:
+    """The share and lesson database, opened on first use (the app closes it when it stops)."""
+    state = request.app.state
+    database: Database | None = getattr(state, "database", None)
+    if database is None:
+        with _opening:
+            database = getattr(state, "database", None)
+            if database is None:
+                settings = state.settings
+                database = state.database = open_database(settings.data_dir, settings.share_salt)
+    return database
+
+
+def _shares(request: Request) -> ShareStore:
+    return share_store(_database(request))
+
+
+def _lessons(request: Request) -> LessonStore:
+    return lesson_store(_database(request))
+
+
 def client_id(request: Request) -> str:
     """Who a run belongs to, for fairness: the browser's own id if it sent one, else its address."""
     given = request.headers.get("x-playground-client", "")[:64]
@@ -34,3 +61,5 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 RunnerDep = Annotated[Runner, Depends(_runner)]
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
 ClientDep = Annotated[str, Depends(client_id)]
+SharesDep = Annotated[ShareStore, Depends(_shares)]
+LessonsDep = Annotated[LessonStore, Depends(_lessons)]

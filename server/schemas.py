@@ -5,9 +5,11 @@ Converted explicitly to and from the sandbox's domain types in `server.convert`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from server.lessons import MAX_STEPS, NOTE_BYTES, TITLE_CHARS
 
 ChipName = Literal["v5e", "v5p", "v6e", "tpu7x"]
 
@@ -122,3 +124,72 @@ class SharePublic(Wire):
     options: RunOptions
     versions: dict[str, str | None] = Field(..., description="The server's versions when it was shared.")
     created: str = Field(..., description="When it was first shared (ISO 8601, UTC).")
+
+
+class SparseCoreOut(Wire):
+    cores: int
+    subcores: int
+    lanes: int
+    vmem_bytes: int
+
+
+class ChipOut(Wire):
+    """One TPU generation a run can target; capacities and rates are per TensorCore."""
+
+    name: ChipName
+    title: str
+    device_kind: str
+    tensor_cores: int
+    vmem_bytes: int
+    smem_bytes: int
+    hbm_bytes: int
+    hbm_bandwidth: float = Field(..., description="Bytes per second.")
+    bf16_flops: float = Field(..., description="bf16 operations per second at peak.")
+    sparse_core: SparseCoreOut | None
+
+
+class LessonStepCreate(Wire):
+    """A step with its own editor state (`source`, ...), or one copied from an existing `share`."""
+
+    share: str | None = Field(None, description="An existing share's id; its content is copied in.")
+    source: str | None = Field(None, description="The kernel file (unless `share` is given).")
+    entry: str | None = Field(None, description="Catalog entry slug; null for scratch mode.")
+    chip: ChipName = "v5p"
+    options: RunOptions = Field(default_factory=RunOptions)
+    note: str = Field("", description=f"Markdown shown beside this step (at most {NOTE_BYTES:,} bytes).")
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> Self:
+        own = sorted(self.model_fields_set & {"source", "entry", "chip", "options"})
+        if self.share is not None and own:
+            raise ValueError(f"a step names a share or has its own state, not both (also: {', '.join(own)})")
+        if self.share is None and self.source is None:
+            raise ValueError("a step needs `source` (its own code) or `share` (an existing share's id)")
+        return self
+
+
+class LessonCreate(Wire):
+    title: str = Field(..., min_length=1, max_length=TITLE_CHARS, description="The lesson's name.")
+    steps: list[LessonStepCreate] = Field(..., min_length=1, max_length=MAX_STEPS, description="In order.")
+
+
+class LessonCreated(Wire):
+    id: str = Field(..., description="11-character content-addressed id.")
+    url: str = Field(..., description="The page that opens this lesson.")
+
+
+class LessonStepPublic(Wire):
+    source: str
+    entry: str | None
+    chip: ChipName
+    options: RunOptions
+    note: str
+
+
+class LessonPublic(Wire):
+    id: str
+    url: str
+    title: str
+    steps: list[LessonStepPublic]
+    versions: dict[str, str | None] = Field(..., description="The server's versions when it was made.")
+    created: str = Field(..., description="When it was first saved (ISO 8601, UTC).")

@@ -8,14 +8,20 @@ README's configuration table (a test checks that).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sandbox import limits
 from sandbox.catalog import DEFAULT_ROOT
+
+# One `frame-ancestors` source: any site, a keyword, a scheme, or an origin (maybe `*.` subdomains).
+FRAME_SOURCE = re.compile(
+    r"\*|'self'|'none'|https?:|https?://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:([0-9]{1,5}|\*))?"
+)
 
 
 class Settings(BaseSettings):
@@ -51,11 +57,31 @@ class Settings(BaseSettings):
     timing_budget_seconds: float = Field(1.0, description="Time spent on repeated timing runs per job.")
     share_salt: str = Field(
         "",
-        description="Salt mixed into share ids; empty: one is generated once and kept in the share database.",
+        description="Salt mixed into share and lesson ids; empty: one is generated once and kept in the "
+        "share database.",
+    )
+    embed_origins: str = Field(
+        "*",
+        description="Sites that may show `/embed/{id}` in a frame (CSP `frame-ancestors`): `*` (any), "
+        "`'none'`, or space-separated origins such as `https://course.example.edu`.",
     )
     tpu: Literal["auto", "yes", "no"] = Field(
         "auto", description="Whether this host has a TPU (`auto`: look for TPU device nodes)."
     )
+
+    @field_validator("embed_origins")
+    @classmethod
+    def _frame_sources(cls, value: str) -> str:
+        sources = value.split()
+        wrong = [s for s in sources if not FRAME_SOURCE.fullmatch(s)]
+        if not sources or wrong:
+            raise ValueError(
+                f"not an origin: {' '.join(wrong) or 'nothing'}; give `*`, `'none'`, or origins like "
+                "`https://course.example.edu`, separated by spaces"
+            )
+        if "'none'" in sources and len(sources) > 1:
+            raise ValueError("`'none'` forbids every site, so it cannot be combined with origins")
+        return " ".join(sources)
 
     def has_tpu(self) -> bool:
         if self.tpu != "auto":

@@ -1,14 +1,17 @@
-"""`/api/health` and `/api/version`: is the server well, and what does it run kernels on."""
+"""`/api/health`, `/api/version`, `/api/chips`: is the server well, what does it run kernels on, and
+what the chips a run can target have (capacities and peak rates, for memory meters and rooflines)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import platform
 
 from fastapi import APIRouter, Request
 
+from sandbox.chips import CHIP_TABLE
 from server.deps import RunnerDep, SettingsDep
-from server.schemas import Health, VersionInfo
+from server.schemas import ChipOut, Health, VersionInfo
 
 router = APIRouter(prefix="/api", tags=["meta"])
 
@@ -32,6 +35,11 @@ def version(settings: SettingsDep, request: Request) -> VersionInfo:
         sandbox=request.app.state.backend_name,
         sandbox_note=request.app.state.backend_note,
     )
+
+
+@router.get("/chips", response_model=list[ChipOut])
+def list_chips() -> list[ChipOut]:
+    return [ChipOut(**dataclasses.asdict(chip)) for chip in CHIP_TABLE.values()]
 
 
 def _dist(name: str) -> str | None:

@@ -1,8 +1,12 @@
-"""The browser page: `/` (the playground), `/s/{id}` (the same page reopening a share), `/static/...`.
+"""The browser pages: `/` (the playground), `/s/{id}` and `/l/{id}` (the same page reopening a share
+or a lesson), `/embed/{id}` (a compact runnable share for other sites' frames), `/static/...`.
 
-The page is static files only (no build step at install or run). Every HTML response carries a
+The pages are static files only (no build step at install or run). Every HTML response carries a
 Content-Security-Policy that allows scripts from this origin alone, a second line of defence behind
-the page's rule of rendering every user-produced string as text.
+the pages' rule of rendering every user-produced string as text. The playground itself is never
+framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`: no clickjacking of its buttons); an embed
+may be framed by the sites `PLAYGROUND_EMBED_ORIGINS` names (X-Frame-Options cannot express a list,
+so embeds leave it out and rely on CSP).
 """
 
 from __future__ import annotations
@@ -17,29 +21,35 @@ from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
-from server.routes.shares import StoreDep
+from server.deps import LessonsDep, SettingsDep, SharesDep
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
-CSP = "; ".join(
-    (
-        "default-src 'self'",
-        "script-src 'self'",
-        # CodeMirror injects its own <style> elements.
-        "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-    )
-)
-PAGE_HEADERS = {
-    "Content-Security-Policy": CSP,
+COMMON_HEADERS = {
     "Cache-Control": "no-cache",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
+
+
+def csp(frame_ancestors: str) -> str:
+    """The pages' Content-Security-Policy; `frame_ancestors`: who may show the page in a frame."""
+    return "; ".join(
+        (
+            "default-src 'self'",
+            "script-src 'self'",
+            # CodeMirror injects its own <style> elements.
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'none'",
+            f"frame-ancestors {frame_ancestors}",
+        )
+    )
+
+
+PAGE_HEADERS = {**COMMON_HEADERS, "Content-Security-Policy": csp("'none'"), "X-Frame-Options": "DENY"}
 
 
 class RevalidatedStaticFiles(StaticFiles):
@@ -62,9 +72,11 @@ router = APIRouter(include_in_schema=False)
 router.mount("/static", RevalidatedStaticFiles(directory=STATIC_DIR), name="static")
 
 
-def page(status_code: int = 200) -> HTMLResponse:
-    html = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
-    return HTMLResponse(html, status_code=status_code, headers=PAGE_HEADERS)
+def page(
+    status_code: int = 200, *, name: str = "index.html", headers: dict[str, str] = PAGE_HEADERS
+) -> HTMLResponse:
+    html = (STATIC_DIR / name).read_text(encoding="utf-8")
+    return HTMLResponse(html, status_code=status_code, headers=headers)
 
 
 @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
@@ -73,6 +85,17 @@ def index_page() -> HTMLResponse:
 
 
 @router.api_route("/s/{share_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)
-def share_page(share_id: str, store: StoreDep) -> HTMLResponse:
+def share_page(share_id: str, shares: SharesDep) -> HTMLResponse:
     # An unknown id still gets the page (it explains what happened), but with an honest 404.
-    return page(200 if store.get(share_id) else 404)
+    return page(200 if shares.get(share_id) else 404)
+
+
+@router.api_route("/l/{lesson_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)
+def lesson_page(lesson_id: str, lessons: LessonsDep) -> HTMLResponse:
+    return page(200 if lessons.get(lesson_id) else 404)
+
+
+@router.api_route("/embed/{share_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)
+def embed_page(share_id: str, shares: SharesDep, settings: SettingsDep) -> HTMLResponse:
+    headers = {**COMMON_HEADERS, "Content-Security-Policy": csp(settings.embed_origins)}
+    return page(200 if shares.get(share_id) else 404, name="embed.html", headers=headers)

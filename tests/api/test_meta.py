@@ -35,3 +35,11 @@ def test_development_backend_is_refused_beyond_loopback(tmp_path):
     with pytest.raises(UnsafeBindError, match=r"refusing to bind '0\.0\.0\.0'"):
         create_app(Settings(data_dir=tmp_path, host="0.0.0.0", sandbox="local"))
     assert create_app(Settings(data_dir=tmp_path, host="127.0.0.1", sandbox="local")).state.backend_name == "local"
+
+
+def test_chips_lists_the_chip_table_per_tensor_core(client):
+    chips = {c["name"]: c for c in client.get("/api/chips").json()}
+    assert list(chips) == ["v5e", "v5p", "v6e", "tpu7x"]
+    assert chips["v5p"]["vmem_bytes"] == 64 * 2**20 and chips["v5p"]["tensor_cores"] == 2
+    assert chips["v5e"]["sparse_core"] is None and chips["tpu7x"]["sparse_core"]["lanes"] == 16
+    assert chips["v6e"]["hbm_bandwidth"] == 1640e9 and chips["v6e"]["bf16_flops"] == 920e12

@@ -21,6 +21,22 @@ CASES = [
     ("unknown catalog entry", "get", "/api/catalog/nope", {}, 404, "nope"),
     ("unknown path", "get", "/api/nothing-here", {}, 404, ""),
     ("wrong method", "put", "/api/health", {}, 405, ""),
+    ("share: unknown entry", "post", "/api/shares", {"json": {"source": "x", "entry": "nope"}}, 422, "'nope'"),
+    ("share: source too large", "post", "/api/shares", {"json": {"source": BIG}}, 413, "65,537 bytes"),
+    ("unknown share", "get", "/api/shares/nope", {}, 404, "nope"),
+    ("lesson: no title", "post", "/api/lessons", {"json": {"steps": [{"source": "x"}]}}, 422, "title"),
+    ("lesson: long title", "post", "/api/lessons", {"json": {"title": "t" * 201, "steps": [{"source": "x"}]}},
+     422, "at most 200"),
+    ("lesson: no steps", "post", "/api/lessons", {"json": {"title": "t", "steps": []}}, 422, "at least 1"),
+    ("lesson: 31 steps", "post", "/api/lessons", {"json": {"title": "t", "steps": [{"source": "x"}] * 31}},
+     422, "at most 30"),
+    ("lesson: share and source", "post", "/api/lessons",
+     {"json": {"title": "t", "steps": [{"share": "AAAAAAAAAAA", "source": "x"}]}}, 422, "not both"),
+    ("lesson: empty step", "post", "/api/lessons", {"json": {"title": "t", "steps": [{"note": "n"}]}},
+     422, "needs `source`"),
+    ("lesson: unknown step field", "post", "/api/lessons",
+     {"json": {"title": "t", "steps": [{"source": "x", "evil": 1}]}}, 422, "evil"),
+    ("unknown lesson", "get", "/api/lessons/nope", {}, 404, "nope"),
 ]
 
 

@@ -54,6 +54,7 @@ const enc = encodeURIComponent;
 export const getCatalog = () => request("GET", "/api/catalog");
 export const getEntry = (slug) => request("GET", `/api/catalog/${enc(slug)}`);
 export const getVersion = () => request("GET", "/api/version");
+export const getChips = () => request("GET", "/api/chips");
 export const createRun = (run) => request("POST", "/api/runs", run);
 export const getRun = (id) => request("GET", `/api/runs/${enc(id)}`);
 export const cancelRun = (id) => request("DELETE", `/api/runs/${enc(id)}`);
@@ -117,3 +118,6 @@ export function followRun(run, onEvent) {
   };
   return { close: finish };
 }
+
+export const createLesson = (lesson) => request("POST", "/api/lessons", lesson);
+export const getLesson = (id) => request("GET", `/api/lessons/${enc(id)}`);
