@@ -19,17 +19,14 @@ import argparse
 import os
 import socket
 import statistics
-import sys
 import threading
 import time
 from pathlib import Path
 
 import uvicorn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from server.app import create_app  # noqa: E402
-from server.settings import Settings  # noqa: E402
+from server.app import create_app
+from server.settings import Settings
 
 READY = "html[data-ready='1']"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]

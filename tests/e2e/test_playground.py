@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from sandbox.catalog import load_catalog
 
@@ -196,7 +197,7 @@ def test_catalog_picker_opens_an_entry(page, live_server):
         e.slug for level in ("beginner", "intermediate", "advanced") for e in CATALOG.entries if e.level == level
     ]
     page.click("#catalog-dialog .entry-card[data-slug='block_sparse_matmul']")
-    assert page.inner_text("#entry-title") == CATALOG.get("block_sparse_matmul").title
+    expect(page.locator("#entry-title")).to_have_text(CATALOG.get("block_sparse_matmul").title)
     assert page.url.endswith("/?entry=block_sparse_matmul")
     page.click("#tab-reference")
     assert "def reference" in page.inner_text("#reference")

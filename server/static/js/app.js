@@ -4,7 +4,10 @@
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
 import { $, h } from "./dom.js";
+import { renderIr } from "./compiler.js";
 import { renderCatalog, renderEntryInfo } from "./entry.js";
+import { LessonBuilder, LessonPlayer } from "./lesson.js";
+import { carryPresentation, setupPresentation } from "./present.js";
 import { Progress } from "./progress.js";
 import { renderResult } from "./results.js";
 import { SCRATCH_STARTER } from "./scratch.js";
@@ -19,9 +22,11 @@ const state = {
   details: new Map(),
   entry: null, // the selected entry's detail; null in scratch mode
   server: null, // /api/version
+  chips: [], // /api/chips: capacities and rates per chip
   run: null, // {id, follower} while a run is live
   shareMode: false,
   live: null,
+  lesson: null, // a LessonPlayer on /l/{id}
 };
 
 const storage = {
@@ -132,7 +137,8 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   setSource(source ?? storage.get(draftKey()) ?? template());
   clearResult();
   if (!fromShare) {
-    history.replaceState(null, "", entry ? `/?entry=${encodeURIComponent(entry.slug)}` : "/?scratch");
+    const url = entry ? `/?entry=${encodeURIComponent(entry.slug)}` : "/?scratch";
+    history.replaceState(null, "", carryPresentation(url));
   }
 }
 
@@ -160,6 +166,7 @@ function wireEntryActions() {
 }
 
 function saveDraft(text) {
+  if (state.lesson) return state.lesson.edited(text);
   if (state.shareMode) return;
   storage.set(draftKey(), text === template() ? null : text);
 }
@@ -174,6 +181,7 @@ function setRunning(running) {
 
 function clearResult() {
   $("#result").replaceChildren();
+  renderIr($("#ir"), {}, resultContext());
   delete $("#result").dataset.status;
   editor.clearMark();
   if (!state.run) progress.reset("Press Run (Ctrl+Enter) to check your kernel.");
@@ -185,11 +193,18 @@ function expectedCases() {
   return state.entry.cases.filter((c) => native || !c.tpu_only).length;
 }
 
-const resultContext = () => ({ onGoToLine: (line) => editor.goToLine(line), chip: currentChip() });
+const resultContext = () => ({
+  onGoToLine: (line) => editor.goToLine(line),
+  chip: currentChip(),
+  chips: state.chips,
+  onCheckAllChips: () => run({ lowerChips: CHIPS }),
+});
 
-async function run() {
+/** Run the editor's kernel; `lowerChips`: also check the TPU lowering for these chips. */
+async function run({ lowerChips = [] } = {}) {
   if (state.run || $("#run").disabled) return;
   const body = { source: editor.getValue(), entry: state.entry?.slug ?? null, chip: currentChip(), mode: "auto", options: readOptions() };
+  if (lowerChips.length) body.lower_chips = lowerChips;
   document.getElementById("request-error")?.remove();
   clearResult();
   showTab("results");
@@ -230,6 +245,7 @@ function finishRun(result) {
   setRunning(false);
   progress.finish(result);
   renderResult($("#result"), result, resultContext());
+  renderIr($("#ir"), result, resultContext());
   const marked = $("#result .goto-line");
   if (marked) editor.markLine(Number(marked.dataset.line), result.error?.message ?? "");
 }
@@ -247,7 +263,7 @@ async function cancel() {
 // -- shares --------------------------------------------------------------------------------------
 
 async function share() {
-  const body = { source: editor.getValue(), entry: state.entry?.slug ?? null, chip: currentChip(), options: readOptions() };
+  const body = editorState();
   let created;
   try {
     created = await api.createShare(body);
@@ -295,13 +311,50 @@ async function openShare(id) {
   return true;
 }
 
+// -- lessons -------------------------------------------------------------------------------------
+
+/** The editor's whole state, as a share or a lesson step records it. */
+const editorState = () => ({ source: editor.getValue(), entry: state.entry?.slug ?? null, chip: currentChip(), options: readOptions() });
+
+async function loadStep(step, source) {
+  const known = !step.entry || state.catalog.some((e) => e.slug === step.entry);
+  await selectEntry(known ? step.entry : null, { source, fromShare: true });
+  setChip(step.chip);
+  applyOptions(step.options);
+}
+
+async function openLesson(id) {
+  let lesson;
+  try {
+    lesson = await api.getLesson(id);
+  } catch (error) {
+    showProblem(error, "This lesson link cannot be opened");
+    return false;
+  }
+  state.lesson = new LessonPlayer($("#lesson-bar"), lesson, {
+    load: loadStep,
+    storage,
+    onStep: (index) => history.replaceState(null, "", carryPresentation(`/l/${encodeURIComponent(id)}?step=${index + 1}`)),
+  });
+  const wanted = Number.parseInt(new URLSearchParams(location.search).get("step") ?? "1", 10);
+  await state.lesson.go(Number.isFinite(wanted) ? wanted - 1 : 0);
+  checkVersions(lesson.versions || {});
+  return true;
+}
+
+function leaveLesson() {
+  state.lesson = null;
+  $("#lesson-bar").hidden = true;
+  $("#lesson-bar").replaceChildren();
+}
+
 function checkVersions(versions) {
   const server = state.server || {};
   const differ = ["jax", "jaxlib"].filter((k) => versions[k] && server[k] && versions[k] !== server[k]);
   if (!differ.length) return;
   const then = differ.map((k) => `${k} ${versions[k]}`).join(", ");
   const now = differ.map((k) => `${k} ${server[k]}`).join(", ");
-  notice("warning", `This link was shared from a server running ${then}; this one runs ${now}. Results may differ.`, "version-notice");
+  notice("warning", `This link was made on a server running ${then}; this one runs ${now}. Results may differ.`, "version-notice");
 }
 
 // -- start-up ------------------------------------------------------------------------------------
@@ -312,7 +365,7 @@ const progress = new Progress($("#progress"), $("#progress-label"), $("#run-log"
 window.playground = { editor, reference };
 
 function wireControls() {
-  $("#run").addEventListener("click", run);
+  $("#run").addEventListener("click", () => run());
   $("#cancel").addEventListener("click", cancel);
   $("#share").addEventListener("click", share);
   $("#copy-link").addEventListener("click", copyLink);
@@ -324,6 +377,22 @@ function wireControls() {
       run();
     }
   });
+  // Alt+←/→ steps through a lesson, from anywhere (the editor included: captured before it).
+  document.addEventListener(
+    "keydown",
+    (event) => {
+      if (!state.lesson || !event.altKey || event.ctrlKey || event.metaKey || state.run) return;
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (!step) return;
+      event.preventDefault();
+      event.stopPropagation();
+      if (step > 0) state.lesson.next();
+      else state.lesson.previous();
+    },
+    true,
+  );
+  const builder = new LessonBuilder($("#lesson-dialog"), { current: editorState, storage, onProblem: showProblem });
+  $("#lesson-button").addEventListener("click", () => builder.open());
   $("#catalog-button").addEventListener("click", () => $("#catalog-dialog").showModal());
   $("#catalog-close").addEventListener("click", () => $("#catalog-dialog").close());
   $("#catalog-dialog").addEventListener("click", (event) => {
@@ -334,6 +403,7 @@ function wireControls() {
 async function start() {
   buildChips();
   setupTheme($("#theme-toggle"), storage);
+  setupPresentation($("#present"));
   setupTabs($(".tabs"));
   wireControls();
   wireEntryActions();
@@ -341,7 +411,7 @@ async function start() {
   applyOptions(prefs.options);
   chipInput(CHIPS.includes(prefs.chip) ? prefs.chip : "v5p").checked = true;
   try {
-    [state.catalog, state.server] = await Promise.all([api.getCatalog(), api.getVersion()]);
+    [state.catalog, state.server, state.chips] = await Promise.all([api.getCatalog(), api.getVersion(), api.getChips()]);
   } catch (error) {
     showProblem(error, "The playground could not load");
     state.catalog = state.catalog || [];
@@ -349,12 +419,16 @@ async function start() {
   renderCatalog($("#catalog-list"), state.catalog, async (slug) => {
     $("#catalog-dialog").close();
     $("#share-panel").hidden = true;
+    leaveLesson();
     await selectEntry(slug);
     setChip(prefs.chip);
     editor.focus();
   });
   const shareId = /^\/s\/([^/]+)$/.exec(location.pathname)?.[1];
-  const opened = shareId ? await openShare(decodeURIComponent(shareId)) : false;
+  const lessonId = /^\/l\/([^/]+)$/.exec(location.pathname)?.[1];
+  let opened = false;
+  if (shareId) opened = await openShare(decodeURIComponent(shareId));
+  else if (lessonId) opened = await openLesson(decodeURIComponent(lessonId));
   if (!opened) {
     const params = new URLSearchParams(location.search);
     const wanted = params.has("scratch") ? null : params.get("entry") ?? state.catalog[0]?.slug ?? null;

@@ -3,6 +3,7 @@
 // ones are skipped, unknown ones are shown as JSON text under "More details".
 
 import { errorMap, memoryBar } from "./charts.js";
+import { compilerSection } from "./compiler.js";
 import { h } from "./dom.js";
 import { bytes, count, flops, isNum, num, percent, ratio, seconds, shape } from "./format.js";
 
@@ -20,7 +21,7 @@ const STATUS_TEXT = {
 const KNOWN_RESULT = new Set([
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
-  "cached_from", "cached_at",
+  "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings",
 ]);
 const KNOWN_CASE = new Set(["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races"]);
 
@@ -347,7 +348,7 @@ function footer(result) {
 
 /**
  * Render `result` (a RunResult, or a partial one while a run is live) into `root`.
- * @param {{onGoToLine: (line: number) => void, chip?: string}} ctx
+ * @param {{onGoToLine: (line: number) => void, chip?: string, chips?: object[], onCheckAllChips?: () => void}} ctx
  */
 export function renderResult(root, result, ctx) {
   const cases = result.cases || [];
@@ -365,6 +366,7 @@ export function renderResult(root, result, ctx) {
       errorMapsSection(cases),
       result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
+      compilerSection(result, ctx),
       extrasSection(result),
       footer(result),
     ].filter(Boolean),
