@@ -5,8 +5,8 @@
 //
 // Reproducible: the same package-lock.json gives byte-identical files
 // (`rm -rf node_modules && npm ci && npm run build`, then compare sha256). Node is needed only here,
-// never to install, run or test the playground (tests/e2e/test_vendor_bundle.py checks the
-// committed files against package-lock.json without Node).
+// never to install, run or test the playground (tests/unit/test_vendor_bundle.py checks the
+// committed files against package-lock.json and src/editor.js without Node).
 
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -53,13 +53,21 @@ const result = await esbuild.build({
 
 const names = [...new Set(Object.keys(result.metafile.inputs).map(packageOf).filter(Boolean))].sort();
 const packages = names.map(readPackage);
+// The entry file's hash goes into the banner and versions.json, so a test (without Node) can tell
+// when src/editor.js changed but the committed bundle was not rebuilt.
+const sourceSha = createHash("sha256").update(readFileSync(join(here, "src", "editor.js"))).digest("hex");
 const banner =
   "/*! Pallas Playground editor bundle: CodeMirror 6 and its dependencies, built by frontend/build.mjs\n" +
   ` * with esbuild ${esbuild.version} from frontend/package-lock.json. Licences: LICENSES.txt beside this file.\n` +
+  ` * entry frontend/src/editor.js sha256 ${sourceSha}\n` +
   packages.map((p) => ` * ${p.name}@${p.version} ${p.license}\n`).join("") +
   " */\n";
 const code = banner + result.outputFiles[0].text;
-const versions = { packages: Object.fromEntries(packages.map((p) => [p.name, p.version])), esbuild: esbuild.version };
+const versions = {
+  packages: Object.fromEntries(packages.map((p) => [p.name, p.version])),
+  esbuild: esbuild.version,
+  entry_sha256: sourceSha,
+};
 const licenses = packages
   .map((p) => `${"=".repeat(78)}\n${p.name}@${p.version} (${p.license})\n${"=".repeat(78)}\n\n${p.text}\n`)
   .join("\n");

@@ -55,6 +55,7 @@ def catalog_detail(entry: CatalogEntry) -> CatalogDetail:
         tolerances={k: to_json_dict(v) for k, v in entry.tolerances.items()},
         mutable_inputs=list(entry.mutable_inputs),
         interpret_notes=entry.interpret_notes,
+        options=RunOptions(**to_json_dict(entry.options)),
         wrong=[
             WrongKernelOut(name=w.name, expect=w.expect.value, why=w.why, source=w.source)
             for w in entry.wrong

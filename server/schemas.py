@@ -81,6 +81,7 @@ class CatalogDetail(CatalogSummary):
     tolerances: dict[str, dict[str, float]]
     mutable_inputs: list[int]
     interpret_notes: str
+    options: RunOptions = Field(..., description="The interpret options this entry runs with by default.")
     wrong: list[WrongKernelOut]
 
 

@@ -42,13 +42,20 @@ const theme = EditorView.theme({
   ".cm-panels": { backgroundColor: "var(--panel)", color: "var(--fg)" },
   ".cm-error-line": { backgroundColor: "var(--error-line)" },
   ".cm-gutterElement.cm-error-gutter": { backgroundColor: "var(--bad)", color: "var(--bad-fg)" },
+  ".cm-race-line": { backgroundColor: "var(--race-line)" },
+  ".cm-gutterElement.cm-race-gutter": { backgroundColor: "var(--warn)", color: "var(--panel)" },
 });
 
-// One marked line at a time (the line an error points at), kept in place while the user edits.
-const setMark = StateEffect.define();
-const gutterMark = new (class extends GutterMarker {
-  elementClass = "cm-error-gutter";
-})();
+// Marked lines (the line an error points at, the lines of racing accesses), kept in place while
+// the user edits. Each kind has its own line class, data attribute and gutter colour.
+const setMarks = StateEffect.define();
+const gutterMarks = {};
+function gutterMarkFor(kind) {
+  gutterMarks[kind] ??= new (class extends GutterMarker {
+    elementClass = `cm-${kind}-gutter`;
+  })();
+  return gutterMarks[kind];
+}
 
 const markField = StateField.define({
   create: () => ({ deco: Decoration.none, gutter: RangeSet.empty }),
@@ -57,16 +64,14 @@ const markField = StateField.define({
     deco = deco.map(tr.changes);
     gutter = gutter.map(tr.changes);
     for (const effect of tr.effects) {
-      if (!effect.is(setMark)) continue;
-      if (effect.value === null) {
-        deco = Decoration.none;
-        gutter = RangeSet.empty;
-      } else {
-        const { from, number, message } = effect.value;
-        const attributes = { "data-error-line": String(number), title: message };
-        deco = Decoration.set([Decoration.line({ class: "cm-error-line", attributes }).range(from)]);
-        gutter = RangeSet.of([gutterMark.range(from)]);
-      }
+      if (!effect.is(setMarks)) continue;
+      const marks = [...effect.value].sort((a, b) => a.from - b.from);
+      deco = Decoration.set(
+        marks.map(({ from, number, message, kind }) =>
+          Decoration.line({ class: `cm-${kind}-line`, attributes: { [`data-${kind}-line`]: String(number), title: message } }).range(from),
+        ),
+      );
+      gutter = RangeSet.of(marks.map(({ from, kind }) => gutterMarkFor(kind).range(from)));
     }
     return { deco, gutter };
   },
@@ -110,16 +115,30 @@ export function createEditor(parent, { doc = "", onChange = null, onRun = null, 
     getValue: () => view.state.doc.toString(),
     /** Replace the whole text; the change is one undoable step. */
     setValue(text) {
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, effects: setMark.of(null) });
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, effects: setMarks.of([]) });
     },
     focus: () => view.focus(),
-    /** Highlight line `number` (1-based) in the gutter and the text; false if there is no such line. */
-    markLine(number, message = "") {
-      const line = lineAt(number);
-      view.dispatch({ effects: setMark.of(line ? { from: line.from, number, message } : null) });
-      return line !== null;
+    /**
+     * Highlight lines in the gutter and the text, replacing earlier marks. Each mark:
+     * {line (1-based), message, kind: "error" | "race"}. Returns how many lines exist and were marked.
+     */
+    markLines(marks) {
+      const found = [];
+      const seen = new Set();
+      for (const { line: number, message = "", kind = "error" } of marks) {
+        const line = lineAt(number);
+        if (!line || seen.has(line.from)) continue;
+        seen.add(line.from);
+        found.push({ from: line.from, number, message, kind });
+      }
+      view.dispatch({ effects: setMarks.of(found) });
+      return found.length;
     },
-    clearMark: () => view.dispatch({ effects: setMark.of(null) }),
+    /** Highlight one line as an error; false if there is no such line. */
+    markLine(number, message = "") {
+      return this.markLines([{ line: number, message, kind: "error" }]) === 1;
+    },
+    clearMark: () => view.dispatch({ effects: setMarks.of([]) }),
     /** Put the cursor on line `number` and scroll it into the middle of the view. */
     goToLine(number) {
       const line = lineAt(number);

@@ -43,3 +43,8 @@ def test_chips_lists_the_chip_table_per_tensor_core(client):
     assert chips["v5p"]["vmem_bytes"] == 64 * 2**20 and chips["v5p"]["tensor_cores"] == 2
     assert chips["v5e"]["sparse_core"] is None and chips["tpu7x"]["sparse_core"]["lanes"] == 16
     assert chips["v6e"]["hbm_bandwidth"] == 1640e9 and chips["v6e"]["bf16_flops"] == 920e12
+
+
+def test_catalog_detail_carries_the_entrys_default_options(client):
+    assert client.get("/api/catalog/race_condition_demo").json()["options"]["detect_races"] is True
+    assert client.get("/api/catalog/tiled_matmul").json()["options"]["detect_races"] is False

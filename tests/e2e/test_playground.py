@@ -241,3 +241,46 @@ def test_controls_are_reachable_by_keyboard(page, live_server):
         page.keyboard.press("Tab")
         reached.add(page.evaluate("() => document.activeElement.id || document.activeElement.className"))
     assert {"catalog-button", "run", "share", "theme-toggle"} <= reached
+
+
+def test_roofline_matches_the_chip_table_on_every_chip(page, live_server):
+    from sandbox.chips import CHIP_TABLE
+
+    goto(page, live_server, "/?entry=tiled_matmul")
+    page.click("#solution")
+    page.click("#chips label:has-text('v6e')")
+    assert run_and_wait(page) == "passed"
+    facts = page.locator("#roofline-facts")
+    # The timed case is f32 256x256x256: 2*256^3 flops; A, B read and C written once, 4 bytes each.
+    flop, byte = 2 * 256**3, 3 * 256 * 256 * 4
+    assert (facts.get_attribute("data-flops"), facts.get_attribute("data-bytes")) == (str(flop), str(byte))
+    rows = page.locator("#roofline tbody tr")
+    assert rows.count() == len(CHIP_TABLE)
+    for i, chip in enumerate(CHIP_TABLE.values()):
+        row = rows.nth(i)
+        assert row.get_attribute("data-chip") == chip.name
+        assert float(row.get_attribute("data-seconds") or 0) == pytest.approx(chip.roofline_seconds(flop, byte))
+        assert row.get_attribute("data-bound") == "memory"  # 43 FLOP/byte: below every ridge (v5e 240)
+    assert page.locator("#roofline tr.chosen").get_attribute("data-chip") == "v6e"
+    assert page.locator(".roofline-chart .roof.selected").get_attribute("data-chip") == "v6e"
+    assert float(page.get_attribute(".kernel-intensity", "data-intensity") or 0) == pytest.approx(flop / byte)
+
+
+def test_races_are_marked_on_the_racing_lines_and_the_fix_has_none(page, live_server):
+    entry = CATALOG.get("race_condition_demo")
+    goto(page, live_server, "/?entry=race_condition_demo")
+    assert page.is_checked("#opt-races"), "the entry turns the race detector on"
+    page.select_option("#wrong", "prefetch_into_the_slot_being_read")
+    assert run_and_wait(page) == "mismatch"
+    assert "DATA RACES" in page.inner_text("#races-section")  # the heading (CSS upper case)
+    assert "write by a DMA" in page.inner_text("#races-section")
+    wrong = next(w for w in entry.wrong if w.name == "prefetch_into_the_slot_being_read").source
+    marked = page.locator(".cm-race-line")
+    assert marked.count() >= 2
+    for i in range(marked.count()):
+        line = int(marked.nth(i).get_attribute("data-race-line") or 0)
+        assert 1 <= line <= len(wrong.splitlines())
+    page.click("#solution")
+    assert run_and_wait(page) == "passed"
+    assert page.locator(".cm-race-line").count() == 0
+    assert page.locator("#races-section").count() == 0

@@ -9,7 +9,7 @@ import { renderCatalog, renderEntryInfo } from "./entry.js";
 import { LessonBuilder, LessonPlayer } from "./lesson.js";
 import { carryPresentation, setupPresentation } from "./present.js";
 import { Progress } from "./progress.js";
-import { renderResult } from "./results.js";
+import { renderResult, sourceMarks } from "./results.js";
 import { SCRATCH_STARTER } from "./scratch.js";
 import { setupTabs, setupTheme, showTab } from "./ui.js";
 
@@ -134,6 +134,9 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   state.shareMode = fromShare;
   renderEntryInfo(entry, reference);
   enableChips(entry ? entry.chips : CHIPS);
+  // An entry's own options are its defaults (the race demo needs the detector); a share or a
+  // lesson step brings its own right after this.
+  if (!fromShare) applyOptions(entry?.options ?? {});
   setSource(source ?? storage.get(draftKey()) ?? template());
   clearResult();
   if (!fromShare) {
@@ -246,8 +249,7 @@ function finishRun(result) {
   progress.finish(result);
   renderResult($("#result"), result, resultContext());
   renderIr($("#ir"), result, resultContext());
-  const marked = $("#result .goto-line");
-  if (marked) editor.markLine(Number(marked.dataset.line), result.error?.message ?? "");
+  editor.markLines(sourceMarks(result));
 }
 
 async function cancel() {

@@ -4,8 +4,9 @@
 
 import { errorMap, memoryBar } from "./charts.js";
 import { compilerSection } from "./compiler.js";
+import { rooflineSection } from "./roofline.js";
 import { h } from "./dom.js";
-import { bytes, count, flops, isNum, num, percent, ratio, seconds, shape } from "./format.js";
+import { bytes, count, isNum, num, percent, ratio, seconds, shape } from "./format.js";
 
 const USER_FILE = "kernel.py";
 const STATUS_TEXT = {
@@ -32,6 +33,25 @@ export function userLine(error) {
   const mine = frames.filter((f) => f[1] === USER_FILE);
   if (mine.length) return Number(mine[mine.length - 1][2]);
   return frames.length ? null : (error.line ?? null);
+}
+
+/** The lines of the user's file a result points at: where it raised, where accesses raced. */
+export function sourceMarks(result) {
+  const marks = [];
+  const line = userLine(result.error);
+  if (line) marks.push({ line, kind: "error", message: `${result.error.type}: ${result.error.message}` });
+  if (result.lowering?.lowers === false && result.lowering.error?.line) {
+    const e = result.lowering.error;
+    marks.push({ line: e.line, kind: "error", message: `rejected by the TPU compiler: ${e.message}` });
+  }
+  for (const c of result.cases || []) {
+    for (const race of c.races || []) {
+      for (const a of race.accesses || []) {
+        if (a.file === USER_FILE && a.line) marks.push({ line: a.line, kind: "race", message: `data race: ${a.kind} of ${a.buffer} ${a.region} by ${a.by}` });
+      }
+    }
+  }
+  return marks;
 }
 
 function section(id, title, ...body) {
@@ -258,7 +278,7 @@ function timingSection(timing, chip) {
     ["Compile (estimate)", seconds(timing.compile_seconds)],
   ];
   if (isNum(timing.roofline_seconds)) {
-    rows.push([`Roofline on ${chip || "the chip"}`, `${seconds(timing.roofline_seconds)} (${flops(timing.flops)}, ${bytes(timing.bytes_accessed)} moved)`]);
+    rows.push([`Roofline bound on ${chip || "the chip"}`, `${seconds(timing.roofline_seconds)} (see Roofline below)`]);
   }
   const title = h("span", {}, "Timing", timing.simulated ? h("span", { class: "badge sim", id: "simulated" }, "CPU simulation") : null);
   return section(
@@ -366,6 +386,7 @@ export function renderResult(root, result, ctx) {
       errorMapsSection(cases),
       result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
+      rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip),
       compilerSection(result, ctx),
       extrasSection(result),
       footer(result),
