@@ -284,3 +284,25 @@ def test_races_are_marked_on_the_racing_lines_and_the_fix_has_none(page, live_se
     assert run_and_wait(page) == "passed"
     assert page.locator(".cm-race-line").count() == 0
     assert page.locator("#races-section").count() == 0
+
+
+def test_rate_limit_is_explained_with_when_to_try_again(page, live_server):
+    from server.ratelimit import RateLimiter
+
+    runner = live_server.app.state.runner
+    saved = runner.limiter
+    runner.limiter = RateLimiter(per_minute=1, burst=1)  # this browser's second run within a minute
+    page.allow_console("status of 429")
+    try:
+        goto(page, live_server, "/?scratch")
+        set_source(page, SCRATCH_PRINTS_MARKUP.replace("x * 2", "x * 3"))
+        assert run_and_wait(page) == "ran"
+        set_source(page, SCRATCH_PRINTS_MARKUP.replace("x * 2", "x * 4"))  # not the cached run again
+        page.click("#run")
+        notice = page.locator("#request-error")
+        notice.wait_for()
+        text = notice.inner_text()
+        assert "Rate limited" in text and re.search(r"try again in \d+ s", text), text
+        assert page.is_enabled("#run")
+    finally:
+        runner.limiter = saved
