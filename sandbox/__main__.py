@@ -45,6 +45,12 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="DMA execution mode 'eager' instead of 'on_wait'",
     )
+    run.add_argument(
+        "--trace",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="record the kernel trace of the first call (default: on)",
+    )
     run.add_argument("--wall-seconds", type=float, default=None)
     run.add_argument(
         "--timing-budget", type=float, default=1.5, metavar="SECONDS", help="repeated timing runs, in total"
@@ -91,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             limits=limits,
             timing_budget_seconds=args.timing_budget,
             lower_chips=CHIPS if args.all_chips else (),
+            trace=args.trace,
         )
     except (JobError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -25,6 +25,7 @@ from sandbox.protocol import (
     RunResult,
     RunStatus,
     Timing,
+    Trace,
     Versions,
     from_json_dict,
 )
@@ -67,6 +68,7 @@ def classify(job: Job, execution: Execution) -> RunResult:
         lowering=facts.lowering,
         lowerings=facts.lowerings,
         chip_warnings=facts.chip_warnings,
+        trace=facts.trace,
     )
 
 
@@ -89,6 +91,7 @@ class _Facts:
         self.timing = _last(by_kind, "timing", Timing)
         self.memory = _last(by_kind, "memory", MemoryUse)
         self.versions = _last(by_kind, "versions", Versions)
+        self.trace = _last(by_kind, "trace", Trace)
         versions = by_kind.get("versions", [])
         self.interpret = bool(versions[-1].get("interpret")) if versions else None
         lowering = by_kind.get("lowering", [{}])[-1]

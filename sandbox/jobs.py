@@ -24,6 +24,7 @@ def make_job(
     timing_budget_seconds: float = 1.5,
     job_id: str | None = None,
     lower_chips: tuple[Chip, ...] = (),
+    trace: bool = True,
 ) -> Job:
     """A validated job. `options` are the caller's interpret options over the entry's `[options]`.
 
@@ -33,7 +34,8 @@ def make_job(
     `race_condition_demo`).
 
     `lower_chips` asks for the TPU lowering check on each of those chips too ("check on all chips"),
-    beside the one for `chip` that every simulated run gets.
+    beside the one for `chip` that every simulated run gets. `trace` records the kernel trace of the
+    first call (see `sandbox.trace`); switching it off saves its cost.
     """
     limits = limits or default_limits()
     if len(source.encode()) > limits.source_bytes:
@@ -54,6 +56,7 @@ def make_job(
         timing_budget_seconds=timing_budget_seconds,
         devices=entry.devices if entry is not None else 1,
         lower_chips=tuple(dict.fromkeys(lower_chips)),
+        trace=trace,
     )
 
 

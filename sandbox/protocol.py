@@ -16,6 +16,9 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+# The trace's types live in their own module; RunResult.trace needs the name here for decoding.
+from sandbox.trace_types import Trace
+
 Chip = Literal["v5e", "v5p", "v6e", "tpu7x"]
 CHIPS: tuple[Chip, ...] = ("v5e", "v5p", "v6e", "tpu7x")
 Mode = Literal["auto", "interpret", "tpu"]
@@ -107,6 +110,8 @@ class Job:
     devices: int = 1
     # "Check on all chips": also lower the kernel for these chips (see `sandbox.lowering`).
     lower_chips: tuple[Chip, ...] = ()
+    # Record a kernel trace during the first call of the first case (interpret mode; `sandbox.trace`).
+    trace: bool = True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,6 +316,8 @@ class RunResult:
     lowering: LoweringReport | None = None
     lowerings: tuple[LoweringReport, ...] = ()
     chip_warnings: tuple[str, ...] = ()
+    # The kernel trace of the first call of the first case (None when the job asked for none).
+    trace: Trace | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,6 +333,7 @@ EventKind = Literal[
     "outputs",  # scratch-mode outputs summarised
     "lowering",  # TPU lowering check and static chip checks done
     "versions",  # versions and device kind
+    "trace",  # kernel trace of the first call (big: folded into the result, not forwarded as progress)
     "error",  # user code (or the harness) raised
     "done",  # harness finished normally
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sandbox.protocol import CaseResult, IrText, LoweringReport, MemoryUse, RunResult, Stats, Timing
+from sandbox.trace_types import Trace
 
 
 def render(result: RunResult, ir: str | None = None) -> str:
@@ -27,6 +28,8 @@ def render(result: RunResult, ir: str | None = None) -> str:
         lines += _timing(result.timing)
     if result.memory:
         lines += _memory(result.memory)
+    if result.trace:
+        lines += _trace(result.trace)
     lines += _lowerings(result)
     if ir and result.lowering:
         lines += _ir(ir, getattr(result.lowering, ir))
@@ -100,6 +103,28 @@ def _memory(m: MemoryUse) -> list[str]:
     ]
     lines += [f"    WARNING: {w}" for w in m.warnings]
     return lines
+
+
+def _trace(t: Trace) -> list[str]:
+    if not t.available:
+        return ["", f"trace: not available ({t.reason})"]
+    kept = f"{len(t.events):,} of {sum(t.counts.values()):,} events kept" if t.truncated else "not truncated"
+    lines = [
+        "",
+        f"trace of the first call, case {t.case!r} ({t.seconds:.3f} s host time; {kept}):",
+        f"    {_counts(t.counts)}",
+    ]
+    for lane in t.lanes:
+        where = f"device {lane.device}" + ("" if lane.core is None else f", core {lane.core}")
+        lines.append(f"    {where}: {_counts(lane.counts)}")
+    kinds = [s.kind for s in t.steps]
+    if kinds:
+        lines.append(f"    steps: {kinds.count('grid')} grid, {kinds.count('pipeline')} pipeline")
+    return lines
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.items())) or "no events"
 
 
 def _lowerings(result: RunResult) -> list[str]:

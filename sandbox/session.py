@@ -8,21 +8,23 @@ summarised (status `ran`).
 
 from __future__ import annotations
 
+import contextlib
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 import numpy as np
 
-from sandbox import calls, lowering, races, timing, usercode
+from sandbox import calls, lowering, races, timing, trace, usercode
 from sandbox.chips import chip_info
 from sandbox.compare import compare, tolerance_for
 from sandbox.harness import Reporter, peak_rss_bytes
 from sandbox.memory import kernel_memory
-from sandbox.protocol import Case, CaseResult, MemoryUse, Race, Stats, Timing, Tolerance
+from sandbox.protocol import Case, CaseResult, Chip, MemoryUse, Race, Stats, Timing, Tolerance
 from sandbox.target import Target, TargetError, configure
+from sandbox.trace_types import Trace
 
 SCRATCH_CASE = Case(name="scratch", dtype="", seed=0)
 
@@ -59,6 +61,7 @@ class Session:
         self.job = job
         self.report = reporter
         self.race_log: races.RaceLog | None = None
+        self.capture: trace.Capture | None = None
 
     def run(self) -> None:
         job = self.job
@@ -66,6 +69,7 @@ class Session:
             target = self._phase("target", lambda: configure(job.chip, job.mode, job.options, job.devices))
             if target.interpret and target.options.detect_races:
                 self.race_log = races.RaceLog().attach()
+            self.capture = _capture(job.trace, target)
             self.report.emit("versions", versions=target.versions(), interpret=target.interpret)
             problem = self._load()
             self.report.emit("imported")
@@ -167,7 +171,8 @@ class Session:
         self._take_race_reports()
         with target.chip_context():
             call = self._phase("kernel", lambda: calls.prepare(problem.kernel, inputs, problem.mutable))
-            got, seconds = self._phase("kernel", lambda: calls.timed(call.run))
+            with self._tracing(index == 0, case):
+                got, seconds = self._phase("kernel", lambda: calls.timed(call.run))
         reports = self._take_race_reports()
         if index == 0:
             self.report.emit("compiled", first_call_seconds=seconds)
@@ -177,6 +182,19 @@ class Session:
             result = self._case_result(case, inputs, got, expected, problem, seconds, target, reports)
             self.report.emit("case", index=index, of=len(problem.cases), result=result)
         return call, inputs, got, seconds
+
+    @contextlib.contextmanager
+    def _tracing(self, first: bool, case: Case) -> Iterator[None]:
+        """Record the kernel trace around the first call of the first case; report it even if it fails."""
+        capture = self.capture if first else None
+        if capture is None:
+            yield
+            return
+        try:
+            with capture.recording():
+                yield
+        finally:
+            self.report.emit("trace", trace=_trace_result(capture, case, self.job.chip))
 
     def _take_race_reports(self) -> list[str]:
         return self.race_log.take() if self.race_log is not None else []
@@ -301,6 +319,25 @@ class Session:
             warnings=tuple(warnings),
             note="" if demand.kernels else "no Pallas kernel found in the traced function",
         )
+
+
+def _capture(wanted: bool, target: Target) -> trace.Capture | None:
+    """The trace recorder, installed before user code is imported (kernels look the hooks up then)."""
+    if not wanted:
+        return None
+    if not target.interpret:
+        return trace.Capture("the kernel trace is recorded in TPU interpret mode only; this run was on a TPU")
+    try:
+        return trace.install()
+    except Exception as exc:  # the trace is an extra: it never stops a run
+        return trace.Capture(f"the trace could not be set up: {exc!r}")
+
+
+def _trace_result(capture: trace.Capture, case: Case, chip: Chip) -> Trace:
+    try:
+        return capture.result(case.name, chip_info(chip).hbm_bandwidth)
+    except Exception as exc:  # a fault of ours: say so in the result, keep the run
+        return Trace(available=False, reason=f"the trace could not be assembled: {exc!r}")
 
 
 def _require(module: types.ModuleType, name: str, where: str) -> Callable[..., Any]:
