@@ -78,7 +78,7 @@ def run_cli(run: Run) -> Outcome:
     """`python -m sandbox run kernels_catalog/<slug>/kernel.py --entry <slug> --json`, as a user types it."""
     kernel = f"kernels_catalog/{run.entry.slug}/{run.kernel}"
     command = [sys.executable, "-m", "sandbox", "run", kernel, "--entry", run.entry.slug, "--chip", run.chip]
-    command += ["--timing-budget", str(TIMING_BUDGET_SECONDS), "--json"]
+    command += ["--timing-budget", str(TIMING_BUDGET_SECONDS), "--all-chips", "--json"]
     shown = " ".join(command[1:])
     try:
         done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=STUCK_SECONDS)
@@ -207,6 +207,20 @@ def test_solution_passes_every_interpret_case_through_the_cli(run: Run, results:
     )
     exit_code = results[run.id].exit_code
     assert exit_code == 0, f"{run.id}: the CLI exited {exit_code}; {describe(result)}"
+
+
+@pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)
+def test_solution_lowers_for_every_chip_its_entry_supports(run: Run, results: dict[str, Outcome]) -> None:
+    # Passing in the simulator is not enough: the real Pallas -> Mosaic lowering must accept it, and
+    # the static chip checks (cores, SparseCore, VMEM, tiling) must have nothing to say.
+    result = result_of(results, run)
+    reports = {r.chip: r for r in result.lowerings}
+    for chip in run.entry.chips:
+        report = reports.get(chip)
+        assert report is not None, f"{run.id}: no lowering report for {chip}"
+        shown = report.error.message if report.error else report.note
+        assert report.lowers is True, f"{run.id}: does not lower for {chip}: {shown}"
+        assert report.warnings == (), f"{run.id} on {chip}: {report.warnings}"
 
 
 @pytest.mark.parametrize("run", WRONG, ids=lambda r: r.id)

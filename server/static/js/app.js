@@ -8,6 +8,7 @@ import { renderIr } from "./compiler.js";
 import { renderCatalog, renderEntryInfo } from "./entry.js";
 import { LessonBuilder, LessonPlayer } from "./lesson.js";
 import { carryPresentation, setupPresentation } from "./present.js";
+import { renderTrace } from "./traceview.js";
 import { Progress } from "./progress.js";
 import { renderResult, sourceMarks } from "./results.js";
 import { SCRATCH_STARTER } from "./scratch.js";
@@ -185,6 +186,7 @@ function setRunning(running) {
 function clearResult() {
   $("#result").replaceChildren();
   renderIr($("#ir"), {}, resultContext());
+  renderTrace($("#trace"), {});
   delete $("#result").dataset.status;
   editor.clearMark();
   if (!state.run) progress.reset("Press Run (Ctrl+Enter) to check your kernel.");
@@ -201,6 +203,7 @@ const resultContext = () => ({
   chip: currentChip(),
   chips: state.chips,
   onCheckAllChips: () => run({ lowerChips: CHIPS }),
+  onOpenTrace: () => showTab("trace"),
 });
 
 /** Run the editor's kernel; `lowerChips`: also check the TPU lowering for these chips. */
@@ -249,6 +252,7 @@ function finishRun(result) {
   progress.finish(result);
   renderResult($("#result"), result, resultContext());
   renderIr($("#ir"), result, resultContext());
+  renderTrace($("#trace"), result);
   editor.markLines(sourceMarks(result));
 }
 

@@ -1,9 +1,9 @@
 // Presentation mode, for a teacher at a projector: large fonts, a high-contrast palette, and only
 // the panels the URL asks for. `?present=1` turns it on (or the Present button, which keeps the
-// URL in step so the link can be handed around); `hide=toolbar,readme,reference,ir,log,hint` hides
+// URL in step so the link can be handed around); `hide=toolbar,entry,readme,reference,ir,trace,log,hint` hides
 // parts of the page. Everything here is CSS driven by attributes on <html>; nothing is re-rendered.
 
-const HIDEABLE = ["toolbar", "entry", "readme", "reference", "ir", "log", "hint"];
+const HIDEABLE = ["toolbar", "entry", "readme", "reference", "ir", "trace", "log", "hint"];
 
 function params() {
   return new URLSearchParams(location.search);

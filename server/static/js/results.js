@@ -5,6 +5,7 @@
 import { errorMap, memoryBar } from "./charts.js";
 import { compilerSection } from "./compiler.js";
 import { rooflineSection } from "./roofline.js";
+import { traceSummary } from "./traceview.js";
 import { h } from "./dom.js";
 import { bytes, count, isNum, num, percent, ratio, seconds, shape } from "./format.js";
 
@@ -22,7 +23,7 @@ const STATUS_TEXT = {
 const KNOWN_RESULT = new Set([
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
-  "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings",
+  "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace",
 ]);
 const KNOWN_CASE = new Set(["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races"]);
 
@@ -379,6 +380,7 @@ export function renderResult(root, result, ctx) {
       result.limit ? h("p", { class: "limit", id: "limit" }, `Limit hit: ${result.limit}`) : null,
       result.error ? errorSection(result.error, ctx.onGoToLine) : null,
       cases.length ? casesSection(cases) : null,
+      ctx.onOpenTrace ? traceSummary(result.trace, ctx.onOpenTrace) : null,
       mismatchSection(cases),
       racesSection(cases, ctx.onGoToLine),
       result.outputs?.length ? outputsSection(result.outputs) : null,

@@ -1,0 +1,53 @@
+"""WRONG: A's index map ignores the row-block index i.
+
+Otherwise the tiled matmul with the legacy `pl.pallas_call` API: a grid, BlockSpecs and an automatic pipeline.
+A's BlockSpec maps grid point (i, j, k) to block (0, k) instead of (i, k), so every output row block
+is computed from A's first row block. The shapes still fit and nothing fails; only the first row of
+output tiles is right, which the error map shows at a glance.
+Docs: https://docs.jax.dev/en/latest/pallas/tpu/matmul.html
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def matmul_kernel(x_ref, y_ref, o_ref, acc_ref):
+    k = pl.program_id(2)
+
+    @pl.when(k == 0)
+    def _():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+    @pl.when(k == pl.num_programs(2) - 1)
+    def _():
+        o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+
+@functools.partial(jax.jit, static_argnames=["bm", "bn", "bk"])
+def matmul(x, y, *, bm=128, bn=128, bk=128):
+    m, k = x.shape
+    k2, n = y.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: {x.shape=} {y.shape=}")
+    if m % bm or n % bn or k % bk:
+        raise ValueError(f"shapes must divide into blocks: {x.shape=} {y.shape=} {bm=} {bn=} {bk=}")
+    return pl.pallas_call(
+        matmul_kernel,
+        out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
+        grid=(m // bm, n // bn, k // bk),
+        in_specs=[
+            pl.BlockSpec((bm, bk), lambda i, j, k: (0, k)),  # WRONG: i is ignored
+            pl.BlockSpec((bk, bn), lambda i, j, k: (k, j)),
+        ],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, k: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+        # Output tiles are independent ("parallel": megacore chips may split them across
+        # TensorCores); the K axis carries the accumulator from step to step ("arbitrary").
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel", "arbitrary")),
+    )(x, y)
