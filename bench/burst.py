@@ -39,11 +39,16 @@ def post_run(base: str, client: str, tag: str) -> tuple[int, dict, dict]:
 
 
 def wait_done(base: str, run_id: str) -> dict:
-    while True:
-        state = json.load(urllib.request.urlopen(f"{base}/api/runs/{run_id}"))
-        if state["state"] == "done":
-            return state["result"]
-        time.sleep(0.1)
+    """Follow the run's Server-Sent Events until `done`, as the page does (no polling load)."""
+    with urllib.request.urlopen(f"{base}/api/runs/{run_id}/events") as stream:
+        kind = ""
+        for raw in stream:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                kind = line.removeprefix("event: ")
+            elif line.startswith("data: ") and kind == "done":
+                return json.loads(line.removeprefix("data: "))
+    raise RuntimeError(f"the event stream of run {run_id} ended without `done`")
 
 
 def one_run(base: str, client: str, tag: str) -> tuple[float, str]:
@@ -108,11 +113,20 @@ def main() -> None:
             makespan, latencies = burst(base, args.clients, "burst")
             health = burst.health  # type: ignore[attr-defined]
             greedy_done: list[float] = []
-            greedy = threading.Thread(target=lambda: greedy_done.extend(
-                one_run(base, "greedy", f"greedy {i}")[0] for i in range(args.greedy_runs)), daemon=True)
+            greedy_stop = threading.Event()
+
+            def greedy_client() -> None:
+                for i in range(args.greedy_runs):
+                    if greedy_stop.is_set():
+                        return
+                    greedy_done.append(one_run(base, "greedy", f"greedy {i}")[0])
+
+            greedy = threading.Thread(target=greedy_client, daemon=True)
             greedy.start()
             time.sleep(1.0)
             _, latencies_g = burst(base, args.clients - 1, "with-greedy")
+            greedy_stop.set()
+            greedy.join(timeout=120)  # its run in flight finishes; no new one starts
         finally:
             proc.terminate()
             proc.wait(10)
