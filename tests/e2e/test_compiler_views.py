@@ -77,3 +77,17 @@ def test_two_cores_on_v5e_is_a_warning_with_the_numbers(page, live_server):
     assert run_and_wait(page) == "passed"
     warning = page.inner_text("#chip-warnings")
     assert "num_cores=2" in warning and "has 1 TensorCore" in warning
+
+
+def test_vmem_demand_beyond_the_chip_turns_the_meter_red_with_the_numbers(page, live_server):
+    from tests.sandbox.test_lowering import BIG_SCRATCH
+
+    goto(page, live_server, "/?scratch")
+    set_source(page, BIG_SCRATCH)
+    page.click("#chips label:has-text('v5p')")
+    assert run_and_wait(page) == "passed"
+    vmem = page.locator("#memory .membar[data-kind='vmem']")
+    # 2304 x 8192 f32 scratch plus one buffer each for the (8, 128) f32 input and output blocks.
+    needed = 2304 * 8192 * 4 + 2 * 8 * 128 * 4
+    assert vmem.get_attribute("data-used") == str(needed) and "over" in (vmem.get_attribute("class") or "")
+    assert f"allocates {needed:,} bytes, more than the 67,108,864 bytes" in page.inner_text("#chip-warnings")

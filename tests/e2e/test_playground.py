@@ -196,6 +196,11 @@ def test_catalog_picker_opens_an_entry(page, live_server):
     assert [cards.nth(i).get_attribute("data-slug") for i in range(cards.count())] == [
         e.slug for level in ("beginner", "intermediate", "advanced") for e in CATALOG.entries if e.level == level
     ]
+    page.fill("#catalog-filter", "sparsecore")
+    visible = page.locator("#catalog-dialog .level:not([data-level='scratch']) .entry-card:visible")
+    sparse = [e.slug for e in CATALOG.entries if any("sparsecore" in c.lower() for c in e.concepts)]
+    assert sorted(visible.nth(i).get_attribute("data-slug") or "" for i in range(visible.count())) == sorted(sparse)
+    page.fill("#catalog-filter", "")
     page.click("#catalog-dialog .entry-card[data-slug='block_sparse_matmul']")
     expect(page.locator("#entry-title")).to_have_text(CATALOG.get("block_sparse_matmul").title)
     assert page.url.endswith("/?entry=block_sparse_matmul")

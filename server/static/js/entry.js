@@ -53,7 +53,35 @@ export function renderCatalog(root, entries, onPick) {
       card({ slug: "", title: "Scratch file", summary: "Any kernel, with your own inputs and reference.", concepts: [], chips: ["v5e", "v5p", "v6e", "tpu7x"] }, () => onPick(null)),
     ),
   );
-  root.replaceChildren(...groups, scratch);
+  const concepts = [...new Set(entries.flatMap((e) => e.concepts || []))].sort((a, b) => a.localeCompare(b));
+  const filter = h("input", { type: "search", id: "catalog-filter", placeholder: "Filter by name or concept, e.g. emit_pipeline", "aria-label": "Filter the catalog", list: "catalog-concepts" });
+  const none = h("p", { class: "muted", id: "catalog-none", hidden: true }, "No entry matches.");
+  filter.addEventListener("input", () => applyFilter(root, filter.value, none));
+  root.replaceChildren(
+    filter,
+    h("datalist", { id: "catalog-concepts" }, concepts.map((c) => h("option", { value: c }))),
+    none,
+    ...groups,
+    scratch,
+  );
+}
+
+/** Show only the cards whose title, summary or concepts contain every word of `query`. */
+function applyFilter(root, query, none) {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  let shown = 0;
+  for (const section of root.querySelectorAll("section.level")) {
+    let visible = 0;
+    for (const item of section.querySelectorAll(".cards > li")) {
+      const text = item.textContent.toLowerCase();
+      const match = words.every((w) => text.includes(w));
+      item.hidden = !match;
+      if (match) visible += 1;
+    }
+    section.hidden = visible === 0;
+    if (section.dataset.level !== "scratch") shown += visible;
+  }
+  none.hidden = shown > 0 || !words.length;
 }
 
 /** Describe the selected entry (null: scratch mode) in the page. */
