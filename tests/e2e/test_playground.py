@@ -311,3 +311,17 @@ def test_rate_limit_is_explained_with_when_to_try_again(page, live_server):
         assert page.is_enabled("#run")
     finally:
         runner.limiter = saved
+
+
+def test_a_cached_result_says_so_and_runs_fresh_on_request(page, live_server):
+    goto(page, live_server, "/?scratch")
+    set_source(page, SCRATCH_PRINTS_MARKUP.replace("x * 2", "x * 5"))
+    assert run_and_wait(page) == "ran"
+    assert page.locator("#cached").count() == 0
+    assert run_and_wait(page) == "ran"
+    first = page.inner_text("#cached")
+    assert "Served from the cache" in first
+    page.click("#run-fresh")
+    page.wait_for_selector(FINISHED, timeout=RUN_TIMEOUT_MS)
+    assert page.get_attribute("#result", "data-status") == "ran"
+    assert page.locator("#cached").count() == 0

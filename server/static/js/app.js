@@ -204,13 +204,18 @@ const resultContext = () => ({
   chips: state.chips,
   onCheckAllChips: () => run({ lowerChips: CHIPS }),
   onOpenTrace: () => showTab("trace"),
+  onRunFresh: () => run({ fresh: true }),
 });
 
-/** Run the editor's kernel; `lowerChips`: also check the TPU lowering for these chips. */
-async function run({ lowerChips = [] } = {}) {
+/**
+ * Run the editor's kernel. `lowerChips`: also check the TPU lowering for these chips; `fresh`: run
+ * even if the server has the result of an identical run cached.
+ */
+async function run({ lowerChips = [], fresh = false } = {}) {
   if (state.run || $("#run").disabled) return;
   const body = { source: editor.getValue(), entry: state.entry?.slug ?? null, chip: currentChip(), mode: "auto", options: readOptions() };
   if (lowerChips.length) body.lower_chips = lowerChips;
+  if (fresh) body.fresh = true;
   document.getElementById("request-error")?.remove();
   clearResult();
   showTab("results");

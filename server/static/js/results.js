@@ -348,9 +348,14 @@ function extrasSection(result) {
   );
 }
 
-function cachedNote(result) {
+function cachedNote(result, onRunFresh) {
   const at = isNum(result.cached_at) ? ` at ${new Date(result.cached_at * 1000).toLocaleTimeString()}` : "";
-  return h("p", { class: "cached muted", id: "cached" }, `Served from the cache: the same job already ran${at} (run ${result.cached_from}); its timings are from then.`);
+  return h(
+    "p",
+    { class: "cached muted", id: "cached" },
+    `Served from the cache: the same job already ran${at} (run ${result.cached_from}); its timings are from then. `,
+    onRunFresh ? h("button", { type: "button", class: "link", id: "run-fresh", onclick: onRunFresh }, "Run it again for fresh timings") : null,
+  );
 }
 
 function footer(result) {
@@ -376,7 +381,7 @@ export function renderResult(root, result, ctx) {
   root.replaceChildren(
     ...[
       statusLine(result),
-      result.cached_from ? cachedNote(result) : null,
+      result.cached_from ? cachedNote(result, ctx.onRunFresh) : null,
       result.limit ? h("p", { class: "limit", id: "limit" }, `Limit hit: ${result.limit}`) : null,
       result.error ? errorSection(result.error, ctx.onGoToLine) : null,
       cases.length ? casesSection(cases) : null,
