@@ -29,7 +29,7 @@ from typing import Any
 import sandbox
 from sandbox import limits as default_limits
 from sandbox.backends.base import EventSink
-from sandbox.backends.streams import Outcome, Pipes, Watch, close_quietly
+from sandbox.backends.streams import Outcome, Pipes, Watch, close_quietly, not_run
 from sandbox.jail import channel, outer
 from sandbox.jail.probe import probe
 from sandbox.jail.runtime import Runtime
@@ -140,11 +140,11 @@ class HardenedBackend:
     def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
         slot = self._take_slot(cancel)
         if slot is None:
-            return _failed(job, "cancelled", cancelled=True)
+            return not_run(None, cancelled=True)
         try:
             pool = self.wait_ready(self.start_seconds)
             if pool is None:
-                return _failed(job, f"the sandbox pool is not running ({self._pool_error or 'starting'})")
+                return not_run(f"the sandbox pool is not running ({self._pool_error or 'starting'})")
             return self._run_in(pool, slot, job, on_event, cancel)
         finally:
             self._give_slot(slot)
@@ -197,7 +197,7 @@ class HardenedBackend:
             waiter = pool.submit(job.id, message, (stdin_r, stdout_w, stderr_w, report_w))
         except OSError as exc:
             close_quietly(stdin_w, stdout_r, stderr_r, report_r)
-            return _failed(job, f"the sandbox pool did not take the job ({exc})")
+            return not_run(f"the sandbox pool did not take the job ({exc})")
         finally:
             close_quietly(stdin_r, stdout_w, stderr_w, report_w)
         pipes = Pipes(stdin_w, stdout_r, stderr_r, report_r)
@@ -365,38 +365,13 @@ def _execution(job: Job, outcome: Outcome, waiter: _Waiter) -> Execution:
     cpu_killed = sig == signal.SIGXCPU or (
         sig == signal.SIGKILL and facts.get("cpu_seconds", 0) >= job.limits.cpu_seconds
     )
-    return Execution(
-        events=tuple(outcome.events),
+    return outcome.execution(
         exit_code=facts.get("exit_code"),
         signal=sig,
-        timed_out=outcome.timed_out,
-        cancelled=outcome.cancelled,
-        wall_seconds=outcome.wall_seconds,
-        stdout=outcome.stdout.text(),
-        stderr=outcome.stderr.text(),
-        stdout_truncated=outcome.stdout.truncated,
-        stderr_truncated=outcome.stderr.truncated,
-        output_limit_hit=outcome.flood,
         memory_limit_hit=facts.get("oom_kills", 0) > 0,
         cpu_limit_hit=cpu_killed,
         peak_rss_bytes=int(facts.get("max_rss_bytes", 0)),
         infra_error=infra,
         pids_limit_hit=facts.get("pids_limit_hits", 0) > 0,
         disk_limit_hit=bool(facts.get("scratch_full")),
-    )
-
-
-def _failed(job: Job, reason: str, *, cancelled: bool = False) -> Execution:
-    return Execution(
-        events=(),
-        exit_code=None,
-        signal=None,
-        timed_out=False,
-        cancelled=cancelled,
-        wall_seconds=0.0,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-        infra_error=None if cancelled else reason,
     )

@@ -122,18 +122,9 @@ class _Child:
     def _execution(self, outcome: Outcome) -> Execution:
         code = self.proc.returncode
         sig = -code if code is not None and code < 0 else None
-        return Execution(
-            events=tuple(outcome.events),
+        return outcome.execution(
             exit_code=code if code is not None and code >= 0 else None,
             signal=sig,
-            timed_out=outcome.timed_out,
-            cancelled=outcome.cancelled,
-            wall_seconds=outcome.wall_seconds,
-            stdout=outcome.stdout.text(),
-            stderr=outcome.stderr.text(),
-            stdout_truncated=outcome.stdout.truncated,
-            stderr_truncated=outcome.stderr.truncated,
-            output_limit_hit=outcome.flood,
             cpu_limit_hit=sig == signal.SIGXCPU,
             peak_rss_bytes=self.rusage_maxrss,
             infra_error="the job could not be stopped"

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from sandbox.backends.base import EventSink
+from sandbox.backends.streams import not_run
 from sandbox.protocol import Event, Execution, Job, from_json_dict, to_json_dict
 
 POLL_SECONDS = 0.1
@@ -69,16 +70,4 @@ class RemoteBackend:
 
 
 def _failed(reason: str, started: float) -> Execution:
-    return Execution(
-        events=(),
-        exit_code=None,
-        signal=None,
-        timed_out=False,
-        cancelled=False,
-        wall_seconds=time.monotonic() - started,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-        infra_error=reason,
-    )
+    return not_run(reason, wall_seconds=time.monotonic() - started)

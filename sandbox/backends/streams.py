@@ -17,9 +17,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sandbox.backends.base import EventSink
-from sandbox.protocol import Event, Limits, from_json_dict
+from sandbox.protocol import Event, Execution, Limits, from_json_dict
 
 DRAIN_SECONDS = 0.5
 POLL_SECONDS = 0.05
@@ -58,6 +59,38 @@ class Outcome:
     flood: bool
     wall_seconds: float
     unkillable: bool = False  # kill() did not end the job within KILL_SECONDS: the backend must act
+
+    def execution(self, **process_facts: Any) -> Execution:
+        """The Execution of a watched job: what the streams showed, plus the backend's process facts."""
+        return Execution(
+            events=tuple(self.events),
+            timed_out=self.timed_out,
+            cancelled=self.cancelled,
+            wall_seconds=self.wall_seconds,
+            stdout=self.stdout.text(),
+            stderr=self.stderr.text(),
+            stdout_truncated=self.stdout.truncated,
+            stderr_truncated=self.stderr.truncated,
+            output_limit_hit=self.flood,
+            **process_facts,
+        )
+
+
+def not_run(reason: str | None, *, wall_seconds: float = 0.0, cancelled: bool = False) -> Execution:
+    """The Execution of a job that never ran (or whose runner was lost): nothing but the reason."""
+    return Execution(
+        events=(),
+        exit_code=None,
+        signal=None,
+        timed_out=False,
+        cancelled=cancelled,
+        wall_seconds=wall_seconds,
+        stdout="",
+        stderr="",
+        stdout_truncated=False,
+        stderr_truncated=False,
+        infra_error=reason,
+    )
 
 
 @dataclass(frozen=True)

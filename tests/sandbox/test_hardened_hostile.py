@@ -29,7 +29,8 @@ from sandbox.jail import cgroups
 from sandbox.jobs import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import Event, RunResult, RunStatus
-from tests.sandbox.hostile_corpus import CORPUS_LIMITS, MULTI_DEVICE, PASSING_KERNEL, ROWS, Host, Row
+from tests.sandbox.hostile_corpus import CORPUS_LIMITS, PASSING_KERNEL, ROWS, Host, Row
+from tests.sandbox.hostile_programs import MULTI_DEVICE
 
 pytestmark = [
     pytest.mark.slow,
