@@ -1,6 +1,6 @@
 # Pallas Playground for a TPU VM: one image, two services (see README, "Deploying on a TPU VM").
 #   web:    the HTTP server, unprivileged (uid 10001), no sandbox machinery, no TPU devices;
-#   runner: the job runner (python -m sandbox.service), which owns the TPU device nodes and the
+#   runner: the job runner (python -m sandbox.backends.service), which owns the TPU device nodes and the
 #           sandbox; started with no network and no credentials.
 # UNTESTED ON HARDWARE: written and linted on machines without a Docker engine or a TPU.
 FROM python:3.12.12-slim-bookworm

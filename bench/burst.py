@@ -29,8 +29,11 @@ from e2e_latency import KERNEL, start_server
 def post_run(base: str, client: str, tag: str) -> tuple[int, dict, dict]:
     source = KERNEL.read_text() + f"\n# {tag}\n"
     body = json.dumps({"source": source, "entry": "tiled_matmul"}).encode()
-    request = urllib.request.Request(f"{base}/api/runs", data=body, headers={
-        "content-type": "application/json", "x-playground-client": client})
+    request = urllib.request.Request(
+        f"{base}/api/runs",
+        data=body,
+        headers={"content-type": "application/json", "x-playground-client": client},
+    )
     try:
         with urllib.request.urlopen(request) as response:
             return response.status, json.load(response), dict(response.headers)
@@ -131,17 +134,23 @@ def main() -> None:
             proc.terminate()
             proc.wait(10)
     ideal = slots / single
-    print(f"burst of {args.clients} clients · tiled_matmul · {slots} slots · sandbox {version['sandbox']} · "
-          f"{time.strftime('%Y-%m-%d')}")
+    print(
+        f"burst of {args.clients} clients · tiled_matmul · {slots} slots · sandbox {version['sandbox']} · "
+        f"{time.strftime('%Y-%m-%d')}"
+    )
     rows = [
         ("single run alone (T1)", f"{single:.2f} s"),
         ("burst makespan", f"{makespan:.1f} s"),
         ("throughput / ideal (slots / T1)", f"{args.clients / makespan / ideal:.0%}"),
         ("client latency median / max", f"{statistics.median(latencies):.1f} s / {max(latencies):.1f} s"),
-        ("/api/health p50 / p99 during burst", f"{percentile(health, 0.5) * 1e3:.1f} ms / "
-                                               f"{percentile(health, 0.99) * 1e3:.1f} ms"),
-        (f"with a greedy client: others' median / max ({args.clients - 1} clients)",
-         f"{statistics.median(latencies_g):.1f} s / {max(latencies_g):.1f} s"),
+        (
+            "/api/health p50 / p99 during burst",
+            f"{percentile(health, 0.5) * 1e3:.1f} ms / {percentile(health, 0.99) * 1e3:.1f} ms",
+        ),
+        (
+            f"with a greedy client: others' median / max ({args.clients - 1} clients)",
+            f"{statistics.median(latencies_g):.1f} s / {max(latencies_g):.1f} s",
+        ),
         ("greedy client's runs finished meanwhile", f"{len(greedy_done)}"),
         ("others' max latency with greedy / without", f"{max(latencies_g) / max(latencies):.2f}x"),
     ]

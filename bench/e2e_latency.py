@@ -62,7 +62,9 @@ def free_port() -> int:
 
 def http_run(base: str) -> float:
     body = json.dumps({"source": KERNEL.read_text(), "entry": "tiled_matmul"}).encode()
-    request = urllib.request.Request(f"{base}/api/runs", data=body, headers={"content-type": "application/json"})
+    request = urllib.request.Request(
+        f"{base}/api/runs", data=body, headers={"content-type": "application/json"}
+    )
     t0 = time.perf_counter()
     created = json.load(urllib.request.urlopen(request))
     with urllib.request.urlopen(base + created["events_url"]) as stream:
@@ -78,12 +80,22 @@ def http_run(base: str) -> float:
 
 def start_server(sandbox: str, data_dir: Path, slots: int | None = 1) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, "PLAYGROUND_PORT": str(port), "PLAYGROUND_SANDBOX": sandbox,
-           "PLAYGROUND_DATA_DIR": str(data_dir), "PLAYGROUND_CACHE_SIZE": "0"}
+    env = {
+        **os.environ,
+        "PLAYGROUND_PORT": str(port),
+        "PLAYGROUND_SANDBOX": sandbox,
+        "PLAYGROUND_DATA_DIR": str(data_dir),
+        "PLAYGROUND_CACHE_SIZE": "0",
+    }
     if slots is not None:
         env["PLAYGROUND_SLOTS"] = str(slots)
-    proc = subprocess.Popen([sys.executable, "-m", "server"], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
@@ -119,7 +131,9 @@ def main() -> None:
         f"HTTP end to end, full check ({backend} sandbox)": statistics.median(http),
     }
     http_s = rows[f"HTTP end to end, full check ({backend} sandbox)"]
-    print(f"tiled_matmul f32 256³, median of {args.repeats}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
+    print(
+        f"tiled_matmul f32 256³, median of {args.repeats}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
+    )
     print(f"{'measurement':52} {'seconds':>9} {'HTTP / this':>12}")
     for name, seconds in rows.items():
         print(f"{name:52} {seconds:9.3f} {http_s / seconds:11.1f}x")

@@ -75,7 +75,9 @@ def screenshot(browser, url: str, path: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--loads", type=int, default=7)
     parser.add_argument("--screenshot", type=Path)
     args = parser.parse_args()
@@ -86,7 +88,9 @@ def main() -> None:
     url = serve(Path(tempfile.mkdtemp(prefix="page-load-")))
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"), headless=True, args=CHROMIUM_ARGS
+            executable_path=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"),
+            headless=True,
+            args=CHROMIUM_ARGS,
         )
         cold, warm = [], []
         gz = raw = 0
@@ -108,8 +112,10 @@ def main() -> None:
     for name, enc, dec in sorted(files, key=lambda f: -f[1]):
         print(f"{name:52} {enc:9,} {dec:9,}")
     print(f"{'total':52} {gz:9,} {raw:9,}")
-    print(f"\ntime to an interactive editor (median of {args.loads}): cold {statistics.median(cold) * 1000:.0f} ms, "
-          f"warm {statistics.median(warm) * 1000:.0f} ms (min cold {min(cold) * 1000:.0f} ms)")
+    print(
+        f"\ntime to an interactive editor (median of {args.loads}): cold {statistics.median(cold) * 1000:.0f} ms, "
+        f"warm {statistics.median(warm) * 1000:.0f} ms (min cold {min(cold) * 1000:.0f} ms)"
+    )
     print(f"load average during the run: {os.getloadavg()[0]:.2f} (2 cores, shared)")
 
 

@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python bench/sandbox_overhead.py [--trials 15] [--runs 5]
 
-(a) Sandbox overhead per job: inside the real pool environment (`sandbox.poolbench`), a trivial job
+(a) Sandbox overhead per job: inside the real pool environment (`sandbox.jail.poolbench`), a trivial job
     through the harness, from set-up to nothing-left, with every layer (job cgroups, scratch tmpfs,
     namespaces, rlimits, Landlock, uid drop, seccomp, teardown) against a bare fork from the same
     warm process. Target: all layers add at most 50 ms.
@@ -26,11 +26,12 @@ import uuid
 from pathlib import Path
 
 import sandbox
-from sandbox.backends.hardened import UID_BASE, HardenedBackend, _job_env
+from sandbox.backends.hardened import UID_BASE, HardenedBackend
 from sandbox.backends.local import LocalBackend
 from sandbox.classify import classify
 from sandbox.jail import outer
 from sandbox.jail.runtime import Runtime
+from sandbox.jobenv import base_environment
 from sandbox.jobs import make_job
 from sandbox.protocol import RunStatus
 
@@ -60,10 +61,10 @@ def overhead(trials: int) -> dict[str, list[float]]:
         "token": "bench" + uuid.uuid4().hex[:8],
         "uid_base": UID_BASE + 90,
         "runtime_prefix": str(runtime.prefix),
-        "env": _job_env(),
+        "env": base_environment(os.environ, home="/tmp"),
     }
     info_r, info_w = os.pipe()
-    argv = outer.command(runtime, Path(sandbox.__file__).parent, info_w, "sandbox.poolbench", config)
+    argv = outer.command(runtime, Path(sandbox.__file__).parent, info_w, "sandbox.jail.poolbench", config)
     done = subprocess.run(argv, pass_fds=(info_w,), capture_output=True, env={}, timeout=600, check=False)
     os.close(info_w)
     os.close(info_r)
@@ -94,7 +95,9 @@ def latency(runs: int) -> dict[str, list[float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--trials", type=int, default=15, help="trivial jobs per mode for (a)")
     parser.add_argument("--runs", type=int, default=5, help="Pallas runs per backend for (b)")
     args = parser.parse_args()
@@ -110,10 +113,14 @@ def main() -> None:
         "(b) Pallas add, warm pool (hardened)": b["warm pool (hardened)"],
         "(b) Pallas add, fresh process (local)": b["fresh process (local)"],
     }.items():
-        print(f"{name:46} {_ms(statistics.median(values))} {_ms(min(values))} {_ms(max(values))} {len(values):4}")
+        print(
+            f"{name:46} {_ms(statistics.median(values))} {_ms(min(values))} {_ms(max(values))} {len(values):4}"
+        )
     layers = med["jailed"] - med["bare"]
     ratio = med["warm pool (hardened)"] / med["fresh process (local)"]
-    print(f"\nall layers add {layers * 1000:.1f} ms per job (target <= 50 ms: {'met' if layers <= 0.05 else 'MISSED'})")
+    print(
+        f"\nall layers add {layers * 1000:.1f} ms per job (target <= 50 ms: {'met' if layers <= 0.05 else 'MISSED'})"
+    )
     print(f"warm pool / fresh process = {ratio:.2f} (target <= 0.50: {'met' if ratio <= 0.5 else 'MISSED'})")
     print(f"load average during the run: {os.getloadavg()[0]:.2f} (2 cores, shared)")
 

@@ -61,7 +61,9 @@ def _between(execution: Execution, first: str, then: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=3, help="runs per entry and setting")
     parser.add_argument("--budget", type=float, default=0.5, help="timing budget per job, seconds")
     args = parser.parse_args()

@@ -15,7 +15,7 @@ from sandbox.classify import classify
 from sandbox.jobs import JobError, make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import CHIPS, InterpretOptions, RunStatus, to_json_dict
-from sandbox.report import render
+from sandbox.text_report import render
 
 
 def parser() -> argparse.ArgumentParser:

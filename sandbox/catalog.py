@@ -7,7 +7,7 @@ and `wrong/*.py` (known-wrong kernels the checker must reject). Loading validate
 raises `CatalogError` naming the file and the field, so a malformed entry stops start-up.
 
 Optional `entry.toml` fields: `devices` (default 1; more than one runs the job on that many
-simulated devices with a one-axis device mesh `"x"` set as the current mesh, see `sandbox.target`),
+simulated devices with a one-axis device mesh `"x"` set as the current mesh, see `sandbox.harness.target`),
 `mutable_inputs`, `[cost]` (`flops`, `bytes_accessed`), `interpret_notes`, and `[options]`: the
 interpret-mode options the entry's jobs run with unless the caller chooses otherwise, with the
 fields of `InterpretOptions` (`detect_races`, `uninitialized_memory`, `dma_execution_mode`,
@@ -73,7 +73,6 @@ class CatalogEntry:
     flops: int | None = None
     bytes_accessed: int | None = None
     interpret_notes: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
     options: InterpretOptions = field(default_factory=InterpretOptions)
 
     def spec(self) -> EntrySpec:

@@ -19,7 +19,7 @@ from sandbox.protocol import (
     Event,
     Execution,
     Job,
-    LoweringReport,
+    LoweringCheck,
     MemoryUse,
     OutputSummary,
     RunResult,
@@ -95,8 +95,8 @@ class _Facts:
         versions = by_kind.get("versions", [])
         self.interpret = bool(versions[-1].get("interpret")) if versions else None
         lowering = by_kind.get("lowering", [{}])[-1]
-        self.lowering = from_json_dict(LoweringReport, lowering["report"]) if lowering else None
-        self.lowerings = tuple(from_json_dict(LoweringReport, r) for r in lowering.get("reports", ()))
+        self.lowering = from_json_dict(LoweringCheck, lowering["check"]) if lowering else None
+        self.lowerings = tuple(from_json_dict(LoweringCheck, r) for r in lowering.get("checks", ()))
         self.chip_warnings = tuple(lowering.get("warnings", ()))
 
 

@@ -35,7 +35,7 @@ def make_job(
 
     `lower_chips` asks for the TPU lowering check on each of those chips too ("check on all chips"),
     beside the one for `chip` that every simulated run gets. `trace` records the kernel trace of the
-    first call (see `sandbox.trace`); switching it off saves its cost.
+    first call (see `sandbox.harness.trace.capture`); switching it off saves its cost.
     """
     limits = limits or default_limits()
     if len(source.encode()) > limits.source_bytes:

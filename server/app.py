@@ -17,7 +17,7 @@ from sandbox.backends import (
     default_backend_name,
 )
 from sandbox.catalog import load_catalog
-from server import problems
+from server import problems, versions
 from server.cache import ResultCache
 from server.ratelimit import RateLimiter
 from server.routes import catalog, lessons, meta, pages, runs, shares
@@ -32,19 +32,6 @@ def resolve_backend(settings: Settings) -> tuple[str, str]:
     if settings.sandbox != "auto":
         return settings.sandbox, "chosen by PLAYGROUND_SANDBOX"
     return default_backend_name(), f"best available on this machine: {capability_report()}"
-
-
-def versions_key() -> str:
-    """The versions a cached result depends on (read from package metadata; JAX is not imported)."""
-    import importlib.metadata
-
-    found = []
-    for name in ("jax", "jaxlib", "libtpu", "pallas-playground"):
-        try:
-            found.append(f"{name}=={importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return ",".join(found)
 
 
 def create_app(settings: Settings | None = None, *, backend: Backend | None = None) -> FastAPI:
@@ -65,7 +52,7 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
             runs_kept=settings.runs_kept,
             cache=ResultCache(settings.cache_size),
             limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
-            versions=versions_key(),
+            versions=versions.cache_key(),
         )
         app.state.runner = runner
         await runner.start()

@@ -8,8 +8,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from sandbox.catalog import Catalog
+from server import versions
 from server.lessons import LessonStore, lesson_store
 from server.runner import Runner
+from server.schemas import VersionInfo
 from server.settings import Settings
 from server.shares import ShareStore, share_store
 from server.store import Database, open_database
@@ -42,6 +44,11 @@ def _database(request: Request) -> Database:
     return database
 
 
+def _versions(request: Request) -> VersionInfo:
+    state = request.app.state
+    return versions.running(state.settings, state.backend_name, state.backend_note)
+
+
 def _shares(request: Request) -> ShareStore:
     return share_store(_database(request))
 
@@ -63,3 +70,4 @@ CatalogDep = Annotated[Catalog, Depends(_catalog)]
 ClientDep = Annotated[str, Depends(client_id)]
 SharesDep = Annotated[ShareStore, Depends(_shares)]
 LessonsDep = Annotated[LessonStore, Depends(_lessons)]
+VersionsDep = Annotated[VersionInfo, Depends(_versions)]

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from sandbox.backends import Backend
 from sandbox.classify import classify
-from sandbox.protocol import Event, Execution, Job, RunResult, to_json_dict
+from sandbox.protocol import Event, Execution, Job, RunResult, never_ran, to_json_dict
 from server.cache import ResultCache, job_key
 from server.ratelimit import RateLimiter
 
@@ -45,13 +45,13 @@ IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")
 def slim(data: dict[str, Any]) -> dict[str, Any]:
     """A lowering event without its IR texts."""
 
-    def strip(report: Any) -> Any:
-        return {k: v for k, v in report.items() if k not in IR_FIELDS} if isinstance(report, dict) else report
+    def strip(check: Any) -> Any:
+        return {k: v for k, v in check.items() if k not in IR_FIELDS} if isinstance(check, dict) else check
 
     return {
         **data,
-        "report": strip(data.get("report")),
-        "reports": [strip(r) for r in data.get("reports", [])],
+        "check": strip(data.get("check")),
+        "checks": [strip(r) for r in data.get("checks", [])],
     }
 
 
@@ -189,21 +189,7 @@ class Runner:
             queue = self.queues.get(run.client)
             if queue is not None and run in queue:
                 queue.remove(run)
-            self._finish(
-                run,
-                Execution(
-                    events=(),
-                    exit_code=None,
-                    signal=None,
-                    timed_out=False,
-                    cancelled=True,
-                    wall_seconds=0.0,
-                    stdout="",
-                    stderr="",
-                    stdout_truncated=False,
-                    stderr_truncated=False,
-                ),
-            )
+            self._finish(run, never_ran(None, cancelled=True))
             self._announce_positions()
         else:
             run.cancel.set()
@@ -274,18 +260,8 @@ class Runner:
             execution = await asyncio.to_thread(self.backend.run, run.job, sink, run.cancel)
         except Exception as exc:  # a backend fault: the run fails cleanly, the server carries on
             log.exception("sandbox backend failed for run %s", run.id)
-            execution = Execution(
-                events=(),
-                exit_code=None,
-                signal=None,
-                timed_out=False,
-                cancelled=False,
-                wall_seconds=time.time() - run.started,
-                stdout="",
-                stderr="",
-                stdout_truncated=False,
-                stderr_truncated=False,
-                infra_error=f"the sandbox failed ({type(exc).__name__})",
+            execution = never_ran(
+                f"the sandbox failed ({type(exc).__name__})", wall_seconds=time.time() - run.started
             )
         self.running.discard(run.id)
         self._recent_seconds.append(execution.wall_seconds)

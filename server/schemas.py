@@ -9,9 +9,11 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sandbox.protocol.chips import Chip
 from server.lessons import MAX_STEPS, NOTE_BYTES, TITLE_CHARS
 
-ChipName = Literal["v5e", "v5p", "v6e", "tpu7x"]
+# The chip list has one source, the chip table (`sandbox.protocol.chips`).
+ChipName = Chip
 
 
 class Wire(BaseModel):

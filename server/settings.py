@@ -34,7 +34,7 @@ class Settings(BaseSettings):
     sandbox: str = Field(
         "auto",
         description="Sandbox backend: `auto` (best available), `hardened`, `local`, or `remote:SOCKET` "
-        "(the job-runner service, `python -m sandbox.service`).",
+        "(the job-runner service, `python -m sandbox.backends.service`).",
     )
     slots: int = Field(
         default_factory=lambda: os.cpu_count() or 1, description="Runs executed at once (default: CPU cores)."

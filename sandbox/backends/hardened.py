@@ -1,6 +1,6 @@
 """The `hardened` backend: jobs forked from a warm pool inside bubblewrap, each in its own jail.
 
-The backend starts the pool (`sandbox.pool`) under bwrap (`sandbox.jail.outer`: an empty
+The backend starts the pool (`sandbox.jail.pool`) under bwrap (`sandbox.jail.outer`: an empty
 environment, its own pid, network, IPC and UTS namespaces, a minimal read-only root holding nothing
 of the server), and talks to it over one SOCK_SEQPACKET socket pair (`sandbox.jail.channel`). Per
 job it creates the four pipes, hands the child's ends to the pool, writes the job into stdin and
@@ -29,17 +29,17 @@ from typing import Any
 import sandbox
 from sandbox import limits as default_limits
 from sandbox.backends.base import EventSink
-from sandbox.backends.streams import Outcome, Pipes, Watch, close_quietly, not_run
+from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
 from sandbox.jail import channel, outer
 from sandbox.jail.probe import probe
 from sandbox.jail.runtime import Runtime
-from sandbox.protocol import Execution, Job, to_json_dict
+from sandbox.jobenv import base_environment
+from sandbox.protocol import Execution, Job, never_ran, to_json_dict
 
 log = logging.getLogger(__name__)
 
 UID_BASE = 21000
 DEFAULT_SLOTS = 8
-PASS_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 class BackendUnavailable(RuntimeError):
@@ -140,11 +140,11 @@ class HardenedBackend:
     def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
         slot = self._take_slot(cancel)
         if slot is None:
-            return not_run(None, cancelled=True)
+            return never_ran(None, cancelled=True)
         try:
             pool = self.wait_ready(self.start_seconds)
             if pool is None:
-                return not_run(f"the sandbox pool is not running ({self._pool_error or 'starting'})")
+                return never_ran(f"the sandbox pool is not running ({self._pool_error or 'starting'})")
             return self._run_in(pool, slot, job, on_event, cancel)
         finally:
             self._give_slot(slot)
@@ -185,7 +185,7 @@ class HardenedBackend:
         stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
         stdout_r, stdout_w = os.pipe2(os.O_CLOEXEC)
         stderr_r, stderr_w = os.pipe2(os.O_CLOEXEC)
-        report_r, report_w = os.pipe2(os.O_CLOEXEC)
+        events_r, events_w = os.pipe2(os.O_CLOEXEC)
         message = {
             "op": "run",
             "job": job.id,
@@ -194,13 +194,13 @@ class HardenedBackend:
             "devices": job.devices,
         }
         try:
-            waiter = pool.submit(job.id, message, (stdin_r, stdout_w, stderr_w, report_w))
+            waiter = pool.submit(job.id, message, (stdin_r, stdout_w, stderr_w, events_w))
         except OSError as exc:
-            close_quietly(stdin_w, stdout_r, stderr_r, report_r)
-            return not_run(f"the sandbox pool did not take the job ({exc})")
+            close_quietly(stdin_w, stdout_r, stderr_r, events_r)
+            return never_ran(f"the sandbox pool did not take the job ({exc})")
         finally:
-            close_quietly(stdin_r, stdout_w, stderr_w, report_w)
-        pipes = Pipes(stdin_w, stdout_r, stderr_r, report_r)
+            close_quietly(stdin_r, stdout_w, stderr_w, events_w)
+        pipes = Pipes(stdin_w, stdout_r, stderr_r, events_r)
         data = json.dumps(to_json_dict(job)).encode()
         try:
             outcome = Watch(job.limits, pipes, data, on_event, cancel).run(
@@ -215,7 +215,7 @@ class HardenedBackend:
                 _kill_pool(pool)
                 waiter.done.wait(10.0)
         finally:
-            close_quietly(stdout_r, stderr_r, report_r)
+            close_quietly(stdout_r, stderr_r, events_r)
         return _execution(job, outcome, waiter)
 
     def _take_slot(self, cancel: threading.Event) -> int | None:
@@ -267,10 +267,10 @@ class HardenedBackend:
             "server_uid": os.getuid(),
             "runtime_prefix": str(self.runtime.prefix),
             "cpu_cores": self.cpu_cores,
-            "env": _job_env(),
+            "env": base_environment(os.environ, home="/tmp"),
             "control_fd": child.fileno(),
         }
-        argv = outer.command(self.runtime, self.sandbox_dir, info_w, "sandbox.pool", config)
+        argv = outer.command(self.runtime, self.sandbox_dir, info_w, "sandbox.jail.pool", config)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -329,12 +329,6 @@ class HardenedBackend:
 def _kill_pool(pool: _Pool) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pool.host_pid(), signal.SIGKILL)
-
-
-def _job_env() -> dict[str, str]:
-    env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
-    env.update(PATH="/usr/bin:/bin", HOME="/tmp", TMPDIR="/tmp", LANG="C.UTF-8")
-    return env
 
 
 def _log_stderr(proc: subprocess.Popen[bytes]) -> None:

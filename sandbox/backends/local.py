@@ -21,12 +21,12 @@ import threading
 import time
 
 from sandbox.backends.base import EventSink
-from sandbox.backends.streams import Outcome, Pipes, Watch, close_quietly
+from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
+from sandbox.jobenv import base_environment, job_environment
 from sandbox.protocol import Execution, Job, to_json_dict
 
 log = logging.getLogger(__name__)
 # Environment variables passed through to the child; everything else is dropped.
-PASS_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LANG", "LC_ALL")
 
 
 class LocalBackend:
@@ -50,33 +50,24 @@ class LocalBackend:
         pass
 
 
-def child_env(job: Job, scratch: str) -> dict[str, str]:
-    env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
-    env.update(PATH="/usr/bin:/bin", HOME=scratch, TMPDIR=scratch)
-    if job.devices > 1:
-        # Must be set before JAX initialises its CPU backend; user code cannot change it later.
-        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={job.devices}"
-    return env
-
-
 class _Child:
     def __init__(self, python: str, job: Job, scratch: str) -> None:
         self.job = job
-        report_r, report_w = os.pipe()
+        events_r, events_w = os.pipe()
         self.proc = subprocess.Popen(
-            [python, "-I", "-u", "-m", "sandbox.harness", str(report_w)],
+            [python, "-I", "-u", "-m", "sandbox.harness", str(events_w)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(report_w,),
+            pass_fds=(events_w,),
             start_new_session=True,
             cwd=scratch,
-            env=child_env(job, scratch),
+            env=job_environment(base_environment(os.environ, home=scratch), devices=job.devices),
         )
-        os.close(report_w)
+        os.close(events_w)
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self.pipes = Pipes(
-            os.dup(self.proc.stdin.fileno()), self.proc.stdout.fileno(), self.proc.stderr.fileno(), report_r
+            os.dup(self.proc.stdin.fileno()), self.proc.stdout.fileno(), self.proc.stderr.fileno(), events_r
         )
         self.proc.stdin.close()
         self.rusage_maxrss = 0
@@ -90,7 +81,7 @@ class _Child:
         finally:
             self._kill()
             self._wait_dead(5.0)
-            close_quietly(self.pipes.report)
+            close_quietly(self.pipes.events)
             for stream in (self.proc.stdout, self.proc.stderr):
                 assert stream is not None
                 stream.close()

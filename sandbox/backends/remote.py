@@ -1,4 +1,4 @@
-"""The `remote` backend: jobs run by the job-runner service (`sandbox.service`) over a unix socket.
+"""The `remote` backend: jobs run by the job-runner service (`sandbox.backends.service`) over a unix socket.
 
 Lets the web server run unprivileged and without any sandbox machinery of its own. A job is one
 connection: send the job, forward the service's events as they arrive, return its Execution. If the
@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 
 from sandbox.backends.base import EventSink
-from sandbox.backends.streams import not_run
-from sandbox.protocol import Event, Execution, Job, from_json_dict, to_json_dict
+from sandbox.protocol import Event, Execution, Job, from_json_dict, never_ran, to_json_dict
 
 POLL_SECONDS = 0.1
 
@@ -70,4 +69,4 @@ class RemoteBackend:
 
 
 def _failed(reason: str, started: float) -> Execution:
-    return not_run(reason, wall_seconds=time.monotonic() - started)
+    return never_ran(reason, wall_seconds=time.monotonic() - started)

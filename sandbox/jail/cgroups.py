@@ -1,9 +1,8 @@
 """Per-job cgroups on cgroup v1, v2 or a hybrid of both: memory, pids and CPU caps, and a kill.
 
-`detect()` reads the mounts and picks, per controller, the hierarchy that provides it (v2 when its
-controller is available there, else v1); the kill uses v2's `cgroup.kill` whenever a v2 hierarchy
-exists (on this hybrid machine the otherwise empty "unified" one), else SIGKILLs `cgroup.procs`
-until the cgroup is empty. The layout under each hierarchy is
+Which hierarchy serves which controller is `cgroup_layout`'s business; the kill uses `cgroup.kill`
+where a v2 hierarchy exists, else SIGKILLs `cgroup.procs` until the cgroup is empty. The layout
+under each hierarchy is
 
     <this process's cgroup>/pallas-playground/pool-<token>/job-<id>
 
@@ -24,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.jail import cgroup_layout
+from sandbox.jail.cgroup_layout import Hierarchy, Layout
 from sandbox.protocol import Limits
 
 BASE_NAME = "pallas-playground"
@@ -33,97 +34,6 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 
 class CgroupError(OSError):
     """The cgroups a job needs could not be set up."""
-
-
-@dataclass(frozen=True)
-class Hierarchy:
-    mount: Path
-    version: int
-    controllers: frozenset[str]
-    own: str  # this process's cgroup, relative to the mount
-
-    @property
-    def here(self) -> Path:
-        return self.mount / self.own.lstrip("/")
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Which hierarchy serves which purpose."""
-
-    memory: Hierarchy | None
-    pids: Hierarchy | None
-    cpu: Hierarchy | None
-    kill: Hierarchy | None  # a v2 hierarchy: cgroup.kill
-
-    @property
-    def used(self) -> tuple[Hierarchy, ...]:
-        seen: dict[Path, Hierarchy] = {}
-        for h in (self.memory, self.pids, self.cpu, self.kill):
-            if h is not None:
-                seen.setdefault(h.mount, h)
-        return tuple(seen.values())
-
-    @property
-    def mode(self) -> str:
-        versions = {h.version for h in self.used}
-        return "hybrid" if versions == {1, 2} else f"v{versions.pop()}" if versions else "none"
-
-    def describe(self) -> str:
-        parts = [
-            f"{name} v{h.version}"
-            for name, h in (("memory", self.memory), ("pids", self.pids), ("cpu", self.cpu))
-            if h is not None
-        ]
-        kill = "cgroup.kill (v2)" if self.kill else "SIGKILL of cgroup.procs"
-        return f"cgroups {self.mode} ({', '.join(parts) or 'no controllers'}; kill by {kill})"
-
-    def problem(self) -> str | None:
-        missing = [n for n, h in (("memory", self.memory), ("pids", self.pids)) if h is None]
-        if missing:
-            return f"no usable cgroup controller for {' and '.join(missing)}"
-        not_writable = [str(h.here) for h in self.used if not os.access(h.here, os.W_OK)]
-        if not_writable:
-            return f"cgroup directories not writable: {', '.join(not_writable)}"
-        return None
-
-
-def detect(mountinfo: str = "/proc/self/mountinfo", cgroup: str = "/proc/self/cgroup") -> Layout:
-    own_v1: dict[str, str] = {}
-    own_v2 = "/"
-    for line in Path(cgroup).read_text().splitlines():
-        _, names, path = line.split(":", 2)
-        if names:
-            for name in names.split(","):
-                own_v1[name] = path
-        else:
-            own_v2 = path
-    found: list[Hierarchy] = []
-    for line in Path(mountinfo).read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        fields, (fstype, _source, options) = left.split(), right.split()[:3]
-        root, mount = fields[3], Path(fields[4])
-        if fstype == "cgroup2":
-            own = _relative(own_v2, root)
-            available = frozenset(_read(mount / own.lstrip("/") / "cgroup.controllers").split())
-            found.append(Hierarchy(mount, 2, available, own))
-        elif fstype == "cgroup":
-            ours = frozenset(o for o in options.split(",") if o in ("memory", "pids", "cpu", "cpuacct"))
-            if ours:
-                found.append(Hierarchy(mount, 1, ours, _relative(own_v1[next(iter(ours))], root)))
-    return _plan(found)
-
-
-def _plan(found: list[Hierarchy]) -> Layout:
-    v2 = next((h for h in found if h.version == 2), None)
-
-    def pick(controller: str) -> Hierarchy | None:
-        if v2 is not None and controller in v2.controllers:
-            return v2
-        return next((h for h in found if h.version == 1 and controller in h.controllers), None)
-
-    kill = v2 if v2 is not None and _kernel_at_least(5, 14) else None
-    return Layout(memory=pick("memory"), pids=pick("pids"), cpu=pick("cpu"), kill=kill)
 
 
 @dataclass
@@ -148,26 +58,28 @@ class JobCgroup:
     def join(self) -> None:
         """Move the calling process into every one of them (called by the job child itself)."""
         for path in self.dirs.values():
-            _write(path / "cgroup.procs", "0")
+            cgroup_layout.write(path / "cgroup.procs", "0")
 
     def facts(self) -> Facts:
         facts = Facts()
         memory = self.dir(self.layout.memory)
         if memory is not None:
             v2 = self.layout.memory is not None and self.layout.memory.version == 2
-            events = _keyed(memory / ("memory.events" if v2 else "memory.oom_control"))
+            events = cgroup_layout.keyed(memory / ("memory.events" if v2 else "memory.oom_control"))
             facts.oom_kills = events.get("oom_kill", 0)
-            facts.memory_peak_bytes = _int(memory / ("memory.peak" if v2 else "memory.max_usage_in_bytes"))
+            facts.memory_peak_bytes = cgroup_layout.read_int(
+                memory / ("memory.peak" if v2 else "memory.max_usage_in_bytes")
+            )
         pids = self.dir(self.layout.pids)
         if pids is not None:
-            facts.pids_limit_hits = _keyed(pids / "pids.events").get("max", 0)
+            facts.pids_limit_hits = cgroup_layout.keyed(pids / "pids.events").get("max", 0)
         return facts
 
     def kill(self) -> None:
         kill_dir = self.dir(self.layout.kill)
         if kill_dir is not None:
             with contextlib.suppress(FileNotFoundError):
-                _write(kill_dir / "cgroup.kill", "1")
+                cgroup_layout.write(kill_dir / "cgroup.kill", "1")
             return
         for path in self.dirs.values():
             for pid in _pids(path):
@@ -177,7 +89,7 @@ class JobCgroup:
     def empty(self) -> bool:
         kill_dir = self.dir(self.layout.kill)
         if kill_dir is not None:
-            return _keyed(kill_dir / "cgroup.events").get("populated", 0) == 0
+            return cgroup_layout.keyed(kill_dir / "cgroup.events").get("populated", 0) == 0
         return not any(_pids(path) for path in self.dirs.values())
 
     def remove(self) -> list[str]:
@@ -296,7 +208,7 @@ class PoolCgroups:
         text = " ".join(f"+{c}" for c in wanted)
         for path in (h.here, h.here / self.base_name, h.here / self.base_name / f"pool-{self.token}"):
             try:
-                _write(path / "cgroup.subtree_control", text)
+                cgroup_layout.write(path / "cgroup.subtree_control", text)
             except OSError as exc:
                 raise CgroupError(
                     exc.errno,
@@ -309,32 +221,34 @@ class PoolCgroups:
         memory = cgroup.dir(self.layout.memory)
         if memory is not None:
             if self.layout.memory is not None and self.layout.memory.version == 2:
-                _write(memory / "memory.max", str(limits.memory_bytes))
-                _write_if_exists(memory / "memory.swap.max", "0")
-                _write(memory / "memory.oom.group", "1")
+                cgroup_layout.write(memory / "memory.max", str(limits.memory_bytes))
+                cgroup_layout.write_if_exists(memory / "memory.swap.max", "0")
+                cgroup_layout.write(memory / "memory.oom.group", "1")
             else:
-                _write(memory / "memory.limit_in_bytes", str(limits.memory_bytes))
-                _write_if_exists(memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+                cgroup_layout.write(memory / "memory.limit_in_bytes", str(limits.memory_bytes))
+                cgroup_layout.write_if_exists(
+                    memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes)
+                )
         pids = cgroup.dir(self.layout.pids)
         if pids is not None:
-            _write(pids / "pids.max", str(limits.processes))
+            cgroup_layout.write(pids / "pids.max", str(limits.processes))
         cpu = cgroup.dir(self.layout.cpu)
         if cpu is not None:
             quota = max(1000, int(cpu_cores * CPU_PERIOD_US))
             if self.layout.cpu is not None and self.layout.cpu.version == 2:
-                _write(cpu / "cpu.max", f"{quota} {CPU_PERIOD_US}")
+                cgroup_layout.write(cpu / "cpu.max", f"{quota} {CPU_PERIOD_US}")
             else:
-                _write(cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US))
-                _write(cpu / "cpu.cfs_quota_us", str(quota))
+                cgroup_layout.write(cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+                cgroup_layout.write(cpu / "cpu.cfs_quota_us", str(quota))
 
 
 def _destroy(pool_dir: Path) -> None:
     """Kill every process under a dead pool's directory and remove it, leaves first."""
     for job in [p for p in pool_dir.iterdir() if p.is_dir()]:
         deadline = time.monotonic() + 2.0
-        while _pids(job) or _keyed(job / "cgroup.events").get("populated", 0):
+        while _pids(job) or cgroup_layout.keyed(job / "cgroup.events").get("populated", 0):
             if (job / "cgroup.kill").exists():
-                _write(job / "cgroup.kill", "1")
+                cgroup_layout.write(job / "cgroup.kill", "1")
             else:
                 for pid in _pids(job):
                     with contextlib.suppress(ProcessLookupError):
@@ -367,44 +281,3 @@ def _rmdir_retrying(path: Path, seconds: float = 2.0) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.005)
-
-
-def _relative(path: str, root: str) -> str:
-    if root != "/" and path.startswith(root):
-        return path[len(root) :] or "/"
-    return path
-
-
-def _kernel_at_least(major: int, minor: int) -> bool:
-    found = re.match(r"(\d+)\.(\d+)", os.uname().release)
-    return found is not None and (int(found[1]), int(found[2])) >= (major, minor)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
-def _int(path: Path) -> int:
-    text = _read(path).strip()
-    return int(text) if text.isdigit() else 0
-
-
-def _keyed(path: Path) -> dict[str, int]:
-    pairs = (line.split() for line in _read(path).splitlines())
-    return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
-
-
-def _write(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def _write_if_exists(path: Path, text: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        _write(path, text)

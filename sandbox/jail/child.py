@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from sandbox import harness
+from sandbox.harness import main as harness
 from sandbox.jail import landlock, namespaces, outer, privilege
 from sandbox.jail.cgroups import JobCgroup
 from sandbox.jail.runtime import APP_DIR
@@ -45,8 +45,8 @@ def run(spec: Spec, fds: list[int], setup_fd: int) -> NoReturn:
     try:
         tell = setup_fd
         try:
-            stdin, stdout, stderr, report = fds
-            privilege.place_fds(stdin, stdout, stderr, report, setup_fd)  # first: fds 0-4 from here on
+            stdin, stdout, stderr, events = fds
+            privilege.place_fds(stdin, stdout, stderr, events, setup_fd)  # first: fds 0-4 from here on
             tell = privilege.SETUP_FD
             _jail(spec)
         except BaseException:
@@ -54,7 +54,7 @@ def run(spec: Spec, fds: list[int], setup_fd: int) -> NoReturn:
             raise
         os.close(privilege.SETUP_FD)
         code = 1  # from here on a failure is the job's (or the harness's), not the jail's
-        code = harness.serve(privilege.REPORT_FD, set_limits=False)
+        code = harness.serve(privilege.EVENTS_FD, set_limits=False)
     except SystemExit as exc:  # user code called sys.exit(): exit as a fresh interpreter would
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:

@@ -10,16 +10,16 @@ import signal
 
 from sandbox.protocol import Limits
 
-REPORT_FD = 3
+EVENTS_FD = 3
 SETUP_FD = 4  # the child's setup-failure channel to the pool; closed before user code runs
 NOFILE = 1024
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def place_fds(stdin: int, stdout: int, stderr: int, report: int, setup: int) -> None:
+def place_fds(stdin: int, stdout: int, stderr: int, events: int, setup: int) -> None:
     """Put the job's pipes at 0-4 and close every other descriptor the pool had open."""
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (stdin, stdout, stderr, report, setup)]
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (stdin, stdout, stderr, events, setup)]
     for target, fd in enumerate(high):
         os.dup2(fd, target, inheritable=False)
     os.closerange(SETUP_FD + 1, os.sysconf("SC_OPEN_MAX"))

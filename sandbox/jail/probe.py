@@ -8,7 +8,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 
-from sandbox.jail import cgroups, landlock
+from sandbox.jail import cgroup_layout, landlock
 from sandbox.jail.runtime import Runtime
 
 
@@ -55,7 +55,7 @@ def probe(runtime: Runtime | None = None) -> Capabilities:
     except OSError:
         problems.append("libseccomp.so.2 not installed")
     try:
-        layout = cgroups.detect()
+        layout = cgroup_layout.detect()
     except (OSError, ValueError, KeyError, StopIteration) as exc:
         problems.append(f"cgroups unreadable: {exc}")
     else:

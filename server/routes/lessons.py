@@ -8,13 +8,14 @@ blocks, so FastAPI runs them in its thread pool.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 
 from sandbox.catalog import Catalog
-from server.deps import CatalogDep, LessonsDep, SettingsDep, SharesDep
+from server import versions
+from server.deps import CatalogDep, LessonsDep, SettingsDep, SharesDep, VersionsDep
+from server.editor_state import check_editor_state, iso_utc
 from server.lessons import NOTE_BYTES, Lesson, LessonRecord, LessonStep
 from server.problems import ProblemError
-from server.routes.shares import check_editor_state, iso_utc, recorded_versions
 from server.schemas import (
     LessonCreate,
     LessonCreated,
@@ -40,13 +41,13 @@ def create_lesson(
     shares: SharesDep,
     catalog: CatalogDep,
     settings: SettingsDep,
-    request: Request,
+    running: VersionsDep,
     response: Response,
 ) -> LessonCreated:
     steps = tuple(
         resolve_step(index, step, shares, settings, catalog) for index, step in enumerate(body.steps)
     )
-    record = LessonRecord(title=body.title, steps=steps, versions=recorded_versions(settings, request))
+    record = LessonRecord(title=body.title, steps=steps, versions=versions.recorded(running))
     lesson, new = store.put(record)
     if not new:
         response.status_code = 200

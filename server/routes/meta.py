@@ -4,13 +4,11 @@ what the chips a run can target have (capacities and peak rates, for memory mete
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
-import platform
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
-from sandbox.chips import CHIP_TABLE
-from server.deps import RunnerDep, SettingsDep
+from sandbox.protocol.chips import CHIP_TABLE
+from server.deps import RunnerDep, VersionsDep
 from server.schemas import ChipOut, Health, VersionInfo
 
 router = APIRouter(prefix="/api", tags=["meta"])
@@ -22,29 +20,10 @@ def health(runner: RunnerDep) -> Health:
 
 
 @router.get("/version", response_model=VersionInfo)
-def version(settings: SettingsDep, request: Request) -> VersionInfo:
-    tpu = settings.has_tpu()
-    return VersionInfo(
-        playground=_dist("pallas-playground") or "dev",
-        python=platform.python_version(),
-        jax=_dist("jax"),
-        jaxlib=_dist("jaxlib"),
-        libtpu=_dist("libtpu") or _dist("libtpu-nightly"),
-        device_kind="TPU (native)" if tpu else f"{platform.machine()} CPU (TPU interpret mode)",
-        mode="tpu" if tpu else "interpret",
-        sandbox=request.app.state.backend_name,
-        sandbox_note=request.app.state.backend_note,
-    )
+def version(running: VersionsDep) -> VersionInfo:
+    return running
 
 
 @router.get("/chips", response_model=list[ChipOut])
 def list_chips() -> list[ChipOut]:
     return [ChipOut(**dataclasses.asdict(chip)) for chip in CHIP_TABLE.values()]
-
-
-def _dist(name: str) -> str | None:
-    # Read from package metadata: the server never imports JAX (jobs do, in their own processes).
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None

@@ -5,57 +5,20 @@ Handlers are plain `def`: the SQLite store blocks, so FastAPI runs them in its t
 
 from __future__ import annotations
 
-import datetime
+from fastapi import APIRouter, Response
 
-from fastapi import APIRouter, Request, Response
-
-from sandbox.catalog import Catalog
-from server.deps import CatalogDep, SettingsDep, SharesDep
+from server import versions
+from server.deps import CatalogDep, SettingsDep, SharesDep, VersionsDep
+from server.editor_state import check_editor_state, iso_utc
 from server.problems import ProblemError
-from server.routes.meta import version as server_version
 from server.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
-from server.settings import Settings
 from server.shares import Share, ShareRecord
 
 router = APIRouter(prefix="/api/shares", tags=["shares"])
-VERSION_FIELDS = ("python", "jax", "jaxlib", "libtpu")
 
 
 def share_url(share_id: str) -> str:
     return f"/s/{share_id}"
-
-
-def check_editor_state(
-    source: str, entry: str | None, settings: Settings, catalog: Catalog, *, where: str = "", field: str = ""
-) -> None:
-    """Refuse a source over the size limit (413) or an entry the catalog lacks (422).
-
-    `where` prefixes the detail ("step 2: ") and `field` the field names, for states inside a lesson.
-    """
-    size = len(source.encode())
-    if size > settings.source_bytes:
-        raise ProblemError(
-            413,
-            "Source too large",
-            f"{where}the source is {size:,} bytes; the limit is {settings.source_bytes:,} bytes",
-            field=f"{field}source",
-        )
-    if entry is not None and catalog.get(entry) is None:
-        raise ProblemError(
-            422, "Unknown entry", f"{where}entry {entry!r} is not in the catalog", field=f"{field}entry"
-        )
-
-
-def recorded_versions(settings: Settings, request: Request) -> dict[str, str | None]:
-    """The versions this server runs kernels on, as a share or lesson records them."""
-    running = server_version(settings, request)
-    return {name: getattr(running, name) for name in VERSION_FIELDS}
-
-
-def iso_utc(timestamp: float) -> str:
-    """Seconds since the epoch as ISO 8601 in UTC, to the second: `2026-01-31T12:00:00Z`."""
-    moment = datetime.datetime.fromtimestamp(timestamp, datetime.UTC)
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @router.post("", status_code=201, response_model=ShareCreated)
@@ -64,7 +27,7 @@ def create_share(
     store: SharesDep,
     catalog: CatalogDep,
     settings: SettingsDep,
-    request: Request,
+    running: VersionsDep,
     response: Response,
 ) -> ShareCreated:
     check_editor_state(body.source, body.entry, settings, catalog)
@@ -73,7 +36,7 @@ def create_share(
         entry=body.entry,
         chip=body.chip,
         options=body.options.model_dump(),
-        versions=recorded_versions(settings, request),
+        versions=versions.recorded(running),
     )
     share, new = store.put(record)
     if not new:

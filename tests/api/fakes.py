@@ -9,11 +9,31 @@ from sandbox.protocol import CaseResult, Event, Execution, Job, OutputCheck, Tol
 
 
 def passing_case(name: str = "c0") -> dict:
-    check = OutputCheck(name="out", shape=(8,), dtype="float32", expected_shape=(8,), expected_dtype="float32",
-                        passed=True, max_abs_error=0.0, max_rel_error=0.0, mismatch_count=0, total=8,
-                        first_mismatches=(), nan_parity=True, inf_parity=True)
-    result = CaseResult(name=name, dtype="float32", dims={"m": 8}, input_shapes=((8,),),
-                        tolerance=Tolerance(1e-4, 1e-4), passed=True, outputs=(check,), seconds=0.01)
+    check = OutputCheck(
+        name="out",
+        shape=(8,),
+        dtype="float32",
+        expected_shape=(8,),
+        expected_dtype="float32",
+        passed=True,
+        max_abs_error=0.0,
+        max_rel_error=0.0,
+        mismatch_count=0,
+        total=8,
+        first_mismatches=(),
+        nan_parity=True,
+        inf_parity=True,
+    )
+    result = CaseResult(
+        name=name,
+        dtype="float32",
+        dims={"m": 8},
+        input_shapes=((8,),),
+        tolerance=Tolerance(1e-4, 1e-4),
+        passed=True,
+        outputs=(check,),
+        seconds=0.01,
+    )
     return {"index": 0, "of": 1, "result": to_json_dict(result)}
 
 
@@ -42,9 +62,18 @@ class FakeBackend:
             events += [Event("case", passing_case()), Event("done")]
             for e in events[2:]:
                 on_event(e)
-        return Execution(events=tuple(events), exit_code=None if cancelled else 0, signal=9 if cancelled else None,
-                         timed_out=False, cancelled=cancelled, wall_seconds=0.01, stdout="hello\n", stderr="",
-                         stdout_truncated=False, stderr_truncated=False)
+        return Execution(
+            events=tuple(events),
+            exit_code=None if cancelled else 0,
+            signal=9 if cancelled else None,
+            timed_out=False,
+            cancelled=cancelled,
+            wall_seconds=0.01,
+            stdout="hello\n",
+            stderr="",
+            stdout_truncated=False,
+            stderr_truncated=False,
+        )
 
     def close(self) -> None:
         self.release.set()

@@ -67,7 +67,13 @@ def test_embed_origins_setting_names_who_may_frame(backend, tmp_path):
 
 @pytest.mark.parametrize(
     "origins",
-    ["", "https://a.example; script-src *", "https://a.example/course", "'none' https://a.example", "javascript:"],
+    [
+        "",
+        "https://a.example; script-src *",
+        "https://a.example/course",
+        "'none' https://a.example",
+        "javascript:",
+    ],
 )
 def test_embed_origins_setting_refuses_what_is_not_an_origin(origins):
     with pytest.raises(ValidationError, match="embed_origins"):

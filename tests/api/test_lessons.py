@@ -14,7 +14,12 @@ LESSON = {
         {"source": "print('scratch')\n", "options": {"detect_races": True}, "note": "Now on your own."},
     ],
 }
-DEFAULT_OPTIONS = {"detect_races": None, "uninitialized_memory": None, "dma_execution_mode": None, "random_seed": None}
+DEFAULT_OPTIONS = {
+    "detect_races": None,
+    "uninitialized_memory": None,
+    "dma_execution_mode": None,
+    "random_seed": None,
+}
 
 
 def test_lesson_is_saved_and_read_back(client):
@@ -26,12 +31,27 @@ def test_lesson_is_saved_and_read_back(client):
     lesson = client.get(f"/api/lessons/{body['id']}").json()
     assert lesson["title"] == "Tiling a matmul" and lesson["url"] == body["url"]
     assert lesson["steps"] == [
-        {"source": KERNEL, "entry": "tiled_matmul", "chip": "v6e", "options": DEFAULT_OPTIONS,
-         "note": "Start from **this**."},
-        {"source": "print('scratch')\n", "entry": None, "chip": "v5p",
-         "options": {**DEFAULT_OPTIONS, "detect_races": True}, "note": "Now on your own."},
+        {
+            "source": KERNEL,
+            "entry": "tiled_matmul",
+            "chip": "v6e",
+            "options": DEFAULT_OPTIONS,
+            "note": "Start from **this**.",
+        },
+        {
+            "source": "print('scratch')\n",
+            "entry": None,
+            "chip": "v5p",
+            "options": {**DEFAULT_OPTIONS, "detect_races": True},
+            "note": "Now on your own.",
+        },
     ]
-    assert lesson["versions"]["jax"] == "0.12.0.1" and set(lesson["versions"]) == {"python", "jax", "jaxlib", "libtpu"}
+    assert lesson["versions"]["jax"] == "0.12.0.1" and set(lesson["versions"]) == {
+        "python",
+        "jax",
+        "jaxlib",
+        "libtpu",
+    }
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", lesson["created"])
 
 
@@ -67,12 +87,28 @@ def test_share_step_copies_the_share_content(client):
 
 BIG = "x" * (64 * 1024 + 1)
 ERRORS = [
-    ("unknown entry", [{"source": "x"}, {"source": "x", "entry": "nope"}], 422, "step 2: entry 'nope'",
-     "steps.1.entry"),
+    (
+        "unknown entry",
+        [{"source": "x"}, {"source": "x", "entry": "nope"}],
+        422,
+        "step 2: entry 'nope'",
+        "steps.1.entry",
+    ),
     ("unknown share", [{"share": "AAAAAAAAAAA"}], 422, "step 1: no share 'AAAAAAAAAAA'", "steps.0.share"),
-    ("source too large", [{"source": "x"}, {"source": "x"}, {"source": BIG}], 413, "step 3: the source is 65,537 bytes",
-     "steps.2.source"),
-    ("note too long", [{"source": "x", "note": "é" * 4097}], 422, "step 1: the note is 8,194 bytes", "steps.0.note"),
+    (
+        "source too large",
+        [{"source": "x"}, {"source": "x"}, {"source": BIG}],
+        413,
+        "step 3: the source is 65,537 bytes",
+        "steps.2.source",
+    ),
+    (
+        "note too long",
+        [{"source": "x", "note": "é" * 4097}],
+        422,
+        "step 1: the note is 8,194 bytes",
+        "steps.0.note",
+    ),
 ]
 
 

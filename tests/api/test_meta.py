@@ -18,7 +18,9 @@ def test_catalog_lists_entries_and_details(client):
     assert "tiled_matmul" in slugs
     detail = client.get("/api/catalog/tiled_matmul").json()
     assert detail["entry_point"] == "matmul" and "def matmul" in detail["solution"]
-    assert "def reference" in detail["reference"] and detail["wrong"] and all(w["why"] for w in detail["wrong"])
+    assert (
+        "def reference" in detail["reference"] and detail["wrong"] and all(w["why"] for w in detail["wrong"])
+    )
     assert any(c["tpu_only"] for c in detail["cases"])
 
 
@@ -34,7 +36,10 @@ def test_development_backend_is_refused_beyond_loopback(tmp_path):
 
     with pytest.raises(UnsafeBindError, match=r"refusing to bind '0\.0\.0\.0'"):
         create_app(Settings(data_dir=tmp_path, host="0.0.0.0", sandbox="local"))
-    assert create_app(Settings(data_dir=tmp_path, host="127.0.0.1", sandbox="local")).state.backend_name == "local"
+    assert (
+        create_app(Settings(data_dir=tmp_path, host="127.0.0.1", sandbox="local")).state.backend_name
+        == "local"
+    )
 
 
 def test_chips_lists_the_chip_table_per_tensor_core(client):

@@ -5,13 +5,26 @@ import pytest
 BIG = "x" * (64 * 1024 + 1)
 
 CASES = [
-    ("bad JSON", "post", "/api/runs", {"content": b"{bad", "headers": {"content-type": "application/json"}},
-     400, "not valid JSON"),
+    (
+        "bad JSON",
+        "post",
+        "/api/runs",
+        {"content": b"{bad", "headers": {"content-type": "application/json"}},
+        400,
+        "not valid JSON",
+    ),
     ("missing source", "post", "/api/runs", {"json": {}}, 422, "source"),
     ("unknown chip", "post", "/api/runs", {"json": {"source": "x", "chip": "v9"}}, 422, "chip"),
     ("unknown mode", "post", "/api/runs", {"json": {"source": "x", "mode": "gpu"}}, 422, "mode"),
     ("unknown field", "post", "/api/runs", {"json": {"source": "x", "evil": 1}}, 422, "evil"),
-    ("unknown option", "post", "/api/runs", {"json": {"source": "x", "options": {"turbo": True}}}, 422, "turbo"),
+    (
+        "unknown option",
+        "post",
+        "/api/runs",
+        {"json": {"source": "x", "options": {"turbo": True}}},
+        422,
+        "turbo",
+    ),
     ("unknown entry", "post", "/api/runs", {"json": {"source": "x", "entry": "nope"}}, 422, "'nope'"),
     ("source too large", "post", "/api/runs", {"json": {"source": BIG}}, 413, "65,537 bytes"),
     ("no TPU here", "post", "/api/runs", {"json": {"source": "x", "mode": "tpu"}}, 422, "no TPU"),
@@ -21,26 +34,65 @@ CASES = [
     ("unknown catalog entry", "get", "/api/catalog/nope", {}, 404, "nope"),
     ("unknown path", "get", "/api/nothing-here", {}, 404, ""),
     ("wrong method", "put", "/api/health", {}, 405, ""),
-    ("share: unknown entry", "post", "/api/shares", {"json": {"source": "x", "entry": "nope"}}, 422, "'nope'"),
+    (
+        "share: unknown entry",
+        "post",
+        "/api/shares",
+        {"json": {"source": "x", "entry": "nope"}},
+        422,
+        "'nope'",
+    ),
     ("share: source too large", "post", "/api/shares", {"json": {"source": BIG}}, 413, "65,537 bytes"),
     ("unknown share", "get", "/api/shares/nope", {}, 404, "nope"),
     ("lesson: no title", "post", "/api/lessons", {"json": {"steps": [{"source": "x"}]}}, 422, "title"),
-    ("lesson: long title", "post", "/api/lessons", {"json": {"title": "t" * 201, "steps": [{"source": "x"}]}},
-     422, "at most 200"),
+    (
+        "lesson: long title",
+        "post",
+        "/api/lessons",
+        {"json": {"title": "t" * 201, "steps": [{"source": "x"}]}},
+        422,
+        "at most 200",
+    ),
     ("lesson: no steps", "post", "/api/lessons", {"json": {"title": "t", "steps": []}}, 422, "at least 1"),
-    ("lesson: 31 steps", "post", "/api/lessons", {"json": {"title": "t", "steps": [{"source": "x"}] * 31}},
-     422, "at most 30"),
-    ("lesson: share and source", "post", "/api/lessons",
-     {"json": {"title": "t", "steps": [{"share": "AAAAAAAAAAA", "source": "x"}]}}, 422, "not both"),
-    ("lesson: empty step", "post", "/api/lessons", {"json": {"title": "t", "steps": [{"note": "n"}]}},
-     422, "needs `source`"),
-    ("lesson: unknown step field", "post", "/api/lessons",
-     {"json": {"title": "t", "steps": [{"source": "x", "evil": 1}]}}, 422, "evil"),
+    (
+        "lesson: 31 steps",
+        "post",
+        "/api/lessons",
+        {"json": {"title": "t", "steps": [{"source": "x"}] * 31}},
+        422,
+        "at most 30",
+    ),
+    (
+        "lesson: share and source",
+        "post",
+        "/api/lessons",
+        {"json": {"title": "t", "steps": [{"share": "AAAAAAAAAAA", "source": "x"}]}},
+        422,
+        "not both",
+    ),
+    (
+        "lesson: empty step",
+        "post",
+        "/api/lessons",
+        {"json": {"title": "t", "steps": [{"note": "n"}]}},
+        422,
+        "needs `source`",
+    ),
+    (
+        "lesson: unknown step field",
+        "post",
+        "/api/lessons",
+        {"json": {"title": "t", "steps": [{"source": "x", "evil": 1}]}},
+        422,
+        "evil",
+    ),
     ("unknown lesson", "get", "/api/lessons/nope", {}, 404, "nope"),
 ]
 
 
-@pytest.mark.parametrize(("name", "method", "path", "kwargs", "status", "phrase"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("name", "method", "path", "kwargs", "status", "phrase"), CASES, ids=[c[0] for c in CASES]
+)
 def test_error_paths_return_problem_details(client, name, method, path, kwargs, status, phrase):
     response = getattr(client, method)(path, **kwargs)
     assert response.status_code == status

@@ -109,8 +109,12 @@ def test_queue_is_round_robin_across_clients(backend, tmp_path):
         client.post("/api/runs", json={"source": "block first"}, headers=a)
         while not backend.jobs:
             time.sleep(0.01)
-        a_runs = [client.post("/api/runs", json={"source": f"block a{i}"}, headers=a).json() for i in range(3)]
-        b_run = client.post("/api/runs", json={"source": "block b"}, headers={"X-Playground-Client": "b"}).json()
+        a_runs = [
+            client.post("/api/runs", json={"source": f"block a{i}"}, headers=a).json() for i in range(3)
+        ]
+        b_run = client.post(
+            "/api/runs", json={"source": "block b"}, headers={"X-Playground-Client": "b"}
+        ).json()
         assert [r["position"] for r in a_runs] == [1, 2, 3]
         assert client.get(f"/api/runs/{b_run['id']}").json()["position"] == 2  # ahead of a's 2nd and 3rd
         backend.release.set()
@@ -128,7 +132,9 @@ def test_entry_chips_are_enforced(client, tmp_path):
     assert response.status_code == 201  # tiled_matmul supports every chip
 
 
-@pytest.mark.parametrize("options", [{"detect_races": True}, {"uninitialized_memory": "zero", "random_seed": 7}])
+@pytest.mark.parametrize(
+    "options", [{"detect_races": True}, {"uninitialized_memory": "zero", "random_seed": 7}]
+)
 def test_options_reach_the_job(client, backend, options):
     run_id = client.post("/api/runs", json={"source": SOURCE, "options": options}).json()["id"]
     wait_done(client, run_id)
@@ -176,6 +182,6 @@ def test_lowering_progress_events_carry_no_ir_text():
     from server.runner import slim
 
     report = {"chip": "v5e", "lowers": True, "jaxpr": {"text": "x" * 10}, "mosaic": None, "stablehlo": None}
-    data = slim({"report": report, "reports": [report], "warnings": []})
-    assert "jaxpr" not in data["report"] and data["report"]["lowers"] is True
-    assert all("jaxpr" not in r for r in data["reports"])
+    data = slim({"check": report, "checks": [report], "warnings": []})
+    assert "jaxpr" not in data["check"] and data["check"]["lowers"] is True
+    assert all("jaxpr" not in r for r in data["checks"])

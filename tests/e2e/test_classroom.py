@@ -20,9 +20,25 @@ STUCK_K = next(w for w in TILED.wrong if w.name == "stuck_k_index_map")
 
 def make_lesson(live_server) -> dict:
     steps = [
-        {"source": TILED.solution_source, "entry": "tiled_matmul", "chip": "v5e", "note": "**Step one**: run the tiled matmul."},
-        {"source": STUCK_K.source, "entry": "tiled_matmul", "chip": "v5p", "note": "This one is wrong. Find the index map that is."},
-        {"source": SCRATCH_PRINTS_MARKUP, "entry": None, "chip": "v6e", "options": {"detect_races": True}, "note": "Your own kernel."},
+        {
+            "source": TILED.solution_source,
+            "entry": "tiled_matmul",
+            "chip": "v5e",
+            "note": "**Step one**: run the tiled matmul.",
+        },
+        {
+            "source": STUCK_K.source,
+            "entry": "tiled_matmul",
+            "chip": "v5p",
+            "note": "This one is wrong. Find the index map that is.",
+        },
+        {
+            "source": SCRATCH_PRINTS_MARKUP,
+            "entry": None,
+            "chip": "v6e",
+            "options": {"detect_races": True},
+            "note": "Your own kernel.",
+        },
     ]
     response = httpx.post(f"{live_server.url}/api/lessons", json={"title": "Pallas 101", "steps": steps})
     assert response.status_code in (200, 201), response.text

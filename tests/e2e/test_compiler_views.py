@@ -25,7 +25,11 @@ def test_ir_tabs_show_jaxpr_mosaic_and_stablehlo_with_source_links(page, live_se
 
     page.click("#tab-ir")
     text = page.locator("#ir-text")
-    for kind, needle in (("jaxpr", "dot_general"), ("stablehlo", "tpu_custom_call"), ("mosaic", "tpu.matmul")):
+    for kind, needle in (
+        ("jaxpr", "dot_general"),
+        ("stablehlo", "tpu_custom_call"),
+        ("mosaic", "tpu.matmul"),
+    ):
         page.click(f".ir-kind[data-kind='{kind}']")
         assert text.get_attribute("data-kind") == kind
         assert int(text.get_attribute("data-lines") or 0) > 10 or kind == "stablehlo"
@@ -36,7 +40,11 @@ def test_ir_tabs_show_jaxpr_mosaic_and_stablehlo_with_source_links(page, live_se
     current = page.locator(".ir-line.current")
     assert "tpu.matmul" in current.inner_text()
     # Mosaic ops of the accumulate step come from the `jnp.dot` line of the user's kernel.
-    dot_line = next(n for n, line in enumerate(CATALOG.get("tiled_matmul").solution_source.splitlines(), 1) if "jnp.dot(" in line)
+    dot_line = next(
+        n
+        for n, line in enumerate(CATALOG.get("tiled_matmul").solution_source.splitlines(), 1)
+        if "jnp.dot(" in line
+    )
     assert current.get_attribute("data-source-line") == str(dot_line)
     current.click()
     assert cursor_line(page) == dot_line
@@ -49,7 +57,12 @@ def test_check_on_all_chips_lowers_side_by_side(page, live_server):
     page.click("#check-all-chips")
     page.wait_for_selector("html[data-running='0'] #chip-table", timeout=120_000)
     rows = page.locator("#chip-table tbody tr")
-    assert [rows.nth(i).get_attribute("data-chip") for i in range(rows.count())] == ["v5e", "v5p", "v6e", "tpu7x"]
+    assert [rows.nth(i).get_attribute("data-chip") for i in range(rows.count())] == [
+        "v5e",
+        "v5p",
+        "v6e",
+        "tpu7x",
+    ]
     assert {rows.nth(i).get_attribute("data-lowers") for i in range(4)} == {"true"}
     assert "0.34%" in rows.nth(0).inner_text()  # 458,752 B of v5e's 128 MiB of VMEM
 
@@ -59,9 +72,13 @@ def test_mixed_element_block_is_rejected_by_the_tpu_compiler(page, live_server):
     set_source(page, MIXED_ELEMENT)
     page.click("#chips label:has-text('v5e')")
     assert run_and_wait(page) == "passed"
-    assert page.inner_text("#summary").endswith("passes in the simulator, rejected by the TPU compiler for v5e")
+    assert page.inner_text("#summary").endswith(
+        "passes in the simulator, rejected by the TPU compiler for v5e"
+    )
     assert page.locator("#lowering").get_attribute("data-lowers") == "false"
-    assert "All block dimensions must be Elements or none of them can be Elements." in page.inner_text("#lowering-error")
+    assert "All block dimensions must be Elements or none of them can be Elements." in page.inner_text(
+        "#lowering-error"
+    )
     line = next(n for n, text in enumerate(MIXED_ELEMENT.splitlines(), 1) if "return pl.pallas_call(" in text)
     assert page.locator("#compiler-section .goto-line").get_attribute("data-line") == str(line)
     page.click("#tab-ir")

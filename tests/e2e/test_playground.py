@@ -62,7 +62,9 @@ def test_tiled_matmul_solution_passes_with_timings_and_memory_bars(page, live_se
     assert vmem.get_attribute("data-used") == "458752"
     assert vmem.get_attribute("data-capacity") == str(64 * 1024 * 1024)
     assert "0.68%" in vmem.inner_text()
-    assert page.locator("#memory .membar[data-kind='hbm']").get_attribute("data-used") == str(3 * 256 * 256 * 4)
+    assert page.locator("#memory .membar[data-kind='hbm']").get_attribute("data-used") == str(
+        3 * 256 * 256 * 4
+    )
     assert "jax 0.12.0.1" in page.inner_text("#run-meta")
 
 
@@ -95,7 +97,10 @@ def test_syntax_error_marks_the_users_line(page, live_server):
 
 def test_kernel_that_raises_marks_the_raising_line(page, live_server):
     goto(page, live_server, "/?entry=tiled_matmul")
-    set_source(page, "def helper():\n    raise ValueError('block shape does not divide M')\n\n\ndef matmul(x, y):\n    return helper()\n")
+    set_source(
+        page,
+        "def helper():\n    raise ValueError('block shape does not divide M')\n\n\ndef matmul(x, y):\n    return helper()\n",
+    )
     assert run_and_wait(page) == "error"
     assert page.locator(".cm-error-line").get_attribute("data-error-line") == "2"
     assert "block shape does not divide M" in page.inner_text("#error-section")
@@ -194,12 +199,17 @@ def test_catalog_picker_opens_an_entry(page, live_server):
     page.click("#catalog-button")
     cards = page.locator("#catalog-dialog .level:not([data-level='scratch']) .entry-card")
     assert [cards.nth(i).get_attribute("data-slug") for i in range(cards.count())] == [
-        e.slug for level in ("beginner", "intermediate", "advanced") for e in CATALOG.entries if e.level == level
+        e.slug
+        for level in ("beginner", "intermediate", "advanced")
+        for e in CATALOG.entries
+        if e.level == level
     ]
     page.fill("#catalog-filter", "sparsecore")
     visible = page.locator("#catalog-dialog .level:not([data-level='scratch']) .entry-card:visible")
     sparse = [e.slug for e in CATALOG.entries if any("sparsecore" in c.lower() for c in e.concepts)]
-    assert sorted(visible.nth(i).get_attribute("data-slug") or "" for i in range(visible.count())) == sorted(sparse)
+    assert sorted(visible.nth(i).get_attribute("data-slug") or "" for i in range(visible.count())) == sorted(
+        sparse
+    )
     page.fill("#catalog-filter", "")
     page.click("#catalog-dialog .entry-card[data-slug='block_sparse_matmul']")
     expect(page.locator("#entry-title")).to_have_text(CATALOG.get("block_sparse_matmul").title)
@@ -235,7 +245,9 @@ def test_page_fits_the_viewport_without_sideways_scrolling(open_page, live_serve
     goto(page, live_server, "/?entry=tiled_matmul")
     assert page.locator("#editor .cm-content").is_visible()
     assert page.locator("#run").is_visible()
-    overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
     assert overflow <= 0
 
 
@@ -249,7 +261,7 @@ def test_controls_are_reachable_by_keyboard(page, live_server):
 
 
 def test_roofline_matches_the_chip_table_on_every_chip(page, live_server):
-    from sandbox.chips import CHIP_TABLE
+    from sandbox.protocol.chips import CHIP_TABLE
 
     goto(page, live_server, "/?entry=tiled_matmul")
     page.click("#solution")
@@ -264,7 +276,9 @@ def test_roofline_matches_the_chip_table_on_every_chip(page, live_server):
     for i, chip in enumerate(CHIP_TABLE.values()):
         row = rows.nth(i)
         assert row.get_attribute("data-chip") == chip.name
-        assert float(row.get_attribute("data-seconds") or 0) == pytest.approx(chip.roofline_seconds(flop, byte))
+        assert float(row.get_attribute("data-seconds") or 0) == pytest.approx(
+            chip.roofline_seconds(flop, byte)
+        )
         assert row.get_attribute("data-bound") == "memory"  # 43 FLOP/byte: below every ridge (v5e 240)
     assert page.locator("#roofline tr.chosen").get_attribute("data-chip") == "v6e"
     assert page.locator(".roofline-chart .roof.selected").get_attribute("data-chip") == "v6e"

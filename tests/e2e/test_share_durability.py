@@ -44,7 +44,9 @@ def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+            raise RuntimeError(
+                f"the server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
+            )
         try:
             if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
                 return proc
@@ -76,7 +78,8 @@ def test_every_acknowledged_share_survives_kill_9(tmp_path):
     acknowledged: dict[str, str] = {}
     stop = threading.Event()
     writers = [
-        threading.Thread(target=save_until_stopped, args=(base, w, acknowledged, stop)) for w in range(WRITERS)
+        threading.Thread(target=save_until_stopped, args=(base, w, acknowledged, stop))
+        for w in range(WRITERS)
     ]
     try:
         for thread in writers:
@@ -97,7 +100,11 @@ def test_every_acknowledged_share_survives_kill_9(tmp_path):
     restarted = start_server(tmp_path, port)
     try:
         with httpx.Client(base_url=base, timeout=5) as client:
-            lost = [i for i, text in acknowledged.items() if client.get(f"/api/shares/{i}").json().get("source") != text]
+            lost = [
+                i
+                for i, text in acknowledged.items()
+                if client.get(f"/api/shares/{i}").json().get("source") != text
+            ]
     finally:
         restarted.send_signal(signal.SIGTERM)
         restarted.wait(timeout=30)

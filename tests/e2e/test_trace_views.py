@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox.catalog import load_catalog
-from sandbox.chips import CHIP_TABLE
+from sandbox.protocol.chips import CHIP_TABLE
 from tests.e2e.test_playground import goto, run_and_wait
 
 CATALOG = load_catalog()
@@ -80,11 +80,17 @@ def test_bad_index_map_lights_the_wrong_blocks_in_the_error_map_and_the_grid_vie
     heatmap = page.locator("#maps-section svg.heatmap").first
     assert heatmap.get_attribute("data-rows") == "16" and heatmap.get_attribute("data-over") == str(8 * 16)
     cells = heatmap.locator("rect.cell")
-    bad_rows = {int(c.get_attribute("data-row") or -1) for c in cells.all() if "bad" in (c.get_attribute("class") or "")}
+    bad_rows = {
+        int(c.get_attribute("data-row") or -1)
+        for c in cells.all()
+        if "bad" in (c.get_attribute("class") or "")
+    }
     assert bad_rows == set(range(8, 16)), "only the first row of output tiles (error-map rows 0-7) is right"
     page.click("#open-trace")
     reads = page.locator("svg.gv-operand[data-name='in0'] rect.gv-block")
-    assert {b.get_attribute("data-block") for b in reads.all()} == {"0,0", "0,1"}, "A's row block 1 is never read"
+    assert {b.get_attribute("data-block") for b in reads.all()} == {"0,0", "0,1"}, (
+        "A's row block 1 is never read"
+    )
 
 
 def test_two_cores_get_two_lanes(page, live_server):

@@ -37,7 +37,7 @@ from tests.sandbox.hostile_programs import (
     ZOMBIES,
 )
 
-PRELUDE = '''
+PRELUDE = """
 import ctypes, errno, json, os, signal, socket, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -56,9 +56,9 @@ def sys_call(number, *args):
     if result < 0:
         raise OSError(ctypes.get_errno(), "syscall")
     return result
-'''
+"""
 
-PASSING_KERNEL = '''
+PASSING_KERNEL = """
 import numpy as np
 def make_inputs(seed):
     return (np.arange(8, dtype=np.float32),)
@@ -66,7 +66,7 @@ def reference(x):
     return x * 2
 def kernel(x):
     return x * 2
-'''
+"""
 
 WRONG_KERNEL = PASSING_KERNEL.replace("def kernel(x):\n    return x * 2", "def kernel(x):\n    return x * 3")
 
@@ -190,14 +190,18 @@ ROWS: tuple[Row, ...] = (
             denied_only("write_dev_shm", "write_etc_passwd", "write_server_dir", "write_sandbox_code"),
             stdout_has("scratch_write: ok"),
             no_host_file(
-                "/tmp/{HOST_marker}", "/dev/shm/{HOST_marker}", "{HOST_server_dir}/{HOST_marker}",
-                "/var/tmp/{HOST_marker}", "/opt/pallas-playground/{HOST_marker}",
+                "/tmp/{HOST_marker}",
+                "/dev/shm/{HOST_marker}",
+                "{HOST_server_dir}/{HOST_marker}",
+                "/var/tmp/{HOST_marker}",
+                "/opt/pallas-playground/{HOST_marker}",
             ),
         ),
     ),
     Row(
         "disk_fill",
-        PRELUDE + "\nwith open('/tmp/fill', 'wb') as f:\n    while True:\n        f.write(b'x' * (1 << 20))\n",
+        PRELUDE
+        + "\nwith open('/tmp/fill', 'wb') as f:\n    while True:\n        f.write(b'x' * (1 << 20))\n",
         RunStatus.RESOURCE_LIMIT,
         "scratch_bytes",
         check=summary_has("disk limit"),
@@ -235,8 +239,18 @@ ROWS: tuple[Row, ...] = (
         RunStatus.PASSED,
         check=all_of(
             denied_only(
-                "tcp_loopback", "udp_loopback", "unix_pathname", "unix_abstract", "raw_syscall_socket",
-                eperm=("tcp_loopback", "unix_pathname", "raw_syscall_socket", "raw_syscall_netlink", "socketpair"),
+                "tcp_loopback",
+                "udp_loopback",
+                "unix_pathname",
+                "unix_abstract",
+                "raw_syscall_socket",
+                eperm=(
+                    "tcp_loopback",
+                    "unix_pathname",
+                    "raw_syscall_socket",
+                    "raw_syscall_netlink",
+                    "socketpair",
+                ),
             ),
             no_connections,
         ),
@@ -247,10 +261,26 @@ ROWS: tuple[Row, ...] = (
         attack(PRIVILEGE),
         RunStatus.PASSED,
         check=denied_only(
-            "setuid0", "unshare_user", "clone_newuser", "mount_tmpfs", "chroot", "io_uring_setup", "bpf",
-            "perf_event_open", "userfaultfd", "raise_nproc", "write_cgroup",
-            eperm=("unshare_user", "clone_newuser", "io_uring_setup", "bpf", "perf_event_open", "userfaultfd",
-                   "keyctl"),
+            "setuid0",
+            "unshare_user",
+            "clone_newuser",
+            "mount_tmpfs",
+            "chroot",
+            "io_uring_setup",
+            "bpf",
+            "perf_event_open",
+            "userfaultfd",
+            "raise_nproc",
+            "write_cgroup",
+            eperm=(
+                "unshare_user",
+                "clone_newuser",
+                "io_uring_setup",
+                "bpf",
+                "perf_event_open",
+                "userfaultfd",
+                "keyctl",
+            ),
         ),
     ),
     Row(
@@ -260,7 +290,9 @@ ROWS: tuple[Row, ...] = (
         check=denied_only("execv_sh", "subprocess_python", "posix_spawn", "os_system", eperm=("execv_sh",)),
     ),
     # -- signals
-    Row("signal_pool_and_init", attack(SIGNALS), RunStatus.PASSED, check=denied_only("kill_pool", "kill_init")),
+    Row(
+        "signal_pool_and_init", attack(SIGNALS), RunStatus.PASSED, check=denied_only("kill_pool", "kill_init")
+    ),
     Row("kill_minus_one", attack(KILL_ALL), RunStatus.PASSED, check=stdout_has("child reaped: True")),
     Row("pid_scan", attack(PID_SCAN), RunStatus.PASSED, check=stdout_has(r"signalable_others: \[\]")),
     Row(
@@ -292,7 +324,13 @@ ROWS: tuple[Row, ...] = (
         "cpu_seconds",
         limits={"cpu_seconds": 2},
     ),
-    Row("long_sleep", PRELUDE + "\ntime.sleep(1000)\n", RunStatus.TIMEOUT, "wall_seconds", limits={"wall_seconds": 3}),
+    Row(
+        "long_sleep",
+        PRELUDE + "\ntime.sleep(1000)\n",
+        RunStatus.TIMEOUT,
+        "wall_seconds",
+        limits={"wall_seconds": 3},
+    ),
     Row(
         "closed_stdio_sleep",
         PRELUDE + "\nos.close(1)\nos.close(2)\ntime.sleep(1000)\n",

@@ -15,7 +15,7 @@ from sandbox.backends import (
     create_backend,
     default_backend_name,
 )
-from sandbox.jail import cgroups, probe
+from sandbox.jail import cgroup_layout, probe
 from sandbox.jail.runtime import Runtime
 
 
@@ -82,7 +82,7 @@ def write(tmp_path: Path, mounts: str, groups: str) -> tuple[str, str]:
 
 
 def test_detect_hybrid_uses_v1_controllers_and_v2_kill(tmp_path):
-    layout = cgroups.detect(*write(tmp_path, HYBRID_MOUNTS, HYBRID_CGROUP))
+    layout = cgroup_layout.detect(*write(tmp_path, HYBRID_MOUNTS, HYBRID_CGROUP))
     assert layout.mode == "hybrid"
     assert layout.memory is not None and layout.memory.version == 1
     assert layout.memory.here == Path("/sys/fs/cgroup/memory/process_api/abc")
@@ -93,9 +93,11 @@ def test_detect_hybrid_uses_v1_controllers_and_v2_kill(tmp_path):
 def test_detect_pure_v2_uses_it_for_everything(tmp_path):
     root = tmp_path / "cg"
     (root / "system.slice" / "playground.service").mkdir(parents=True)
-    (root / "system.slice" / "playground.service" / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (root / "system.slice" / "playground.service" / "cgroup.controllers").write_text(
+        "cpuset cpu io memory pids\n"
+    )
     mounts = f"30 23 0:27 / {root} rw,nosuid,nodev,noexec,relatime - cgroup2 cgroup2 rw,nsdelegate\n"
-    layout = cgroups.detect(*write(tmp_path, mounts, "0::/system.slice/playground.service\n"))
+    layout = cgroup_layout.detect(*write(tmp_path, mounts, "0::/system.slice/playground.service\n"))
     assert layout.mode == "v2"
     assert layout.memory is layout.pids is layout.cpu is layout.kill
     assert layout.memory is not None and layout.memory.here == root / "system.slice/playground.service"
@@ -103,14 +105,14 @@ def test_detect_pure_v2_uses_it_for_everything(tmp_path):
 
 def test_detect_v1_without_unified_kills_by_signal(tmp_path):
     mounts = "\n".join(line for line in HYBRID_MOUNTS.splitlines() if "cgroup2" not in line) + "\n"
-    layout = cgroups.detect(*write(tmp_path, mounts, HYBRID_CGROUP.replace("0::/\n", "")))
+    layout = cgroup_layout.detect(*write(tmp_path, mounts, HYBRID_CGROUP.replace("0::/\n", "")))
     assert layout.mode == "v1" and layout.kill is None
     assert "SIGKILL of cgroup.procs" in layout.describe()
 
 
 def test_detect_reports_missing_controllers(tmp_path):
     mounts = "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
-    layout = cgroups.detect(*write(tmp_path, mounts, "0::/\n"))
+    layout = cgroup_layout.detect(*write(tmp_path, mounts, "0::/\n"))
     assert layout.problem() == "no usable cgroup controller for memory and pids"
 
 
@@ -123,9 +125,13 @@ def test_outer_jail_mounts_nothing_of_the_server(tmp_path):
     args = outer.bwrap_args(Runtime(prefix=tmp_path / "rt"), tmp_path / "checkout" / "sandbox", 9)
     for flag in ("--unshare-pid", "--as-pid-1", "--unshare-net", "--clearenv", "--die-with-parent"):
         assert flag in args
-    sources = {args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--bind", "--ro-bind-try", "--dev-bind")}
+    sources = {
+        args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--bind", "--ro-bind-try", "--dev-bind")
+    }
     allowed = {"/usr", "/sys", "/sys/fs/cgroup", "/etc/ld.so.cache", "/etc/localtime", str(tmp_path / "rt")}
-    allowed |= {str(tmp_path / "checkout" / "sandbox")} | {f"/{d}" for d in ("bin", "sbin", "lib", "lib32", "lib64")}
+    allowed |= {str(tmp_path / "checkout" / "sandbox")} | {
+        f"/{d}" for d in ("bin", "sbin", "lib", "lib32", "lib64")
+    }
     assert sources <= allowed, sources - allowed
     assert args[args.index("--cap-drop") + 1] == "ALL"
 
@@ -133,7 +139,9 @@ def test_outer_jail_mounts_nothing_of_the_server(tmp_path):
 def test_outer_jail_passes_only_tpu_device_nodes(monkeypatch, tmp_path):
     from sandbox.jail import outer
 
-    monkeypatch.setattr(outer.glob, "glob", lambda p: {"/dev/accel*": ["/dev/accel0", "/dev/accel1"]}.get(p, []))
+    monkeypatch.setattr(
+        outer.glob, "glob", lambda p: {"/dev/accel*": ["/dev/accel0", "/dev/accel1"]}.get(p, [])
+    )
     args = outer.bwrap_args(Runtime(prefix=tmp_path), tmp_path, 9)
     binds = [args[i + 1] for i, a in enumerate(args) if a == "--dev-bind"]
     assert binds == ["/dev/accel0", "/dev/accel1"]

@@ -1,14 +1,12 @@
 """Multi-device jobs: the harness's device mesh is the current mesh, and it carries the chosen chip."""
 
 import dataclasses
-import threading
 
 import pytest
 
-from sandbox.backends import create_backend
-from sandbox.classify import classify
 from sandbox.jobs import make_job
 from sandbox.protocol import RunResult, RunStatus
+from tests.sandbox.conftest import run_job
 
 pytestmark = pytest.mark.slow
 
@@ -34,11 +32,7 @@ def kernel(x):
 
 def run(source: str, devices: int) -> RunResult:
     job = dataclasses.replace(make_job(source, chip="tpu7x", timing_budget_seconds=0.1), devices=devices)
-    backend = create_backend("local")
-    try:
-        return classify(job, backend.run(job, lambda event: None, threading.Event()))
-    finally:
-        backend.close()
+    return run_job(job)
 
 
 def test_shard_map_sees_the_device_mesh_and_the_chip():

@@ -25,7 +25,7 @@ import pytest
 from sandbox.backends import capability_report, default_backend_name
 from sandbox.catalog import load_catalog
 from sandbox.classify import classify
-from sandbox.jail import cgroups
+from sandbox.jail import cgroup_layout, cgroups
 from sandbox.jobs import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import Event, RunResult, RunStatus
@@ -68,7 +68,7 @@ def slot_processes() -> list[str]:
 
 
 def pool_cgroups(backend) -> cgroups.PoolCgroups:
-    return cgroups.PoolCgroups(cgroups.detect(), backend.wait_ready(60).token)
+    return cgroups.PoolCgroups(cgroup_layout.detect(), backend.wait_ready(60).token)
 
 
 def scratch_root(backend) -> Path:
@@ -147,7 +147,10 @@ def host() -> Iterator[Host]:
         server_dir=str(Path(__file__).resolve().parents[2]),
     )
     stop = threading.Event()
-    threads = [threading.Thread(target=_listen, args=(s, found, stop), daemon=True) for s in (tcp, udp, unix, abstract)]
+    threads = [
+        threading.Thread(target=_listen, args=(s, found, stop), daemon=True)
+        for s in (tcp, udp, unix, abstract)
+    ]
     for t in threads:
         t.start()
     yield found
@@ -212,7 +215,9 @@ def corpus(backend, host: Host) -> dict[str, Outcome]:
 def test_hostile_row_is_contained(corpus: dict[str, Outcome], host: Host, row: Row) -> None:
     outcome = corpus[row.name]
     result = outcome.result
-    assert result.status == row.status, f"{result.summary}\nstdout: {result.stdout[-1500:]}\nstderr: {result.stderr[-1500:]}"
+    assert result.status == row.status, (
+        f"{result.summary}\nstdout: {result.stdout[-1500:]}\nstderr: {result.stderr[-1500:]}"
+    )
     assert result.limit == row.limit, result.summary
     if row.check is not None:
         row.check(result, host)
@@ -224,7 +229,9 @@ def test_pallas_kernel_passes_after_the_table(corpus: dict[str, Outcome], backen
 
 
 def test_multi_device_jobs_get_their_device_count(backend) -> None:
-    job = make_job(MULTI_DEVICE + PASSING_KERNEL, limits=default_limits(**CORPUS_LIMITS), timing_budget_seconds=0.02)
+    job = make_job(
+        MULTI_DEVICE + PASSING_KERNEL, limits=default_limits(**CORPUS_LIMITS), timing_budget_seconds=0.02
+    )
     job = replace(job, devices=4)
     result = classify(job, backend.run(job, lambda event: None, threading.Event()))
     assert result.status == RunStatus.PASSED, result.summary
@@ -245,11 +252,15 @@ def test_killing_the_pool_fails_the_run_cleanly_and_a_new_pool_sweeps(backend) -
     events: list[Event] = []
     box: dict[str, RunResult] = {}
     runner = threading.Thread(
-        target=lambda: box.update(result=run_source(backend, "import time\ntime.sleep(60)\n", events=events)[1])
+        target=lambda: box.update(
+            result=run_source(backend, "import time\ntime.sleep(60)\n", events=events)[1]
+        )
     )
     runner.start()
     deadline = time.monotonic() + 30
-    while not any(e.kind == "imported" or e.kind == "started" for e in events) and time.monotonic() < deadline:
+    while (
+        not any(e.kind == "imported" or e.kind == "started" for e in events) and time.monotonic() < deadline
+    ):
         time.sleep(0.02)
     time.sleep(0.3)  # the job is now inside user code
     os.kill(old_pid, signal.SIGKILL)
@@ -260,8 +271,12 @@ def test_killing_the_pool_fails_the_run_cleanly_and_a_new_pool_sweeps(backend) -
     new = backend.wait_ready(120)
     assert new is not None and new.token != old_token
     assert any(f"pool-{old_token}" in swept for swept in new.ready["swept"]), new.ready["swept"]
-    layout = cgroups.detect()
-    assert not [p for b in cgroups.PoolCgroups(layout, old_token).bases().values() for p in b.glob(f"pool-{old_token}")]
+    layout = cgroup_layout.detect()
+    assert not [
+        p
+        for b in cgroups.PoolCgroups(layout, old_token).bases().values()
+        for p in b.glob(f"pool-{old_token}")
+    ]
     assert not slot_processes()
     assert_pallas_passes(backend)
 
@@ -276,5 +291,9 @@ def test_closing_the_backend_leaves_nothing(host: Host) -> None:
     token, ns_init = pool.token, pool.ns_init_pid
     backend.close()
     assert not Path(f"/proc/{ns_init}").exists()
-    assert not [p for b in cgroups.PoolCgroups(cgroups.detect(), token).bases().values() for p in b.glob(f"pool-{token}")]
+    assert not [
+        p
+        for b in cgroups.PoolCgroups(cgroup_layout.detect(), token).bases().values()
+        for p in b.glob(f"pool-{token}")
+    ]
     assert not slot_processes()

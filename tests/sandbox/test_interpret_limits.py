@@ -93,7 +93,9 @@ QUOTED = {
 
 @pytest.fixture(scope="module")
 def errors() -> dict[str, str | None]:
-    done = subprocess.run([sys.executable, "-c", ATTEMPTS], capture_output=True, text=True, timeout=180, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", ATTEMPTS], capture_output=True, text=True, timeout=180, check=True
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

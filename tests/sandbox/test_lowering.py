@@ -1,15 +1,13 @@
 """The TPU lowering check through real child processes: what lowers, what the TPU compiler rejects."""
 
 import re
-import threading
 
 import pytest
 
-from sandbox.backends import create_backend
 from sandbox.catalog import load_catalog
-from sandbox.classify import classify
 from sandbox.jobs import make_job
 from sandbox.protocol import CHIPS, RunResult, RunStatus
+from tests.sandbox.conftest import line_of, run_job
 
 pytestmark = pytest.mark.slow
 CATALOG = load_catalog()
@@ -84,17 +82,14 @@ def kernel(x):
 
 
 def run(source: str, chip: str, entry: str | None = None, lower_chips=()) -> RunResult:
-    job = make_job(source, entry=CATALOG.get(entry) if entry else None, chip=chip, lower_chips=lower_chips,
-                   timing_budget_seconds=0.1)
-    backend = create_backend("local")
-    try:
-        return classify(job, backend.run(job, lambda event: None, threading.Event()))
-    finally:
-        backend.close()
-
-
-def line_of(source: str, text: str) -> int:
-    return next(n for n, line in enumerate(source.splitlines(), start=1) if text in line)
+    job = make_job(
+        source,
+        entry=CATALOG.get(entry) if entry else None,
+        chip=chip,
+        lower_chips=lower_chips,
+        timing_budget_seconds=0.1,
+    )
+    return run_job(job)
 
 
 def test_tiled_matmul_lowers_for_every_chip_with_its_ir():
@@ -102,9 +97,9 @@ def test_tiled_matmul_lowers_for_every_chip_with_its_ir():
     result = run(source, "v5e", "tiled_matmul", lower_chips=CHIPS)
     assert result.status == RunStatus.PASSED, result.summary
     # Nothing appended to the verdict: no lowering failure, no chip warning.
-    assert re.fullmatch(r"passed: 2/2 cases match the reference \(max abs error [0-9.e-]+\)", result.summary), (
-        result.summary
-    )
+    assert re.fullmatch(
+        r"passed: 2/2 cases match the reference \(max abs error [0-9.e-]+\)", result.summary
+    ), result.summary
     assert [r.chip for r in result.lowerings] == list(CHIPS)
     assert result.lowering == result.lowerings[0]
     dot_line = line_of(source, "jnp.dot(")

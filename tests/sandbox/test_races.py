@@ -1,14 +1,11 @@
 """Race reports through real child processes: the racy kernels name their racing lines, the fixed one none."""
 
-import threading
-
 import pytest
 
-from sandbox.backends import create_backend
 from sandbox.catalog import DEFAULT_ROOT, CatalogEntry, load_entry
-from sandbox.classify import classify
 from sandbox.jobs import make_job
 from sandbox.protocol import RunResult, RunStatus
+from tests.sandbox.conftest import line_of, run_job
 
 pytestmark = pytest.mark.slow
 ENTRY = load_entry(DEFAULT_ROOT / "race_condition_demo")
@@ -16,16 +13,7 @@ ENTRY = load_entry(DEFAULT_ROOT / "race_condition_demo")
 
 def run(entry: CatalogEntry, source: str) -> RunResult:
     job = make_job(source, entry=entry, chip="v5p", timing_budget_seconds=0.1)
-    backend = create_backend("local")
-    try:
-        return classify(job, backend.run(job, lambda event: None, threading.Event()))
-    finally:
-        backend.close()
-
-
-def line_of(source: str, text: str) -> int:
-    (number,) = [i for i, line in enumerate(source.splitlines(), start=1) if text in line]
-    return number
+    return run_job(job)
 
 
 def wrong(name: str) -> str:
@@ -44,10 +32,16 @@ def test_read_of_a_slot_being_filled_names_the_dma_line_and_the_read_line():
     result = run(ENTRY, source)
     assert result.status == RunStatus.MISMATCH, result.summary
     first = result.cases[0]
-    assert first.passed is False and all(o.passed for o in first.outputs), "the outputs match; the race fails it"
+    assert first.passed is False and all(o.passed for o in first.outputs), (
+        "the outputs match; the race fails it"
+    )
     assert "data race" in first.note
     dma, read = first.races[0].accesses
-    assert (dma.kind, dma.file, dma.line) == ("write", "kernel.py", line_of(source, "fetch(c + 1, 0).start()"))
+    assert (dma.kind, dma.file, dma.line) == (
+        "write",
+        "kernel.py",
+        line_of(source, "fetch(c + 1, 0).start()"),
+    )
     assert dma.by.startswith("a DMA")
     assert (read.kind, read.file, read.line) == ("read", "kernel.py", line_of(source, "in_buf[0] * 2"))
     assert read.by.startswith("device 0, core ")

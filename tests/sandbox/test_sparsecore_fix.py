@@ -13,7 +13,7 @@ import pytest
 
 from sandbox.backends import create_backend
 from sandbox.classify import classify
-from sandbox.interpret_fixes import SPARSECORE_AXIS_INDEX
+from sandbox.harness.interpret_fixes import SPARSECORE_AXIS_INDEX
 from sandbox.jobs import make_job
 from sandbox.protocol import RunStatus
 
@@ -44,7 +44,9 @@ def kernel(x):
                      scratch_types=[pltpu.SMEM((8,), jnp.int32), pltpu.SemaphoreType.DMA])(x)
 """
 
-BARE = KERNEL + """
+BARE = (
+    KERNEL
+    + """
 import json
 pltpu.set_tpu_interpret_mode(pltpu.InterpretParams(uninitialized_memory="zero"))
 device = jax.sharding.AbstractDevice("TPU7x", 1, "tpu")
@@ -52,6 +54,7 @@ with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), (), abstract_d
     (x,) = make_inputs(0)
     print(json.dumps({"got": jax.jit(kernel)(x).tolist(), "want": reference(x).tolist()}))
 """
+)
 
 
 def test_harness_gives_each_sparsecore_its_own_index():
@@ -66,7 +69,9 @@ def test_harness_gives_each_sparsecore_its_own_index():
 
 
 def test_without_the_fix_every_sparsecore_computes_core_zeros_row():
-    done = subprocess.run([sys.executable, "-c", BARE], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", BARE], capture_output=True, text=True, timeout=120, check=True
+    )
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["got"][0] == out["want"][0]
     # Core 1 ran with index 0 too: it redid row 0 and row 1 kept its (zero) fill.

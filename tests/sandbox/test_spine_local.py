@@ -1,22 +1,20 @@
 """The spine through real child processes (local backend): what a user sees for each kind of run."""
 
 import os
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from sandbox.backends import create_backend
 from sandbox.catalog import load_catalog
-from sandbox.classify import classify
 from sandbox.jobs import make_job
 from sandbox.limits import MIB, default_limits
 from sandbox.protocol import RunResult, RunStatus
+from tests.sandbox.conftest import run_job
 
 pytestmark = pytest.mark.slow
 CATALOG = load_catalog()
-ADD_KERNEL = '''
+ADD_KERNEL = """
 import jax, jax.numpy as jnp
 from jax.experimental import pallas as pl
 
@@ -29,14 +27,17 @@ def make_inputs(seed):
 
 def kernel(x, y):
     return pl.pallas_call(add_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x, y)
-'''
+"""
 
 
 def run(source: str, entry: str | None = None, **limits) -> RunResult:
-    job = make_job(source, entry=CATALOG.get(entry) if entry else None, limits=default_limits(**limits),
-                   timing_budget_seconds=0.2)
-    backend = create_backend("local")
-    return classify(job, backend.run(job, lambda event: None, threading.Event()))
+    job = make_job(
+        source,
+        entry=CATALOG.get(entry) if entry else None,
+        limits=default_limits(**limits),
+        timing_budget_seconds=0.2,
+    )
+    return run_job(job)
 
 
 def alive(pid: int) -> bool:
@@ -85,8 +86,9 @@ def test_scratch_mode_without_reference_summarises_outputs():
 
 
 def test_kernel_that_raises_reports_the_users_line():
-    source = ADD_KERNEL.replace("    o_ref[...] = x_ref[...] + y_ref[...]",
-                                "    raise ValueError('block shape is wrong')")
+    source = ADD_KERNEL.replace(
+        "    o_ref[...] = x_ref[...] + y_ref[...]", "    raise ValueError('block shape is wrong')"
+    )
     result = run(source)
     assert result.status == RunStatus.ERROR
     assert result.error.type == "ValueError" and result.error.line == 6
@@ -100,9 +102,11 @@ def test_syntax_error_reports_its_line():
 
 
 def test_infinite_loop_times_out_and_keeps_partial_stdout():
-    source = "import os, subprocess\nprint('pid', os.getpid(), flush=True)\n" \
-             "child = subprocess.Popen(['sleep', '600'])\nprint('grandchild', child.pid, flush=True)\n" \
-             "while True:\n    pass\n"
+    source = (
+        "import os, subprocess\nprint('pid', os.getpid(), flush=True)\n"
+        "child = subprocess.Popen(['sleep', '600'])\nprint('grandchild', child.pid, flush=True)\n"
+        "while True:\n    pass\n"
+    )
     started = time.monotonic()
     result = run(source, wall_seconds=4)
     assert result.status == RunStatus.TIMEOUT and result.limit == "wall_seconds"

@@ -2,22 +2,20 @@
 
 import collections
 import dataclasses
-import threading
 import time
 
 import pytest
 from fastapi.testclient import TestClient
 
-from sandbox import trace as trace_capture
-from sandbox.backends import create_backend
 from sandbox.catalog import load_catalog
-from sandbox.classify import classify
+from sandbox.harness.trace import capture as trace_capture
 from sandbox.jobs import make_job
 from sandbox.protocol import RunResult, RunStatus
-from sandbox.trace_types import Trace
+from sandbox.protocol.trace import Trace
 from server.app import create_app
 from server.runner import FORWARDED
 from server.settings import Settings
+from tests.sandbox.conftest import run_job
 from tests.sandbox.test_spine_local import ADD_KERNEL
 
 pytestmark = pytest.mark.slow
@@ -30,11 +28,7 @@ def run(slug: str, chip: str = "v5p", trace: bool = True, source: str | None = N
     source = entry.solution_source if source is None else source
     job = make_job(source, entry=entry, chip=chip, timing_budget_seconds=0.05, trace=trace)
     job = dataclasses.replace(job, entry=dataclasses.replace(job.entry, cases=job.entry.cases[:1]))
-    backend = create_backend("local")
-    try:
-        return classify(job, backend.run(job, lambda event: None, threading.Event()))
-    finally:
-        backend.close()
+    return run_job(job)
 
 
 def traced(slug: str, chip: str = "v5p") -> Trace:
@@ -73,8 +67,12 @@ def test_tiled_matmul_grid_view_shows_each_steps_blocks_and_the_revisits():
     assert [(o.name, o.param, o.role) for o in trace.grid.operands] == [
         ("in0", "x_hbm", "input"), ("in1", "y_hbm", "input"), ("out", "o_hbm", "output"),
     ]  # fmt: skip
-    assert [(v.step, v.block) for v in operands["in0"].visits] == [(s, (i, k)) for s, (i, j, k) in enumerate(steps)]
-    assert [(v.step, v.block) for v in operands["in1"].visits] == [(s, (k, j)) for s, (i, j, k) in enumerate(steps)]
+    assert [(v.step, v.block) for v in operands["in0"].visits] == [
+        (s, (i, k)) for s, (i, j, k) in enumerate(steps)
+    ]
+    assert [(v.step, v.block) for v in operands["in1"].visits] == [
+        (s, (k, j)) for s, (i, j, k) in enumerate(steps)
+    ]
     # x's blocks are fetched again for every j: the second pass over (i, k) is a revisit.
     assert operands["in0"].revisits == 4 and operands["in1"].revisits == 4
     assert [(v.access, v.step, v.region) for v in operands["out"].visits] == [
@@ -87,7 +85,9 @@ def test_tiled_matmul_grid_view_shows_each_steps_blocks_and_the_revisits():
 def test_pallas_call_grid_view_gives_every_grid_point_its_blocks():
     trace = traced("tiled_matmul_pallas_call")
     grid = [s for s in trace.steps if s.kind == "grid"]
-    assert sorted(s.grid_point for s in grid) == [(i, j, k) for i in range(2) for j in range(2) for k in range(2)]
+    assert sorted(s.grid_point for s in grid) == [
+        (i, j, k) for i in range(2) for j in range(2) for k in range(2)
+    ]
     assert [s.number for s in grid] == list(range(8))
     operands = {o.name: o for o in trace.grid.operands}
     by_step = collections.defaultdict(dict)
@@ -134,11 +134,15 @@ def test_megacore_matmul_runs_on_two_cores():
 
 def test_ring_all_gather_has_a_lane_per_device_and_links_each_remote_dma_to_both_waits():
     trace = traced("ring_all_gather", chip="v5e")
-    assert [(lane.device, lane.core) for lane in trace.lanes if lane.core is not None] == [(d, 0) for d in range(4)]
+    assert [(lane.device, lane.core) for lane in trace.lanes if lane.core is not None] == [
+        (d, 0) for d in range(4)
+    ]
     hops = [e for e in trace.events if e.kind == "dma_start" and e.dst_device != e.device]
     # Each of the 4 devices forwards 3 shards to its right neighbour; the sender waits for the send
     # semaphore, the neighbour for the receive semaphore, so each hop completes two waits.
-    assert sorted((e.device, e.dst_device) for e in hops) == sorted((d, (d + 1) % 4) for d in range(4) for _ in range(3))
+    assert sorted((e.device, e.dst_device) for e in hops) == sorted(
+        (d, (d + 1) % 4) for d in range(4) for _ in range(3)
+    )
     waits = collections.Counter(i for e in trace.events if e.kind == "dma_wait" for i in e.dma)
     assert all(waits[e.dma[0]] == 2 for e in hops)
     assert trace.counts["dma_start"] == 16 and trace.counts["dma_wait"] == 4 + 2 * 12
@@ -151,8 +155,14 @@ def test_no_trace_when_the_job_asks_for_none():
 
 def test_the_api_returns_the_trace_with_the_result_but_never_streams_it(tmp_path):
     assert "trace" not in FORWARDED  # too big for a progress event; the final result carries it
-    settings = Settings(data_dir=tmp_path, sandbox="local", slots=1, timing_budget_seconds=0.05,
-                        rate_per_minute=0, cache_size=0)
+    settings = Settings(
+        data_dir=tmp_path,
+        sandbox="local",
+        slots=1,
+        timing_budget_seconds=0.05,
+        rate_per_minute=0,
+        cache_size=0,
+    )
     with TestClient(create_app(settings)) as client:
         run_id = client.post("/api/runs", json={"source": ADD_KERNEL}).json()["id"]
         deadline = time.monotonic() + 120

@@ -1,25 +1,214 @@
-"""Layering rules, checked on the source: sandbox/ never imports server/; catalog kernels stay plain."""
+"""The layers, checked on the source: what each folder may import, no import cycles, JAX only where jobs run.
+
+Folders say which process code runs in (see `sandbox/__init__.py`), so the rules are a table of
+layer → layers it may import. Every import counts, including the lazy ones inside functions: a
+cycle through a lazy import is still a design error, only one that fails later.
+"""
+
+from __future__ import annotations
 
 import ast
+import subprocess
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_IMPORTS = {"jax", "numpy", "ml_dtypes"}
+JAX = {"jax", "jaxlib", "libtpu"}
+
+# Layer → the layers its modules may import.
+ALLOWED: dict[str, set[str]] = {
+    "protocol": {"protocol"},
+    "domain": {"protocol", "domain"},
+    "backends": {"protocol", "domain", "backends", "jail"},
+    "jail": {"protocol", "domain", "jail", "harness"},
+    "harness": {"protocol", "harness"},
+    "cli": {"protocol", "domain", "backends"},
+    "server": {"protocol", "domain", "backends", "server", "routes"},
+    "routes": {"protocol", "domain", "server"},
+}
+# Where JAX may be imported: the job child and the pool that forks it.
+JAX_LAYERS = {"harness", "jail"}
 
 
-def imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+def layer(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] == "server":
+        return "routes" if parts[:2] == ["server", "routes"] and len(parts) > 2 else "server"
+    if len(parts) > 1 and parts[1] in ("protocol", "backends", "jail", "harness"):
+        return parts[1]
+    return "cli" if module == "sandbox.__main__" else "domain"
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def sources(root: Path, packages: Iterable[str]) -> dict[str, str]:
+    return {
+        module_name(p, root): p.read_text()
+        for package in packages
+        for p in sorted((root / package).rglob("*.py"))
+    }
+
+
+def imported(source: str, module: str, is_package: bool) -> list[tuple[str, tuple[str, ...]]]:
+    """(module, names) for every import statement, relative ones made absolute."""
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+            found += [(a.name, ()) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor if is_package else anchor[:-1]
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.append((base, tuple(a.name for a in node.names)))
+    return found
+
+
+def graph(modules: Mapping[str, str], packages: set[str] = frozenset()) -> dict[str, set[str]]:
+    """Module → the known modules it imports (`from pkg import sub` counts as an import of pkg.sub)."""
+    edges: dict[str, set[str]] = {}
+    for module, source in modules.items():
+        targets = set()
+        for name, names in imported(source, module, module in packages):
+            subs = {f"{name}.{n}" for n in names if f"{name}.{n}" in modules}
+            targets |= subs
+            if len(subs) < len(names) or not names:
+                owner = name
+                while owner and owner not in modules:
+                    owner = owner.rpartition(".")[0]
+                if owner:
+                    targets.add(owner)
+        edges[module] = targets - {module}
+    return edges
+
+
+def find_cycle(edges: Mapping[str, set[str]]) -> list[str] | None:
+    """One import cycle as [a, b, …, a], or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def third_party(source: str) -> set[str]:
+    return {name.split(".")[0] for name, _ in imported(source, "", False) if name}
+
+
+def closure(edges: Mapping[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo += edges.get(node, ())
+    return seen
+
+
+MODULES = sources(ROOT, ("sandbox", "server"))
+PACKAGES = {
+    module_name(p, ROOT) for p in [*ROOT.glob("sandbox/**/__init__.py"), *ROOT.glob("server/**/__init__.py")]
+}
+EDGES = graph(MODULES, PACKAGES)
+
+
+def test_every_import_follows_the_layer_table():
+    wrong = sorted(
+        f"{src} ({layer(src)}) imports {dst} ({layer(dst)})"
+        for src, targets in EDGES.items()
+        for dst in targets
+        if layer(dst) not in ALLOWED[layer(src)]
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_route_modules_never_import_each_other():
+    wrong = sorted(
+        f"{src} imports {dst}"
+        for src, targets in EDGES.items()
+        if layer(src) == "routes"
+        for dst in targets
+        if layer(dst) == "routes"
+    )
+    assert not wrong, wrong
+
+
+def test_there_is_no_import_cycle():
+    assert find_cycle(EDGES) is None
+
+
+def test_the_cycle_check_finds_a_deliberate_cycle(tmp_path):
+    for name, text in {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg import b\n",
+        "pkg/b.py": "def f():\n    from pkg.c import g\n",  # a lazy import closes the cycle
+        "pkg/c.py": "import pkg.a\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    edges = graph(sources(tmp_path, ["pkg"]), {"pkg"})
+    assert find_cycle(edges) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
+    del edges["pkg.c"]
+    assert find_cycle(edges) is None
+
+
+def test_the_layer_check_sees_a_forbidden_import():
+    edges = graph({"sandbox.harness.x": "from sandbox.backends import local\n", "sandbox.backends.local": ""})
+    assert [(layer(s), layer(d)) for s, ds in edges.items() for d in ds] == [("harness", "backends")]
+    assert "backends" not in ALLOWED["harness"]
+
+
+def test_the_protocol_imports_nothing_but_the_standard_library_and_itself():
+    for module, source in MODULES.items():
+        if layer(module) == "protocol":
+            outside = third_party(source) - set(sys.stdlib_module_names) - {"sandbox", "__future__"}
+            assert not outside, (module, outside)
+
+
+def test_jax_is_imported_only_where_jobs_run():
+    wrong = sorted(m for m, s in MODULES.items() if third_party(s) & JAX and layer(m) not in JAX_LAYERS)
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("start", ["server.app", "sandbox.backends.hardened", "sandbox.backends.service"])
+def test_nothing_the_server_reaches_imports_jax(start):
+    reached = closure(EDGES, start)
+    with_jax = sorted(m for m in reached if third_party(MODULES[m]) & JAX)
+    assert not with_jax, with_jax
+
+
+def test_the_server_starts_without_loading_jax():
+    code = (
+        "import sys, server.app; assert not [m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib')]"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
 
 
 def test_sandbox_never_imports_server():
-    offenders = [str(p) for p in (ROOT / "sandbox").rglob("*.py") if "server" in imports(p)]
+    offenders = [m for m, s in MODULES.items() if m.startswith("sandbox") and "server" in third_party(s)]
     assert not offenders, offenders
 
 
@@ -27,11 +216,13 @@ def test_catalog_kernels_import_only_jax_numpy_and_the_standard_library():
     files = list((ROOT / "kernels_catalog").rglob("*.py"))
     assert files
     allowed = KERNEL_IMPORTS | set(sys.stdlib_module_names)
-    offenders = {str(p): sorted(imports(p) - allowed) for p in files if imports(p) - allowed}
-    assert not offenders, offenders
+    offenders = {str(p): sorted(third_party(p.read_text()) - allowed) for p in files}
+    assert not {k: v for k, v in offenders.items() if v}, offenders
 
 
-def test_server_never_imports_jax():
-    # Jobs import JAX in their own processes; the server stays light and fork-safe.
-    offenders = [str(p) for p in (ROOT / "server").rglob("*.py") if {"jax", "jaxlib"} & imports(p)]
-    assert not offenders, offenders
+def test_python_modules_stay_readable():
+    # ~300 lines is normal, split near 400 (STYLE.md); a module that must be larger says why.
+    long = {
+        m: n for m, s in MODULES.items() if (n := len(s.splitlines())) > 400 and "must be larger" not in s
+    }
+    assert not long, long

@@ -9,13 +9,17 @@ JOB = Job(id="a", source="x", chip="v5p", mode="auto", options=InterpretOptions(
 
 
 def result(status: RunStatus) -> RunResult:
-    return RunResult(status=status, summary=status.value, chip="v5p", mode="interpret", options=InterpretOptions())
+    return RunResult(
+        status=status, summary=status.value, chip="v5p", mode="interpret", options=InterpretOptions()
+    )
 
 
 def test_job_key_ignores_the_run_id_but_not_the_inputs():
     assert job_key(JOB, "jax==1") == job_key(dataclasses.replace(JOB, id="b"), "jax==1")
     assert job_key(JOB, "jax==1") != job_key(JOB, "jax==2")
-    assert job_key(JOB, "v") != job_key(dataclasses.replace(JOB, options=InterpretOptions(detect_races=True)), "v")
+    assert job_key(JOB, "v") != job_key(
+        dataclasses.replace(JOB, options=InterpretOptions(detect_races=True)), "v"
+    )
 
 
 def test_cache_returns_flagged_copies_and_skips_load_dependent_outcomes():

@@ -2,9 +2,9 @@
 
 import pytest
 
-from sandbox.chipcheck import BlockUse, KernelFacts, MeshUse, warnings
-from sandbox.chips import chip_info
-from sandbox.memory import OnChip
+from sandbox.harness.checks.memory import OnChip
+from sandbox.harness.lowering.chip_checks import BlockUse, KernelFacts, MeshUse, warnings
+from sandbox.protocol.chips import chip_info
 
 MIB = 1 << 20
 
@@ -14,52 +14,117 @@ def block(shape, array, dtype="float32", bits=32, space="vmem") -> KernelFacts:
 
 
 TABLE = [
-    ("two TensorCores on v5e", KernelFacts(meshes=(MeshUse("body", "tensor_core", 2),)), "v5e",
-     ["kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore"]),
-    ("two TensorCores on v6e", KernelFacts(meshes=(MeshUse("body", "tensor_core", 2),)), "v6e",
-     ["num_cores=2, but a TPU v6e has 1 TensorCore"]),
+    (
+        "two TensorCores on v5e",
+        KernelFacts(meshes=(MeshUse("body", "tensor_core", 2),)),
+        "v5e",
+        ["kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore"],
+    ),
+    (
+        "two TensorCores on v6e",
+        KernelFacts(meshes=(MeshUse("body", "tensor_core", 2),)),
+        "v6e",
+        ["num_cores=2, but a TPU v6e has 1 TensorCore"],
+    ),
     ("two TensorCores on v5p", KernelFacts(meshes=(MeshUse("body", "tensor_core", 2),)), "v5p", []),
-    ("four TensorCores on TPU7x", KernelFacts(meshes=(MeshUse("body", "tensor_core", 4),)), "tpu7x",
-     ["num_cores=4, but a TPU7x has 2 TensorCores"]),
-    ("SparseCore on v5e", KernelFacts(meshes=(MeshUse("sc", "sparse_core", 1, 1),)), "v5e",
-     ["kernel 'sc': a SparseCore mesh, but a TPU v5e has no SparseCore"]),
-    ("too many SparseCores on v6e", KernelFacts(meshes=(MeshUse("sc", "sparse_core", 4, 32),)), "v6e",
-     ["num_cores=4, but a TPU v6e has 2 SparseCores", "num_subcores=32, but a TPU v6e SparseCore has 16"]),
+    (
+        "four TensorCores on TPU7x",
+        KernelFacts(meshes=(MeshUse("body", "tensor_core", 4),)),
+        "tpu7x",
+        ["num_cores=4, but a TPU7x has 2 TensorCores"],
+    ),
+    (
+        "SparseCore on v5e",
+        KernelFacts(meshes=(MeshUse("sc", "sparse_core", 1, 1),)),
+        "v5e",
+        ["kernel 'sc': a SparseCore mesh, but a TPU v5e has no SparseCore"],
+    ),
+    (
+        "too many SparseCores on v6e",
+        KernelFacts(meshes=(MeshUse("sc", "sparse_core", 4, 32),)),
+        "v6e",
+        ["num_cores=4, but a TPU v6e has 2 SparseCores", "num_subcores=32, but a TPU v6e SparseCore has 16"],
+    ),
     ("SparseCore that fits v5p", KernelFacts(meshes=(MeshUse("sc", "sparse_core", 4, 16),)), "v5p", []),
-    ("VMEM over v5p", KernelFacts(memory=OnChip(vmem_bytes=80 * MIB, kernels=1)), "v5p",
-     ["VMEM: the kernel allocates 83,886,080 bytes, more than the 67,108,864 bytes of one TPU v5p"]),
+    (
+        "VMEM over v5p",
+        KernelFacts(memory=OnChip(vmem_bytes=80 * MIB, kernels=1)),
+        "v5p",
+        ["VMEM: the kernel allocates 83,886,080 bytes, more than the 67,108,864 bytes of one TPU v5p"],
+    ),
     ("the same VMEM fits v5e", KernelFacts(memory=OnChip(vmem_bytes=80 * MIB, kernels=1)), "v5e", []),
-    ("SMEM over", KernelFacts(memory=OnChip(smem_bytes=2 * MIB, kernels=1)), "v6e",
-     ["SMEM: the kernel allocates 2,097,152 bytes, more than the 1,048,576 bytes"]),
-    ("vmem_limit_bytes over the chip",
-     KernelFacts(memory=OnChip(vmem_bytes=MIB), vmem_limits=(("k", 100 * MIB),)), "v5p",
-     ["kernel 'k': vmem_limit_bytes=104,857,600 is more than the 67,108,864 bytes"]),
-    ("demand over vmem_limit_bytes",
-     KernelFacts(memory=OnChip(vmem_bytes=40 * MIB), vmem_limits=(("k", 32 * MIB),)), "v5p",
-     ["kernel 'k': allocates 41,943,040 bytes of VMEM, more than its vmem_limit_bytes=33,554,432"]),
+    (
+        "SMEM over",
+        KernelFacts(memory=OnChip(smem_bytes=2 * MIB, kernels=1)),
+        "v6e",
+        ["SMEM: the kernel allocates 2,097,152 bytes, more than the 1,048,576 bytes"],
+    ),
+    (
+        "vmem_limit_bytes over the chip",
+        KernelFacts(memory=OnChip(vmem_bytes=MIB), vmem_limits=(("k", 100 * MIB),)),
+        "v5p",
+        ["kernel 'k': vmem_limit_bytes=104,857,600 is more than the 67,108,864 bytes"],
+    ),
+    (
+        "demand over vmem_limit_bytes",
+        KernelFacts(memory=OnChip(vmem_bytes=40 * MIB), vmem_limits=(("k", 32 * MIB),)),
+        "v5p",
+        ["kernel 'k': allocates 41,943,040 bytes of VMEM, more than its vmem_limit_bytes=33,554,432"],
+    ),
     ("f32 (8, 128) block", block((8, 128), (64, 256)), "v5e", []),
-    ("f32 rows not a multiple of 8", block((4, 128), (64, 256)), "v5e",
-     ["block (4, 128) of array (64, 256) float32: the second-to-last dimension 4 is neither a multiple "
-      "of 8 nor the array's 64"]),
-    ("lanes not a multiple of 128", block((8, 100), (64, 200)), "v5e",
-     ["the last dimension 100 is neither a multiple of 128 nor the array's 200"]),
+    (
+        "f32 rows not a multiple of 8",
+        block((4, 128), (64, 256)),
+        "v5e",
+        [
+            "block (4, 128) of array (64, 256) float32: the second-to-last dimension 4 is neither a multiple "
+            "of 8 nor the array's 64"
+        ],
+    ),
+    (
+        "lanes not a multiple of 128",
+        block((8, 100), (64, 200)),
+        "v5e",
+        ["the last dimension 100 is neither a multiple of 128 nor the array's 200"],
+    ),
     ("block equal to the whole array", block((4, 100), (4, 100)), "v5e", []),
-    ("bf16 with 8 rows", block((8, 128), (64, 128), "bfloat16", 16), "v5e",
-     ["8 rows is not a multiple of 16, the native (16, 128) tile of 16-bit data"]),
+    (
+        "bf16 with 8 rows",
+        block((8, 128), (64, 128), "bfloat16", 16),
+        "v5e",
+        ["8 rows is not a multiple of 16, the native (16, 128) tile of 16-bit data"],
+    ),
     ("bf16 with 16 rows", block((16, 128), (64, 128), "bfloat16", 16), "v5e", []),
-    ("int8 with 16 rows", block((16, 128), (64, 128), "int8", 8), "v5e",
-     ["16 rows is not a multiple of 32, the native (32, 128) tile of 8-bit data"]),
+    (
+        "int8 with 16 rows",
+        block((16, 128), (64, 128), "int8", 8),
+        "v5e",
+        ["16 rows is not a multiple of 32, the native (32, 128) tile of 8-bit data"],
+    ),
     ("leading dims are free", block((3, 8, 128), (9, 64, 128)), "v5e", []),
     ("HBM blocks are not tiled", block((4, 100), (64, 200), space="any"), "v5e", []),
     ("rank 1, a power of two", block((256,), (1024,)), "v5e", []),
-    ("rank 1, odd size", block((200,), (1000,)), "v5e",
-     ["a rank-1 block of 200 elements must be the whole array (1000), a multiple of 1024, or a power of "
-      "two of at least 128"]),
-    ("rank 1, bf16 needs 256", block((128,), (1024,), "bfloat16", 16), "v5e", ["power of two of at least 256"]),
+    (
+        "rank 1, odd size",
+        block((200,), (1000,)),
+        "v5e",
+        [
+            "a rank-1 block of 200 elements must be the whole array (1000), a multiple of 1024, or a power of "
+            "two of at least 128"
+        ],
+    ),
+    (
+        "rank 1, bf16 needs 256",
+        block((128,), (1024,), "bfloat16", 16),
+        "v5e",
+        ["power of two of at least 256"],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("facts", "chip", "expected"), [row[1:] for row in TABLE], ids=[row[0] for row in TABLE])
+@pytest.mark.parametrize(
+    ("facts", "chip", "expected"), [row[1:] for row in TABLE], ids=[row[0] for row in TABLE]
+)
 def test_chip_warnings(facts, chip, expected):
     found = warnings(facts, chip_info(chip))
     assert len(found) == len(expected), found

@@ -17,7 +17,7 @@ from sandbox.protocol import (
     InterpretOptions,
     IrText,
     Job,
-    LoweringReport,
+    LoweringCheck,
     OutputCheck,
     RunResult,
     RunStatus,
@@ -37,32 +37,67 @@ ELEMENT_ERROR = ErrorInfo(
 TWO_CORES = "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore"
 
 
-def report(chip="v5e", lowers=True, warnings=(), error=None) -> LoweringReport:
+def report(chip="v5e", lowers=True, warnings=(), error=None) -> LoweringCheck:
     mosaic = IrText(text="module {\n}\n", truncated=False, total_chars=11, source_lines=((1, 15),))
-    return LoweringReport(chip=chip, lowers=lowers, seconds=0.1, error=error, mosaic=mosaic if lowers else None,
-                          kernels=1 if lowers else 0, warnings=tuple(warnings))
+    return LoweringCheck(
+        chip=chip,
+        lowers=lowers,
+        seconds=0.1,
+        error=error,
+        mosaic=mosaic if lowers else None,
+        kernels=1 if lowers else 0,
+        warnings=tuple(warnings),
+    )
 
 
-def lowering_event(mine: LoweringReport, *listed: LoweringReport) -> Event:
-    data = {"report": mine, "warnings": list(mine.warnings), "reports": list(listed)}
+def lowering_event(mine: LoweringCheck, *listed: LoweringCheck) -> Event:
+    data = {"check": mine, "warnings": list(mine.warnings), "checks": list(listed)}
     # Through JSON, as on the report fd.
     return Event("lowering", json.loads(json.dumps(to_json_dict(data))))
 
 
 def case(passed: bool) -> Event:
-    out = OutputCheck(name="out", shape=(4,), dtype="float32", expected_shape=(4,), expected_dtype="float32",
-                      passed=passed, max_abs_error=0.0 if passed else 0.5, max_rel_error=0.0,
-                      mismatch_count=0 if passed else 2, total=4, first_mismatches=(), nan_parity=True,
-                      inf_parity=True)
-    result = CaseResult(name="c", dtype="float32", dims={}, input_shapes=((4,),), tolerance=Tolerance(1e-4, 1e-4),
-                        passed=passed, outputs=(out,), seconds=0.1)
+    out = OutputCheck(
+        name="out",
+        shape=(4,),
+        dtype="float32",
+        expected_shape=(4,),
+        expected_dtype="float32",
+        passed=passed,
+        max_abs_error=0.0 if passed else 0.5,
+        max_rel_error=0.0,
+        mismatch_count=0 if passed else 2,
+        total=4,
+        first_mismatches=(),
+        nan_parity=True,
+        inf_parity=True,
+    )
+    result = CaseResult(
+        name="c",
+        dtype="float32",
+        dims={},
+        input_shapes=((4,),),
+        tolerance=Tolerance(1e-4, 1e-4),
+        passed=passed,
+        outputs=(out,),
+        seconds=0.1,
+    )
     return Event("case", {"result": to_json_dict(result)})
 
 
 def run(*events: Event) -> RunResult:
-    ex = Execution(events=(Event("started"), *events, Event("done")), exit_code=0, signal=None, timed_out=False,
-                   cancelled=False, wall_seconds=1.0, stdout="", stderr="", stdout_truncated=False,
-                   stderr_truncated=False)
+    ex = Execution(
+        events=(Event("started"), *events, Event("done")),
+        exit_code=0,
+        signal=None,
+        timed_out=False,
+        cancelled=False,
+        wall_seconds=1.0,
+        stdout="",
+        stderr="",
+        stdout_truncated=False,
+        stderr_truncated=False,
+    )
     return classify(JOB, ex)
 
 
@@ -89,14 +124,18 @@ def test_chip_warnings_are_counted_in_the_summary_and_listed():
 
 
 def test_a_lowering_that_could_not_run_is_not_a_rejection():
-    result = run(case(True), lowering_event(dataclasses.replace(report(), lowers=None, note="built at import")))
+    result = run(
+        case(True), lowering_event(dataclasses.replace(report(), lowers=None, note="built at import"))
+    )
     assert result.summary.endswith("; TPU lowering not checked for v5e")
     assert "rejected" not in result.summary
 
 
 def test_all_chips_side_by_side():
-    listed = [report(c, lowers=c not in ("v5e", "v6e"), error=None if c not in ("v5e", "v6e") else ELEMENT_ERROR)
-              for c in CHIPS]
+    listed = [
+        report(c, lowers=c not in ("v5e", "v6e"), error=None if c not in ("v5e", "v6e") else ELEMENT_ERROR)
+        for c in CHIPS
+    ]
     result = run(case(True), lowering_event(listed[0], *listed))
     assert [r.chip for r in result.lowerings] == list(CHIPS)
     assert [r.lowers for r in result.lowerings] == [False, True, False, True]

@@ -16,31 +16,76 @@ from sandbox.protocol import (
     to_json_dict,
 )
 
-JOB = Job(id="j", source="", chip="v5p", mode="auto", options=InterpretOptions(detect_races=True),
-          limits=default_limits(wall_seconds=10))
-MATCHING = OutputCheck(name="out", shape=(4,), dtype="float32", expected_shape=(4,), expected_dtype="float32",
-                       passed=True, max_abs_error=0.0, max_rel_error=0.0, mismatch_count=0, total=4,
-                       first_mismatches=(), nan_parity=True, inf_parity=True)
+JOB = Job(
+    id="j",
+    source="",
+    chip="v5p",
+    mode="auto",
+    options=InterpretOptions(detect_races=True),
+    limits=default_limits(wall_seconds=10),
+)
+MATCHING = OutputCheck(
+    name="out",
+    shape=(4,),
+    dtype="float32",
+    expected_shape=(4,),
+    expected_dtype="float32",
+    passed=True,
+    max_abs_error=0.0,
+    max_rel_error=0.0,
+    mismatch_count=0,
+    total=4,
+    first_mismatches=(),
+    nan_parity=True,
+    inf_parity=True,
+)
 FIRST = Race(
     summary="write by a DMA (id 101) at kernel.py line 38 and read by device 0, core 1 at kernel.py line 40 "
-            "overlap in VMEM buffer 102 of device 0, core 1 [0, 0:16, 0:128]",
-    accesses=(RaceAccess(kind="write", buffer="VMEM buffer 102", region="[0]", by="a DMA (id 101)",
-                         file="kernel.py", line=38),),
+    "overlap in VMEM buffer 102 of device 0, core 1 [0, 0:16, 0:128]",
+    accesses=(
+        RaceAccess(
+            kind="write",
+            buffer="VMEM buffer 102",
+            region="[0]",
+            by="a DMA (id 101)",
+            file="kernel.py",
+            line=38,
+        ),
+    ),
     text="RACE DETECTED ...",
 )
 SECOND = Race(summary="another race", accesses=(), text="RACE DETECTED ...")
 
 
 def case(name: str, races: tuple[Race, ...], note: str = "") -> Event:
-    result = CaseResult(name=name, dtype="float32", dims={}, input_shapes=((4,),), tolerance=Tolerance(0, 0),
-                        passed=not races and not note, outputs=(MATCHING,), seconds=0.1, note=note, races=races)
+    result = CaseResult(
+        name=name,
+        dtype="float32",
+        dims={},
+        input_shapes=((4,),),
+        tolerance=Tolerance(0, 0),
+        passed=not races and not note,
+        outputs=(MATCHING,),
+        seconds=0.1,
+        note=note,
+        races=races,
+    )
     return Event("case", {"result": to_json_dict(result)})
 
 
 def execution(*events: Event) -> Execution:
-    return Execution(events=(Event("started"), *events, Event("done")), exit_code=0, signal=None, timed_out=False,
-                     cancelled=False, wall_seconds=1.0, stdout="", stderr="", stdout_truncated=False,
-                     stderr_truncated=False)
+    return Execution(
+        events=(Event("started"), *events, Event("done")),
+        exit_code=0,
+        signal=None,
+        timed_out=False,
+        cancelled=False,
+        wall_seconds=1.0,
+        stdout="",
+        stderr="",
+        stdout_truncated=False,
+        stderr_truncated=False,
+    )
 
 
 def test_race_summary_names_the_first_race_of_the_first_failing_case():

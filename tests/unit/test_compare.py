@@ -2,7 +2,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from sandbox.compare import FIRST_MISMATCHES, compare, tolerance_for
+from sandbox.harness.checks.compare import FIRST_MISMATCHES, compare, tolerance_for
 from sandbox.protocol import Tolerance
 
 TOL = Tolerance(rtol=1e-3, atol=1e-3)
@@ -21,7 +21,10 @@ def test_compare_reports_first_mismatches_with_indices():
     got[1, 2], got[3, 4] = 7.0, -2.0
     check = compare("out", got, expected, TOL)
     assert not check.passed and check.mismatch_count == 2 and check.total == 20
-    assert [(m.index, m.got, m.expected) for m in check.first_mismatches] == [((1, 2), 7.0, 0.0), ((3, 4), -2.0, 0.0)]
+    assert [(m.index, m.got, m.expected) for m in check.first_mismatches] == [
+        ((1, 2), 7.0, 0.0),
+        ((3, 4), -2.0, 0.0),
+    ]
     assert check.max_abs_error == 7.0
 
 

@@ -46,5 +46,12 @@ def test_image_has_a_health_check_on_the_api():
 def test_readme_documents_the_deployment_and_says_it_is_untested():
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Deploying on a TPU VM", 1)[1].split("\n## ", 1)[0]
-    for must in ("--network none", "169.254.169.254", "/dev/accel", "/dev/vfio", "untested", "one job at a time"):
+    for must in (
+        "--network none",
+        "169.254.169.254",
+        "/dev/accel",
+        "/dev/vfio",
+        "untested",
+        "one job at a time",
+    ):
         assert must in section, must

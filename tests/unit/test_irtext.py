@@ -1,6 +1,6 @@
 """IR texts for the UI: locations resolved to kernel.py lines, stripped from the text, then capped."""
 
-from sandbox.irtext import capped, elide_mosaic_bodies, jaxpr_text, mlir_text
+from sandbox.harness.lowering.irtext import capped, elide_mosaic_bodies, jaxpr_text, mlir_text
 
 # The shape of `get_asm(enable_debug_info=True)` output (taken from a real Mosaic module, shortened).
 MOSAIC = """#loc = loc(unknown)

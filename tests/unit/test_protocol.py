@@ -18,10 +18,20 @@ from sandbox.protocol import (
 
 def test_job_round_trips_through_json():
     job = Job(
-        id="j1", source="print(1)", chip="v6e", mode="interpret",
-        options=InterpretOptions(detect_races=True, random_seed=3), limits=default_limits(),
-        entry=EntrySpec(slug="s", entry_point="f", reference_source="", tolerances={"float32": Tolerance(1e-3, 0)},
-                        cases=(Case(name="c", dtype="float32", seed=1, dims={"m": 8}),), mutable_inputs=(0,)),
+        id="j1",
+        source="print(1)",
+        chip="v6e",
+        mode="interpret",
+        options=InterpretOptions(detect_races=True, random_seed=3),
+        limits=default_limits(),
+        entry=EntrySpec(
+            slug="s",
+            entry_point="f",
+            reference_source="",
+            tolerances={"float32": Tolerance(1e-3, 0)},
+            cases=(Case(name="c", dtype="float32", seed=1, dims={"m": 8}),),
+            mutable_inputs=(0,),
+        ),
     )
     assert from_json_dict(Job, json.loads(json.dumps(to_json_dict(job)))) == job
 
@@ -48,6 +58,7 @@ def test_unknown_fields_are_rejected():
 
 
 def test_run_result_status_is_an_enum_value():
-    result = RunResult(status=RunStatus.PASSED, summary="ok", chip="v5p", mode="interpret",
-                       options=InterpretOptions())
+    result = RunResult(
+        status=RunStatus.PASSED, summary="ok", chip="v5p", mode="interpret", options=InterpretOptions()
+    )
     assert to_json_dict(result)["status"] == "passed"

@@ -3,8 +3,8 @@
 import json
 import logging
 
+from sandbox.harness.checks.races import MAX_RACES_PER_CASE, RaceLog, parse, parse_all
 from sandbox.protocol import CaseResult, Race, RaceAccess, from_json_dict, to_json_dict
-from sandbox.races import MAX_RACES_PER_CASE, RaceLog, parse, parse_all
 
 # Recorded from jax 0.12.0.1 runs of race_condition_demo's wrong kernels (clock addresses shortened).
 WRITE_WRITE = (
@@ -93,14 +93,35 @@ def test_race_log_collects_reports_from_root_and_module_loggers():
 
 
 def test_case_result_with_races_round_trips_through_json():
-    race = Race(summary="s", accesses=(RaceAccess(kind="read", buffer="b", region="[0]", by="d", line=3),), text="t")
-    case = CaseResult(name="c", dtype="float32", dims={}, input_shapes=((4,),), tolerance=None, passed=False,
-                      outputs=(), seconds=0.1, races=(race,))
+    race = Race(
+        summary="s", accesses=(RaceAccess(kind="read", buffer="b", region="[0]", by="d", line=3),), text="t"
+    )
+    case = CaseResult(
+        name="c",
+        dtype="float32",
+        dims={},
+        input_shapes=((4,),),
+        tolerance=None,
+        passed=False,
+        outputs=(),
+        seconds=0.1,
+        races=(race,),
+    )
     assert from_json_dict(CaseResult, json.loads(json.dumps(to_json_dict(case)))) == case
 
 
 def test_case_result_without_races_field_still_decodes():
-    data = to_json_dict(CaseResult(name="c", dtype="f", dims={}, input_shapes=(), tolerance=None, passed=True,
-                                   outputs=(), seconds=0.0))
+    data = to_json_dict(
+        CaseResult(
+            name="c",
+            dtype="f",
+            dims={},
+            input_shapes=(),
+            tolerance=None,
+            passed=True,
+            outputs=(),
+            seconds=0.0,
+        )
+    )
     del data["races"]
     assert from_json_dict(CaseResult, data).races == ()

@@ -28,6 +28,9 @@ def test_unknown_settings_are_rejected():
 
 def test_every_setting_is_documented_in_the_readme():
     readme = (ROOT / "README.md").read_text()
-    missing = [f"PLAYGROUND_{name.upper()}" for name in Settings.model_fields
-               if f"`PLAYGROUND_{name.upper()}`" not in readme]
+    missing = [
+        f"PLAYGROUND_{name.upper()}"
+        for name in Settings.model_fields
+        if f"`PLAYGROUND_{name.upper()}`" not in readme
+    ]
     assert not missing, f"README configuration table lacks {missing}"

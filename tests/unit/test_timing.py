@@ -2,7 +2,7 @@ import itertools
 
 import pytest
 
-from sandbox.timing import measure, relative_standard_error, summarize
+from sandbox.harness.checks.timing import measure, relative_standard_error, summarize
 
 
 class FakeClock:

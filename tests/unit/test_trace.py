@@ -7,10 +7,11 @@ import types
 import numpy as np
 import pytest
 
-from sandbox import regions, timeline, trace
+from sandbox.harness.trace import capture as trace
+from sandbox.harness.trace import regions, timeline
+from sandbox.harness.trace.records import Recorder, describe, phase
 from sandbox.protocol import from_json_dict, to_json_dict
-from sandbox.trace_records import Recorder, describe, phase
-from sandbox.trace_types import Trace
+from sandbox.protocol.trace import Trace
 
 
 def rec(kind, t, device=0, core=0, dur=0.0, thread=1, **fields):
@@ -18,8 +19,19 @@ def rec(kind, t, device=0, core=0, dur=0.0, thread=1, **fields):
 
 
 def start(t, src, dst, sem, *, phase="", nbytes=64, core=0, dst_device=0, dst_core=None, **more):
-    return rec("dma_start", t, core=core, phase=phase, bytes=nbytes, src=src, dst=dst, semaphore=sem,
-               dst_device=dst_device, dst_core=core if dst_core is None else dst_core, **more)
+    return rec(
+        "dma_start",
+        t,
+        core=core,
+        phase=phase,
+        bytes=nbytes,
+        src=src,
+        dst=dst,
+        semaphore=sem,
+        dst_device=dst_device,
+        dst_core=core if dst_core is None else dst_core,
+        **more,
+    )
 
 
 def wait(t, sem, *, phase="", nbytes=64, core=0, dur=0.0, device=0):
@@ -89,11 +101,20 @@ def test_cap_then_cuts_the_latest_records_and_says_when():
 
 
 def test_build_marks_a_capped_trace_and_keeps_full_counts():
-    records = [rec("load", t / 10) for t in range(5)] + [rec("dma_start", 1.0 + t, src="a", dst="b",
-                                                              semaphore=1, bytes=4, dst_device=0, dst_core=0)
-                                                          for t in range(3)]
-    result = timeline.build(records, operands=[], counts={"load": 5, "dma_start": 3}, seconds=4.0, case="c",
-                            hbm_bandwidth=1e12, failures=[], limit=2)
+    records = [rec("load", t / 10) for t in range(5)] + [
+        rec("dma_start", 1.0 + t, src="a", dst="b", semaphore=1, bytes=4, dst_device=0, dst_core=0)
+        for t in range(3)
+    ]
+    result = timeline.build(
+        records,
+        operands=[],
+        counts={"load": 5, "dma_start": 3},
+        seconds=4.0,
+        case="c",
+        hbm_bandwidth=1e12,
+        failures=[],
+        limit=2,
+    )
     assert result.truncated and [e.kind for e in result.events] == ["dma_start", "dma_start"]
     assert result.counts == {"dma_start": 3, "load": 5}
     assert "Over the cap of 2 events: loads and stores are left out, then the events after t = 2.000 s." in (
@@ -117,8 +138,11 @@ def test_grid_steps_take_the_device_of_the_next_record_on_their_thread():
 
 def test_a_grid_step_takes_the_device_that_runs_it_not_the_one_before():
     # A host thread that ran device 2 before now runs device 3's grid step.
-    records = [rec("load", 0.0, device=2, thread=7), rec("grid_step", 0.1, device=None, thread=7),
-               rec("load", 0.2, device=3, thread=7)]
+    records = [
+        rec("load", 0.0, device=2, thread=7),
+        rec("grid_step", 0.1, device=None, thread=7),
+        rec("load", 0.2, device=3, thread=7),
+    ]
     timeline.assign_devices(records)
     assert records[1]["device"] == 3
 
@@ -138,15 +162,22 @@ def test_a_wait_completes_the_oldest_dma_on_its_semaphore_and_core():
 
 
 def test_one_wait_can_cover_several_dmas_by_bytes():
-    records = [start(0.0, "a", "b", 1, nbytes=32), start(0.1, "a", "b", 1, nbytes=32), wait(0.2, 1, nbytes=64)]
+    records = [
+        start(0.0, "a", "b", 1, nbytes=32),
+        start(0.1, "a", "b", 1, nbytes=32),
+        wait(0.2, 1, nbytes=64),
+    ]
     timeline.link_dmas(records)
     assert records[2]["dma"] == (0, 1)
 
 
 def test_a_receiver_waiting_before_the_sender_starts_is_matched_when_its_wait_returns():
     # Device 1 waits from t=0 to t=1; device 0 starts the remote DMA at t=0.5.
-    records = [wait(0.0, 9, device=1, dur=1.0), start(0.5, "out", "out", 9, dst_device=1, send_semaphore=4),
-               wait(0.6, 4)]
+    records = [
+        wait(0.0, 9, device=1, dur=1.0),
+        start(0.5, "out", "out", 9, dst_device=1, send_semaphore=4),
+        wait(0.6, 4),
+    ]
     timeline.link_dmas(sorted(records, key=lambda r: r["t"]))
     assert records[0]["dma"] == (0,) and records[2]["dma"] == (0,)
 
@@ -190,8 +221,11 @@ def test_a_second_pipeline_starts_again_from_step_zero():
 
 def test_a_pipeline_after_an_epilogue_is_a_new_pipeline_even_without_a_prologue():
     # The second pipeline only writes (no inputs, so no prologue): its first copy starts pipeline 1.
-    records = [*pipeline_records(1), start(5.0, "vmem#3", "out", 3, phase="copy_out"),
-               wait(5.1, 3, phase="epilogue")]
+    records = [
+        *pipeline_records(1),
+        start(5.0, "vmem#3", "out", 3, phase="copy_out"),
+        wait(5.1, 3, phase="epilogue"),
+    ]
     timeline.link_dmas(records)
     steps = timeline.derive_steps(records)
     assert [(s["pipeline"], s["number"]) for s in steps] == [(0, 0), (1, 0)]
@@ -283,10 +317,27 @@ def test_reads_belong_to_the_step_that_waited_and_revisits_are_marked():
 
 def test_a_built_trace_survives_the_json_round_trip():
     records = pipeline_records(2)
-    operands = [{"device": 0, "launch": 0, "name": "in0", "role": "input", "kernel": "k", "param": "x_ref",
-                 "shape": (8,), "dtype": "float32"}]
-    built = timeline.build(records, operands=operands, counts={"dma_start": 4}, seconds=1.0, case="c",
-                           hbm_bandwidth=1.23e12, failures=[])
+    operands = [
+        {
+            "device": 0,
+            "launch": 0,
+            "name": "in0",
+            "role": "input",
+            "kernel": "k",
+            "param": "x_ref",
+            "shape": (8,),
+            "dtype": "float32",
+        }
+    ]
+    built = timeline.build(
+        records,
+        operands=operands,
+        counts={"dma_start": 4},
+        seconds=1.0,
+        case="c",
+        hbm_bandwidth=1.23e12,
+        failures=[],
+    )
     assert from_json_dict(Trace, json.loads(json.dumps(to_json_dict(built)))) == built
 
 
@@ -305,18 +356,31 @@ def test_phase_comes_from_emit_pipelines_named_scopes():
 
 
 def kernel_kwargs(aliases=(), mesh=None):
-    mapping = types.SimpleNamespace(num_inputs=2, num_outputs=1, num_index_operands=1,
-                                    slice_block_ops=slice(1, 4))
-    jaxpr = types.SimpleNamespace(debug_info=types.SimpleNamespace(
-        arg_names=["idx_ref", "x_ref", "y_ref", "o_ref", "acc_ref"], func_name="matmul_kernel"))
-    return {"grid_mapping": mapping, "jaxpr": jaxpr, "input_output_aliases": aliases, "mesh": mesh,
-            "name": None}
+    mapping = types.SimpleNamespace(
+        num_inputs=2, num_outputs=1, num_index_operands=1, slice_block_ops=slice(1, 4)
+    )
+    jaxpr = types.SimpleNamespace(
+        debug_info=types.SimpleNamespace(
+            arg_names=["idx_ref", "x_ref", "y_ref", "o_ref", "acc_ref"], func_name="matmul_kernel"
+        )
+    )
+    return {
+        "grid_mapping": mapping,
+        "jaxpr": jaxpr,
+        "input_output_aliases": aliases,
+        "mesh": mesh,
+        "name": None,
+    }
 
 
 def test_describe_names_operands_like_the_harness():
     kernel = describe(kernel_kwargs(), tensor_core_mesh=int)
     assert kernel.name == "matmul_kernel" and not kernel.on_cores
-    assert kernel.operands == (("in0", "input", "x_ref"), ("in1", "input", "y_ref"), ("out", "output", "o_ref"))
+    assert kernel.operands == (
+        ("in0", "input", "x_ref"),
+        ("in1", "input", "y_ref"),
+        ("out", "output", "o_ref"),
+    )
 
 
 def test_an_aliased_output_is_its_input():
@@ -332,8 +396,9 @@ def test_recorder_names_the_first_hbm_buffers_of_a_launch_after_the_operands():
     recorder.initialize_shared_memory(None, {"device_id": 0, "interpret_params": params})
     for number, space in ((100, 5), (101, 5), (102, 5), (103, 0)):
         val = np.zeros((256, 256), np.float32)
-        recorder.allocate_buffer((None, number), {"device_id": 0, "local_core_id": None, "memory_space": space,
-                                                  "val": val})
+        recorder.allocate_buffer(
+            (None, number), {"device_id": 0, "local_core_id": None, "memory_space": space, "val": val}
+        )
     record = recorder.dma_start(None, {
         "device_id": 0, "src_local_core_id": 0, "src_memory_space": 5, "src_id": 101,
         "src_transforms": ((128, 256), (0, 128)), "dst_memory_space": 0, "dst_id": 103,

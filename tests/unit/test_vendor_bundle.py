@@ -54,5 +54,7 @@ def test_banner_names_every_bundled_package_with_its_licence():
 
 def test_bundle_was_built_from_the_current_editor_source():
     source = hashlib.sha256((FRONTEND / "src" / "editor.js").read_bytes()).hexdigest()
-    assert versions()["entry_sha256"] == source, "src/editor.js changed: run `cd frontend && npm ci && npm run build`"
+    assert versions()["entry_sha256"] == source, (
+        "src/editor.js changed: run `cd frontend && npm ci && npm run build`"
+    )
     assert f"entry frontend/src/editor.js sha256 {source}" in banner()

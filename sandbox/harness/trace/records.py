@@ -1,8 +1,8 @@
-"""What one interpreter callback did, as a record for `sandbox.timeline`; which buffer is which operand.
+"""What one interpreter callback did, as a record for `sandbox.harness.trace.timeline`; which buffer is which operand.
 
-`Recorder` has one method per callback that `sandbox.trace` wraps (named like it, without a leading
+`Recorder` has one method per callback that `sandbox.harness.trace.capture` wraps (named like it, without a leading
 underscore). Each gets the callback's result and its arguments by name (jax 0.12.0.1's parameter
-names, checked by `sandbox.trace.check`) and returns a record dict, or None for calls that are part
+names, checked by `sandbox.harness.trace.capture.check`) and returns a record dict, or None for calls that are part
 of something already recorded (the second half of a pallas_call block copy). It also keeps
 the book that names buffers: a launch begins on a device with `_initialize_shared_memory`, and its
 first HBM buffers are the kernel's operands, inputs in order, then the outputs that do not alias an
@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from sandbox import regions, timeline
+from sandbox.harness.trace import regions, timeline
 
 Args = dict[str, Any]
 Record = dict[str, Any]

@@ -31,10 +31,12 @@ from typing import Any
 import jax
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox import chipcheck, irtext, usercode
-from sandbox.chips import chip_info
-from sandbox.protocol import Chip, ErrorInfo, IrText, LoweringReport
-from sandbox.target import Target
+from sandbox.harness import usercode
+from sandbox.harness.lowering import chip_checks as chipcheck
+from sandbox.harness.lowering import irtext
+from sandbox.harness.target import Target
+from sandbox.protocol import Chip, ErrorInfo, IrText, LoweringCheck
+from sandbox.protocol.chips import chip_info
 
 MAX_MESSAGE_CHARS = 8_000
 # `force_tpu_interpret_mode(None)`: under it, kernels are built with interpret mode off (the stubs
@@ -43,7 +45,7 @@ _INTERPRET_OFF: Any = None
 _USER_LOCATION = re.compile(r'"' + re.escape(usercode.USER_FILE) + r'":(\d+)')
 
 
-def check(fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chip) -> LoweringReport:
+def check(fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chip) -> LoweringCheck:
     """Lower `fn(*args)` for `chip`, read its IR and run the static chip checks on the traced kernel.
 
     `seconds` is the whole check: trace, lowering, IR texts and chip checks.
@@ -59,7 +61,7 @@ def check(fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chi
             warnings = chipcheck.warnings(chipcheck.facts(stage.jaxpr), chip_info(chip))
         except Exception as exc:  # a jaxpr the checks do not know: say so, keep the lowering result
             texts.note = f"the static chip checks failed ({type(exc).__name__}: {str(exc)[:300]})"
-    return LoweringReport(
+    return LoweringCheck(
         chip=chip,
         lowers=None if stage.simulated else error is None,
         seconds=round(time.perf_counter() - t0, 4),

@@ -1,4 +1,4 @@
-"""The job runner as its own service: `python -m sandbox.service --socket PATH [--backend hardened]`.
+"""The job runner as its own service: `python -m sandbox.backends.service --socket PATH [--backend hardened]`.
 
 In production the web server runs as an unprivileged user and never starts a sandbox itself: it
 talks to this service (root in its own container, no network, no credentials) over a unix socket.
@@ -100,7 +100,9 @@ def _send(conn: socket.socket, message: dict[str, object]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m sandbox.service", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m sandbox.backends.service", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--socket", type=Path, required=True)
     parser.add_argument("--backend", default="hardened")
     parser.add_argument(

@@ -17,14 +17,27 @@ from typing import Any
 import jax
 import numpy as np
 
-from sandbox import calls, lowering, races, timing, trace, usercode
-from sandbox.chips import chip_info
-from sandbox.compare import compare, tolerance_for
-from sandbox.harness import Reporter, peak_rss_bytes
-from sandbox.memory import kernel_memory
-from sandbox.protocol import Case, CaseResult, Chip, MemoryUse, Race, Stats, Timing, Tolerance
-from sandbox.target import Target, TargetError, configure
-from sandbox.trace_types import Trace
+from sandbox.harness import calls, usercode
+from sandbox.harness.checks import races, timing
+from sandbox.harness.checks.compare import compare, tolerance_for
+from sandbox.harness.checks.memory import kernel_memory
+from sandbox.harness.lowering import check as lowering
+from sandbox.harness.process import peak_rss_bytes
+from sandbox.harness.target import Target, TargetError, configure
+from sandbox.harness.trace import capture as trace
+from sandbox.protocol import (
+    Case,
+    CaseResult,
+    Chip,
+    EventWriter,
+    MemoryUse,
+    Race,
+    Stats,
+    Timing,
+    Tolerance,
+    Trace,
+    chip_info,
+)
 
 SCRATCH_CASE = Case(name="scratch", dtype="", seed=0)
 
@@ -34,7 +47,7 @@ class Failed(Exception):
 
 
 @dataclass
-class Problem:
+class CheckPlan:
     """What to run, whichever mode the job is in."""
 
     kernel: Callable[..., Any]
@@ -57,9 +70,9 @@ class _FirstCall:
 
 
 class Session:
-    def __init__(self, job: Any, reporter: Reporter) -> None:
+    def __init__(self, job: Any, events: EventWriter) -> None:
         self.job = job
-        self.report = reporter
+        self.events = events
         self.race_log: races.RaceLog | None = None
         self.capture: trace.Capture | None = None
 
@@ -70,10 +83,10 @@ class Session:
             if target.interpret and target.options.detect_races:
                 self.race_log = races.RaceLog().attach()
             self.capture = _capture(job.trace, target)
-            self.report.emit("versions", versions=target.versions(), interpret=target.interpret)
-            problem = self._load()
-            self.report.emit("imported")
-            self._check(target, problem)
+            self.events.emit("versions", versions=target.versions(), interpret=target.interpret)
+            plan = self._load()
+            self.events.emit("imported")
+            self._check(target, plan)
         except Failed:
             return
 
@@ -85,23 +98,23 @@ class Session:
         try:
             return step()
         except TargetError as exc:
-            self.report.emit("error", error=usercode.error_info(exc, phase, files), fault="request")
+            self.events.emit("error", error=usercode.error_info(exc, phase, files), fault="request")
             raise Failed from exc
         except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and phase != "kernel":
                 raise
-            self.report.emit(
+            self.events.emit(
                 "error", error=usercode.error_info(exc, phase, files), memory=_is_memory_error(exc)
             )
             raise Failed from exc
 
-    def _load(self) -> Problem:
+    def _load(self) -> CheckPlan:
         entry = self.job.entry
         if entry is None:
             module = self._phase(
                 "import", lambda: usercode.load_module("kernel", self.job.source, usercode.USER_FILE)
             )
-            return self._scratch_problem(module)
+            return self._scratch_plan(module)
         ref_files = (usercode.REFERENCE_FILE,)
         reference = self._phase(
             "reference import",
@@ -113,7 +126,7 @@ class Session:
         )
         kernel = self._phase("import", lambda: _require(module, entry.entry_point, "your code"))
         cases = tuple(c for c in entry.cases if not (c.tpu_only and self.job.mode != "tpu"))
-        return Problem(
+        return CheckPlan(
             kernel,
             reference.make_inputs,
             reference.reference,
@@ -123,11 +136,11 @@ class Session:
             (usercode.USER_FILE, usercode.REFERENCE_FILE),
         )
 
-    def _scratch_problem(self, module: types.ModuleType) -> Problem:
+    def _scratch_plan(self, module: types.ModuleType) -> CheckPlan:
         kernel = self._phase("import", lambda: _require(module, "kernel", "a scratch file"))
         make_inputs = self._phase("import", lambda: _require(module, "make_inputs", "a scratch file"))
         reference = getattr(module, "reference", None)
-        return Problem(
+        return CheckPlan(
             kernel,
             lambda case: make_inputs(case.seed),
             reference,
@@ -137,50 +150,48 @@ class Session:
             (usercode.USER_FILE,),
         )
 
-    def _check(self, target: Target, problem: Problem) -> None:
+    def _check(self, target: Target, plan: CheckPlan) -> None:
         first: _FirstCall | None = None
-        for index, case in enumerate(problem.cases):
-            call, inputs, got, seconds = self._run_case(target, problem, index, case)
+        for index, case in enumerate(plan.cases):
+            call, inputs, got, seconds = self._run_case(target, plan, index, case)
             if first is None:
                 first = _FirstCall(call, list(inputs), got, seconds)
-                self._check_lowering(target, problem, call)
+                self._check_lowering(target, plan, call)
         if first is not None:
-            self._measure(target, problem, first)
+            self._measure(target, plan, first)
 
-    def _check_lowering(self, target: Target, problem: Problem, call: calls.Call) -> None:
+    def _check_lowering(self, target: Target, plan: CheckPlan, call: calls.Call) -> None:
         """Lower for the job's chip (and `lower_chips`) with interpret mode off; on a TPU it compiles anyway."""
         if not target.interpret:
             return
         wanted = tuple(dict.fromkeys(self.job.lower_chips))
         chips = dict.fromkeys((self.job.chip, *wanted))
-        reports = {c: lowering.check(problem.kernel, call.args, target, c) for c in chips}
-        mine = reports[self.job.chip]
-        listed = [reports[c] for c in wanted]
-        self.report.emit("lowering", report=mine, warnings=mine.warnings, reports=listed)
+        checks = {c: lowering.check(plan.kernel, call.args, target, c) for c in chips}
+        mine = checks[self.job.chip]
+        listed = [checks[c] for c in wanted]
+        self.events.emit("lowering", check=mine, warnings=mine.warnings, checks=listed)
 
     def _run_case(
-        self, target: Target, problem: Problem, index: int, case: Case
+        self, target: Target, plan: CheckPlan, index: int, case: Case
     ) -> tuple[calls.Call, tuple[Any, ...], list[tuple[str, np.ndarray]], float]:
-        inputs = self._phase("make_inputs", lambda: tuple(problem.make_inputs(case)), problem.files)
+        inputs = self._phase("make_inputs", lambda: tuple(plan.make_inputs(case)), plan.files)
         expected = None
-        if problem.reference is not None:
-            reference = problem.reference
-            expected = self._phase(
-                "reference", lambda: calls.flatten("out", reference(*inputs)), problem.files
-            )
-        self._take_race_reports()
+        if plan.reference is not None:
+            reference = plan.reference
+            expected = self._phase("reference", lambda: calls.flatten("out", reference(*inputs)), plan.files)
+        self._take_race_texts()
         with target.chip_context():
-            call = self._phase("kernel", lambda: calls.prepare(problem.kernel, inputs, problem.mutable))
+            call = self._phase("kernel", lambda: calls.prepare(plan.kernel, inputs, plan.mutable))
             with self._tracing(index == 0, case):
                 got, seconds = self._phase("kernel", lambda: calls.timed(call.run))
-        reports = self._take_race_reports()
+        race_texts = self._take_race_texts()
         if index == 0:
-            self.report.emit("compiled", first_call_seconds=seconds)
+            self.events.emit("compiled", first_call_seconds=seconds)
         if expected is None:
-            self.report.emit("outputs", outputs=[calls.summarize_output(n, a) for n, a in got])
+            self.events.emit("outputs", outputs=[calls.summarize_output(n, a) for n, a in got])
         else:
-            result = self._case_result(case, inputs, got, expected, problem, seconds, target, reports)
-            self.report.emit("case", index=index, of=len(problem.cases), result=result)
+            result = self._case_result(case, inputs, got, expected, plan, seconds, target, race_texts)
+            self.events.emit("case", index=index, of=len(plan.cases), result=result)
         return call, inputs, got, seconds
 
     @contextlib.contextmanager
@@ -194,9 +205,9 @@ class Session:
             with capture.recording():
                 yield
         finally:
-            self.report.emit("trace", trace=_trace_result(capture, case, self.job.chip))
+            self.events.emit("trace", trace=_trace_result(capture, case, self.job.chip))
 
-    def _take_race_reports(self) -> list[str]:
+    def _take_race_texts(self) -> list[str]:
         return self.race_log.take() if self.race_log is not None else []
 
     def _case_result(
@@ -205,22 +216,22 @@ class Session:
         inputs: tuple[Any, ...],
         got: list[tuple[str, np.ndarray]],
         expected: list[tuple[str, np.ndarray]],
-        problem: Problem,
+        plan: CheckPlan,
         seconds: float,
         target: Target,
-        race_reports: list[str],
+        race_texts: list[str],
     ) -> CaseResult:
         checks = []
         tolerance = None
         for i, (name, want) in enumerate(expected):
-            tolerance = tolerance_for(str(want.dtype), problem.tolerances)
+            tolerance = tolerance_for(str(want.dtype), plan.tolerances)
             if i < len(got):
                 checks.append(compare(name, got[i][1], want, tolerance))
         outputs = tuple(checks)
         passed = len(got) == len(expected) and all(c.passed for c in outputs)
-        found = races.parse_all(race_reports)
+        found = races.parse_all(race_texts)
         # The detector's own flag covers only the last kernel call, but catches reports we missed.
-        raced = bool(race_reports) or (target.options.detect_races and target.interpret and _races_found())
+        raced = bool(race_texts) or (target.options.detect_races and target.interpret and _races_found())
         if raced:
             passed = False
         return CaseResult(
@@ -232,37 +243,35 @@ class Session:
             passed=passed,
             outputs=outputs,
             seconds=seconds,
-            note=_case_note(len(got), len(expected), raced, len(race_reports), found),
+            note=_case_note(len(got), len(expected), raced, len(race_texts), found),
             races=found,
         )
 
-    def _measure(self, target: Target, problem: Problem, first: _FirstCall) -> None:
+    def _measure(self, target: Target, plan: CheckPlan, first: _FirstCall) -> None:
         call, inputs, outputs, first_seconds = first.call, first.inputs, first.outputs, first.seconds
         budget = self.job.timing_budget_seconds
         with target.chip_context():
             kernel_stats = self._phase("timing", lambda: timing.measure(call.run_quietly, budget))
             closed = self._phase("memory", lambda: jax.make_jaxpr(call.fn)(*call.args))
         ref_stats, flops, bytes_accessed = None, None, None
-        if problem.reference is not None:
+        if plan.reference is not None:
             entry = self.job.entry
-            ref = jax.jit(problem.reference)
-            self._phase("reference timing", lambda: jax.block_until_ready(ref(*inputs)), problem.files)
+            ref = jax.jit(plan.reference)
+            self._phase("reference timing", lambda: jax.block_until_ready(ref(*inputs)), plan.files)
             ref_stats = timing.measure(lambda: jax.block_until_ready(ref(*inputs)), budget / 3)
-            flops, bytes_accessed = calls.reference_cost(problem.reference, inputs)
+            flops, bytes_accessed = calls.reference_cost(plan.reference, inputs)
             if entry is not None and entry.flops is not None:
                 flops, bytes_accessed = entry.flops, entry.bytes_accessed
-        self.report.emit(
+        self.events.emit(
             "timing",
-            timing=self._timing(
-                target, problem, first_seconds, kernel_stats, ref_stats, flops, bytes_accessed
-            ),
+            timing=self._timing(target, plan, first_seconds, kernel_stats, ref_stats, flops, bytes_accessed),
         )
-        self.report.emit("memory", memory=self._memory(target, closed, inputs, outputs))
+        self.events.emit("memory", memory=self._memory(target, closed, inputs, outputs))
 
     def _timing(
         self,
         target: Target,
-        problem: Problem,
+        plan: CheckPlan,
         first: float,
         kernel: Stats,
         ref: Stats | None,
@@ -281,7 +290,7 @@ class Session:
             roofline_seconds=roofline,
             flops=flops,
             bytes_accessed=bytes_accessed,
-            case=problem.cases[0].name,
+            case=plan.cases[0].name,
             note=(
                 "CPU simulation (TPU interpret mode): wall times are host times, not TPU performance; "
                 "compile time is estimated as first call minus the median run."

@@ -1,8 +1,8 @@
-"""Raw interpreter records (from `sandbox.trace`) → the protocol's `Trace`: steps, DMA links, grid view.
+"""Raw interpreter records (from `sandbox.harness.trace.capture`) → the protocol's `Trace`: steps, DMA links, grid view.
 
 Pure functions on plain dicts, so every rule here is unit-tested without JAX. A record is a dict with
 `kind`, `t`, `dur`, `thread`, `device`, `core` and, by kind, the fields of `TraceEvent` plus: `*_range`
-(a `sandbox.regions` region), `*_operand` (the kernel operand a buffer is: `(device, launch, name)`),
+(a `sandbox.harness.trace.regions` region), `*_operand` (the kernel operand a buffer is: `(device, launch, name)`),
 `send_semaphore`. The builder adds `step`, `dma` and the links between DMAs and their waits.
 
 Steps:
@@ -21,8 +21,16 @@ import collections
 import dataclasses
 from typing import Any
 
-from sandbox.regions import Range, block_of, region_text
-from sandbox.trace_types import BlockVisit, GridView, OperandBlocks, Trace, TraceEvent, TraceLane, TraceStep
+from sandbox.harness.trace.regions import Range, block_of, region_text
+from sandbox.protocol.trace import (
+    BlockVisit,
+    GridView,
+    OperandBlocks,
+    Trace,
+    TraceEvent,
+    TraceLane,
+    TraceStep,
+)
 
 Record = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """What the jail costs per job, measured inside the real pool environment (for bench/sandbox_overhead.py).
 
-Run under the same bubblewrap as the pool (`sandbox.jail.outer`). It builds a `sandbox.pool.Pool`
+Run under the same bubblewrap as the pool (`sandbox.jail.outer`). It builds a `sandbox.jail.pool.Pool`
 and times one trivial job (a jitted identity, through the same harness) from "about to set up" to
 "nothing left", alternately:
 - `bare`: fork, put the pipes in place, run the harness, exit; the parent reaps it;
@@ -17,8 +17,8 @@ import selectors
 import time
 from typing import NoReturn
 
-from sandbox import harness, pool
-from sandbox.jail import cgroups, channel, privilege, seccomp
+from sandbox.harness import main as harness
+from sandbox.jail import cgroup_layout, cgroups, channel, pool, privilege, seccomp
 from sandbox.limits import default_limits
 from sandbox.protocol import InterpretOptions, Job, to_json_dict
 
@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
     config = json.loads(argv[1])
     pool.preload()
     here, _there = channel.pair()
-    layout = cgroups.detect()
+    layout = cgroup_layout.detect()
     pool_cgroups = cgroups.PoolCgroups(layout, config["token"])
     pool_cgroups.start()
     runner = pool.Pool(
@@ -108,10 +108,10 @@ def _bare_child(fds: list[int]) -> NoReturn:
     code = 1
     try:
         _, setup_w = os.pipe()
-        stdin, stdout, stderr, report = fds
-        privilege.place_fds(stdin, stdout, stderr, report, setup_w)
+        stdin, stdout, stderr, events = fds
+        privilege.place_fds(stdin, stdout, stderr, events, setup_w)
         os.close(privilege.SETUP_FD)
-        code = harness.serve(privilege.REPORT_FD, set_limits=False)
+        code = harness.serve(privilege.EVENTS_FD, set_limits=False)
     finally:
         os._exit(code)
 

@@ -3,7 +3,7 @@
 TPU interpret mode runs every DMA, semaphore operation and ref access of a kernel as a host callback
 into module-level functions of `jax._src.pallas.mosaic.interpret.interpret_pallas_call`. A kernel
 looks them up when it is traced, so `install()` wraps them before user code is imported; while
-`recording()` is active each wrapper notes what its callback did (`sandbox.trace_records`), with
+`recording()` is active each wrapper notes what its callback did (`sandbox.harness.trace.records`), with
 host times. Besides those:
 - `interpret_pallas_call`, called when a kernel is lowered, tells each kernel's operands and, for a
   pallas_call grid, is given `InterpretParams(grid_point_recorder=...)`, which reports every grid
@@ -14,9 +14,9 @@ The DMA engine calls `get.__wrapped__` / `store.__wrapped__` directly; the wrapp
 data a DMA moves is not counted again as a load or a store. Outside `recording()` a wrapper only
 passes the call on, and kernels lowered then get no grid-point recorder.
 
-Written for jax 0.12.0.1 and guarded like `sandbox.interpret_fixes`: on another version, or if a
+Written for jax 0.12.0.1 and guarded like `sandbox.harness.interpret_fixes`: on another version, or if a
 wrapped function's parameters differ, nothing is patched and the trace says why it is unavailable.
-What the records mean (steps, the grid view, caps) is `sandbox.timeline`'s job.
+What the records mean (steps, the grid view, caps) is `sandbox.harness.trace.timeline`'s job.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sandbox import timeline
-from sandbox.trace_records import Kernel, Recorder, describe
-from sandbox.trace_types import Trace
+from sandbox.harness.trace import timeline
+from sandbox.harness.trace.records import Kernel, Recorder, describe
+from sandbox.protocol.trace import Trace
 
 TRACED_JAX_VERSION = "0.12.0.1"
 # Records kept in memory; later ones are only counted (a kernel that long hits the wall clock first).

@@ -1,7 +1,7 @@
 """The warm pool (zygote): imports JAX once, then forks one jailed child per job.
 
 Started by the hardened backend inside bubblewrap (own pid namespace, no network, a minimal
-read-only root, `--clearenv`), as `python -I -B -u -c "…sandbox.pool.main()" CONFIG_JSON`. It has
+read-only root, `--clearenv`), as `python -I -B -u -c "…sandbox.jail.pool.main()" CONFIG_JSON`. It has
 imported JAX, Pallas and the harness's modules but never initialised a JAX backend (a forked child
 of a process that executed JAX deadlocks), holds no secrets and never sees a job's source (the
 backend writes it into the job's stdin). It is single-threaded: one `select` loop over the control
@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.jail import cgroups, channel, namespaces
+from sandbox.jail import cgroup_layout, cgroups, channel, namespaces
+from sandbox.jobenv import job_environment
 from sandbox.protocol import Limits, from_json_dict
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -80,7 +81,7 @@ PRELOAD = (
     "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call",
     "jax.experimental.multihost_utils",
     "jax.extend",
-    "sandbox.session",
+    "sandbox.harness.session",
     "sandbox.jail.child",
     "sandbox.jail.seccomp",
 )
@@ -108,7 +109,7 @@ def main(argv: list[str]) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
-    layout = cgroups.detect()
+    layout = cgroup_layout.detect()
     pool_cgroups = cgroups.PoolCgroups(layout, config.token, config.cgroup_name)
     swept = pool_cgroups.start() + [f"scratch {n}" for n in namespaces.leftover_scratch()]
     pool = Pool(config, sock, layout, pool_cgroups, seccomp.build())
@@ -125,7 +126,7 @@ class Pool:
         self,
         config: Config,
         sock: socket.socket,
-        layout: cgroups.Layout,
+        layout: cgroup_layout.Layout,
         pool_cgroups: cgroups.PoolCgroups,
         seccomp_filter: Any,
     ) -> None:
@@ -215,9 +216,7 @@ class Pool:
         except OSError:
             cgroup.remove()
             raise
-        env = dict(self.config.env)
-        if devices > 1:
-            env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+        env = job_environment(self.config.env, devices=devices)
         spec = child.Spec(
             job=job_id,
             uid=uid,

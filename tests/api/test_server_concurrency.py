@@ -15,10 +15,21 @@ RUNS = 20
 
 
 def test_twenty_concurrent_runs_all_complete(tmp_path):
-    settings = Settings(data_dir=tmp_path, sandbox="local", slots=2, queue_size=32, per_client_queue=RUNS,
-                        timing_budget_seconds=0.05, rate_per_minute=0, cache_size=0)
-    sources = [ADD_KERNEL + f"\ndef reference(x, y):  # run {i}\n    return x + y + {i % 2}\n" for i in range(RUNS)]
+    settings = Settings(
+        data_dir=tmp_path,
+        sandbox="local",
+        slots=2,
+        queue_size=32,
+        per_client_queue=RUNS,
+        timing_budget_seconds=0.05,
+        rate_per_minute=0,
+        cache_size=0,
+    )
+    sources = [
+        ADD_KERNEL + f"\ndef reference(x, y):  # run {i}\n    return x + y + {i % 2}\n" for i in range(RUNS)
+    ]
     with TestClient(create_app(settings)) as client:
+
         def submit(source: str) -> str:
             response = client.post("/api/runs", json={"source": source})
             assert response.status_code == 201, response.text

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sandbox.protocol import CaseResult, IrText, LoweringReport, MemoryUse, RunResult, Stats, Timing
-from sandbox.trace_types import Trace
+from sandbox.protocol import CaseResult, IrText, LoweringCheck, MemoryUse, RunResult, Stats, Timing
+from sandbox.protocol.trace import Trace
 
 
 def render(result: RunResult, ir: str | None = None) -> str:
@@ -139,7 +139,7 @@ def _lowerings(result: RunResult) -> list[str]:
     return lines
 
 
-def _lowering(r: LoweringReport) -> list[str]:
+def _lowering(r: LoweringCheck) -> list[str]:
     verdict = {None: "NOT CHECKED", True: "lowers", False: "REJECTED"}[r.lowers]
     head = f"    {r.chip:6} {verdict:12} {r.seconds:6.2f} s"
     if r.error:
@@ -155,7 +155,7 @@ def _lowering(r: LoweringReport) -> list[str]:
     return lines
 
 
-def _texts(r: LoweringReport) -> list[tuple[str, IrText | None]]:
+def _texts(r: LoweringCheck) -> list[tuple[str, IrText | None]]:
     return [("jaxpr", r.jaxpr), ("Mosaic", r.mosaic), ("StableHLO", r.stablehlo)]
 
 

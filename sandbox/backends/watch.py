@@ -1,4 +1,4 @@
-"""Watching one job from the outside: its stdin, stdout, stderr and report pipes, and its deadline.
+"""Watching one job from the outside: its stdin, stdout, stderr and event pipes, and its deadline.
 
 Shared by every backend. One non-blocking `select` loop writes the job to stdin, reads output with
 caps and protocol events as they come, and enforces the wall clock, cancellation and the output
@@ -76,23 +76,6 @@ class Outcome:
         )
 
 
-def not_run(reason: str | None, *, wall_seconds: float = 0.0, cancelled: bool = False) -> Execution:
-    """The Execution of a job that never ran (or whose runner was lost): nothing but the reason."""
-    return Execution(
-        events=(),
-        exit_code=None,
-        signal=None,
-        timed_out=False,
-        cancelled=cancelled,
-        wall_seconds=wall_seconds,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-        infra_error=reason,
-    )
-
-
 @dataclass(frozen=True)
 class Pipes:
     """The parent's ends: job bytes go into `stdin`; the other three are read."""
@@ -100,7 +83,7 @@ class Pipes:
     stdin: int
     stdout: int
     stderr: int
-    report: int
+    events: int
 
 
 class Watch:
@@ -122,9 +105,9 @@ class Watch:
         timed_out = cancelled = flood = unkillable = False
         exited_at: float | None = None
         with selectors.DefaultSelector() as sel:
-            for fd in (self.pipes.stdout, self.pipes.stderr, self.pipes.report, self.pipes.stdin):
+            for fd in (self.pipes.stdout, self.pipes.stderr, self.pipes.events, self.pipes.stdin):
                 os.set_blocking(fd, False)
-            for fd in (self.pipes.stdout, self.pipes.stderr, self.pipes.report):
+            for fd in (self.pipes.stdout, self.pipes.stderr, self.pipes.events):
                 sel.register(fd, selectors.EVENT_READ)
             sel.register(self.pipes.stdin, selectors.EVENT_WRITE)
             while sel.get_map():
@@ -165,7 +148,7 @@ class Watch:
         if not chunk:
             sel.unregister(fd)
             return
-        if fd == self.pipes.report:
+        if fd == self.pipes.events:
             self._events(chunk)
         elif fd == self.pipes.stdout:
             self.stdout.add(chunk)

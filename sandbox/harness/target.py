@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import jax
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox import interpret_fixes
-from sandbox.chips import chip_info
+from sandbox.harness import interpret_fixes
 from sandbox.protocol import Chip, InterpretOptions, Mode, Versions
+from sandbox.protocol.chips import chip_info
 
 DEVICE_AXIS = "x"
 

@@ -1,6 +1,6 @@
-"""The kernel trace's types: part of the sandbox protocol (`RunResult.trace`), kept in their own module.
+"""The kernel trace's types: part of the sandbox protocol (`RunResult.trace`).
 
-`sandbox.trace` records a trace, `sandbox.timeline` shapes it; the page draws it (timeline.js,
+`sandbox.harness.trace` records and shapes it; the page draws it (timeline.js,
 gridview.js). Converted to and from JSON by `sandbox.protocol.to_json_dict` / `from_json_dict`.
 """
 

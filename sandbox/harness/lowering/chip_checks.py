@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.chips import ChipInfo
-from sandbox.memory import OnChip, kernel_memory
+from sandbox.harness.checks.memory import OnChip, kernel_memory
+from sandbox.protocol.chips import ChipInfo
 
 LANES = 128
 SUBLANES = 8

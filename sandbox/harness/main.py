@@ -1,0 +1,43 @@
+"""The one path into a job, for every backend: read the job, report `started`, run the session.
+
+`python -I -u -m sandbox.harness EVENTS_FD < job.json` runs it in a fresh interpreter (and sets the
+rlimits here); the warm pool's forked child calls `serve()` after its jail has set the limits.
+Everything the harness learns goes out as protocol events on EVENTS_FD, never on stdout, which
+belongs to the user. `started` is written before JAX or user code is imported, so a child that dies
+later is known to have died in user code (or JAX), not in a broken harness.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from sandbox.harness import process
+from sandbox.protocol import EventWriter, Job, from_json_dict
+
+
+def main(argv: list[str]) -> int:
+    events_fd = int(argv[1])
+    os.set_inheritable(events_fd, False)
+    return serve(events_fd)
+
+
+def serve(events_fd: int, *, set_limits: bool = True) -> int:
+    events = EventWriter(events_fd)
+    events.emit("started", pid=os.getpid())
+    job = from_json_dict(Job, json.loads(sys.stdin.buffer.read()))
+    process.detach_stdin()
+    if set_limits:
+        process.apply_limits(job.limits)
+    # Imported only now, so `started` above precedes every JAX import (in a fresh interpreter).
+    from sandbox.harness.session import Session
+    from sandbox.harness.usercode import error_info
+
+    try:
+        Session(job, events).run()
+    except Exception as exc:  # a fault of the harness itself, not of user code: say so
+        events.emit("error", error=error_info(exc, "harness"), fault="harness")
+        return 70
+    events.emit("done", peak_rss_bytes=process.peak_rss_bytes())
+    return 0

@@ -1,0 +1,76 @@
+"""The sandbox protocol: types every process shares, and nothing else.
+
+Imports nothing else of `sandbox/`, no JAX and no HTTP, so the server, the backends, the jail and
+the job child can all speak it. A job travels to the child as JSON on stdin; the child answers with
+protocol events (JSON lines) on its own descriptor; a backend gathers them into an `Execution`,
+which `sandbox.classify` turns into a `RunResult`.
+
+    job.py     Job, Case, EntrySpec, Limits, InterpretOptions, Tolerance
+    result.py  RunResult and everything in it (cases, timing, memory, lowering checks, errors)
+    trace.py   the kernel trace's types (RunResult.trace)
+    events.py  Event, EventKind, EventWriter (the child's side), Execution (the backend's facts)
+    chips.py   the chip table (the one list of TPU generations)
+    codec.py   to_json_dict / from_json_dict for all of the above
+"""
+
+from sandbox.protocol.chips import CHIP_TABLE, CHIPS, Chip, ChipInfo, SparseCore, chip_info
+from sandbox.protocol.codec import from_json_dict, to_json_dict
+from sandbox.protocol.events import Event, EventKind, EventWriter, Execution, never_ran
+from sandbox.protocol.job import Case, EntrySpec, InterpretOptions, Job, Limits, Mode, Tolerance
+from sandbox.protocol.result import (
+    CaseResult,
+    ErrorInfo,
+    IrText,
+    LoweringCheck,
+    MemoryUse,
+    Mismatch,
+    OutputCheck,
+    OutputSummary,
+    Race,
+    RaceAccess,
+    RunResult,
+    RunStatus,
+    Stats,
+    Timing,
+    Versions,
+)
+from sandbox.protocol.trace import Trace
+
+__all__ = [
+    "CHIPS",
+    "CHIP_TABLE",
+    "Case",
+    "CaseResult",
+    "Chip",
+    "ChipInfo",
+    "EntrySpec",
+    "ErrorInfo",
+    "Event",
+    "EventKind",
+    "EventWriter",
+    "Execution",
+    "InterpretOptions",
+    "IrText",
+    "Job",
+    "Limits",
+    "LoweringCheck",
+    "MemoryUse",
+    "Mismatch",
+    "Mode",
+    "OutputCheck",
+    "OutputSummary",
+    "Race",
+    "RaceAccess",
+    "RunResult",
+    "RunStatus",
+    "SparseCore",
+    "Stats",
+    "Timing",
+    "Tolerance",
+    "Trace",
+    "Versions",
+    "chip_info",
+    "from_json_dict",
+    "never_ran",
+    "to_json_dict",
+]

@@ -1,0 +1,90 @@
+"""What a job is: the request the child runs, with its limits, options and (in catalog mode) the entry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sandbox.protocol.chips import Chip
+
+Mode = Literal["auto", "interpret", "tpu"]
+
+
+@dataclass(frozen=True)
+class InterpretOptions:
+    """The interpret-mode switches a user may toggle (fields of `pltpu.InterpretParams`)."""
+
+    detect_races: bool = False
+    uninitialized_memory: Literal["nan", "zero"] = "nan"
+    dma_execution_mode: Literal["on_wait", "eager"] = "on_wait"
+    random_seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-job resource limits. Defaults live in `sandbox.limits`."""
+
+    wall_seconds: float
+    cpu_seconds: int
+    memory_bytes: int
+    processes: int
+    output_bytes: int
+    output_kill_bytes: int
+    source_bytes: int
+    scratch_bytes: int
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input configuration: the harness builds inputs from (dims, dtype, seed) deterministically."""
+
+    name: str
+    dtype: str
+    seed: int
+    dims: dict[str, int] = field(default_factory=dict)
+    tpu_only: bool = False
+
+    def __getattr__(self, name: str) -> int:
+        # Lets reference code write `case.m` for `case.dims["m"]`.
+        dims = object.__getattribute__(self, "dims")
+        if name in dims:
+            return dims[name]
+        raise AttributeError(name)
+
+
+@dataclass(frozen=True)
+class EntrySpec:
+    """What the child needs of a catalog entry: the reference, the cases and how to check them."""
+
+    slug: str
+    entry_point: str
+    reference_source: str
+    cases: tuple[Case, ...]
+    tolerances: dict[str, Tolerance]
+    mutable_inputs: tuple[int, ...] = ()
+    devices: int = 1
+    flops: int | None = None
+    bytes_accessed: int | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    source: str
+    chip: Chip
+    mode: Mode
+    options: InterpretOptions
+    limits: Limits
+    entry: EntrySpec | None = None
+    timing_budget_seconds: float = 1.5
+    devices: int = 1
+    # "Check on all chips": also lower the kernel for these chips (see `sandbox.harness.lowering.check`).
+    lower_chips: tuple[Chip, ...] = ()
+    # Record a kernel trace during the first call of the first case (interpret mode; `sandbox.harness.trace.capture`).
+    trace: bool = True

@@ -1,0 +1,222 @@
+"""What a run returns: the status, per-case comparisons, timing, memory, lowering and the trace."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from sandbox.protocol.chips import Chip
+from sandbox.protocol.job import InterpretOptions, Tolerance
+from sandbox.protocol.trace import Trace
+
+
+class RunStatus(enum.StrEnum):
+    PASSED = "passed"
+    MISMATCH = "mismatch"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    RESOURCE_LIMIT = "resource_limit"
+    RAN = "ran"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    index: tuple[int, ...]
+    got: float
+    expected: float
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """The comparison of one output array (a case can have several outputs)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    expected_shape: tuple[int, ...]
+    expected_dtype: str
+    passed: bool
+    max_abs_error: float | None
+    max_rel_error: float | None
+    mismatch_count: int
+    total: int
+    first_mismatches: tuple[Mismatch, ...]
+    nan_parity: bool
+    inf_parity: bool
+    error_map: tuple[tuple[float, ...], ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RaceAccess:
+    """One side of a data race, as the interpret-mode race detector reported it."""
+
+    kind: str  # "read" or "write"
+    buffer: str  # e.g. "HBM buffer 101 on device 0"
+    region: str  # the indexed region, e.g. "[0:8, 0:128]"
+    by: str  # who accessed it: "device 0, core 1" or "a DMA (id 144)"
+    file: str | None = None  # the user's source file, when the detector knew the line
+    line: int | None = None
+    function: str = ""
+
+
+@dataclass(frozen=True)
+class Race:
+    """A pair of accesses to overlapping memory that no semaphore or barrier orders."""
+
+    summary: str
+    accesses: tuple[RaceAccess, ...]
+    text: str  # the detector's own report, verbatim
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    name: str
+    dtype: str
+    dims: dict[str, int]
+    input_shapes: tuple[tuple[int, ...], ...]
+    tolerance: Tolerance | None
+    passed: bool | None
+    outputs: tuple[OutputCheck, ...]
+    seconds: float
+    note: str = ""
+    # Filled only when race detection is on; a case with races fails even if its outputs match.
+    races: tuple[Race, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stats:
+    n: int
+    mean: float
+    median: float
+    min: float
+    max: float
+    std: float
+    rse: float
+
+
+@dataclass(frozen=True)
+class Timing:
+    first_call_seconds: float
+    compile_seconds: float | None
+    kernel: Stats | None
+    reference: Stats | None
+    ratio_to_reference: float | None
+    simulated: bool
+    roofline_seconds: float | None
+    flops: int | None
+    bytes_accessed: int | None
+    case: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    peak_rss_bytes: int
+    hbm_input_bytes: int
+    hbm_output_bytes: int
+    vmem_bytes: int | None
+    smem_bytes: int | None
+    semaphores: int | None
+    vmem_capacity_bytes: int
+    smem_capacity_bytes: int
+    hbm_capacity_bytes: int
+    warnings: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    type: str
+    message: str
+    traceback: str
+    line: int | None = None
+    phase: str = ""
+
+
+@dataclass(frozen=True)
+class Versions:
+    python: str
+    jax: str
+    jaxlib: str
+    libtpu: str | None
+    device_kind: str
+    # Fixes the harness applied to this JAX version's interpret mode (see `sandbox.harness.interpret_fixes`).
+    interpret_fixes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IrText:
+    """One IR as text, capped; `source_lines` maps IR lines to lines of the user's kernel.py (1-based)."""
+
+    text: str
+    truncated: bool
+    total_chars: int
+    source_lines: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class LoweringCheck:
+    """Whether the kernel lowers for a real TPU of `chip` (interpret mode off), and the IR it lowers to.
+
+    `lowers` is None when the check could not run (e.g. the kernel was built at import time, with the
+    simulator's setting baked in). The texts are those of the last stage reached: a kernel rejected by
+    the Mosaic lowering still has its jaxpr.
+    """
+
+    chip: Chip
+    lowers: bool | None
+    seconds: float
+    error: ErrorInfo | None = None
+    jaxpr: IrText | None = None
+    mosaic: IrText | None = None
+    stablehlo: IrText | None = None
+    kernels: int = 0
+    warnings: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class OutputSummary:
+    """For runs without a reference: what came out, summarised."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    min: float | None
+    max: float | None
+    mean: float | None
+    nan_count: int
+    inf_count: int
+    preview: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    status: RunStatus
+    summary: str
+    chip: str
+    mode: str
+    options: InterpretOptions
+    cases: tuple[CaseResult, ...] = ()
+    outputs: tuple[OutputSummary, ...] = ()
+    error: ErrorInfo | None = None
+    timing: Timing | None = None
+    memory: MemoryUse | None = None
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    versions: Versions | None = None
+    limit: str | None = None
+    wall_seconds: float = 0.0
+    # Set when the result is a cached copy of an identical earlier run (its timings are that run's).
+    cached_from: str | None = None
+    cached_at: float | None = None
+    # The TPU lowering check (interpret mode only): the job's chip, and one report per `Job.lower_chips`.
+    lowering: LoweringCheck | None = None
+    lowerings: tuple[LoweringCheck, ...] = ()
+    chip_warnings: tuple[str, ...] = ()
+    # The kernel trace of the first call of the first case (None when the job asked for none).
+    trace: Trace | None = None
