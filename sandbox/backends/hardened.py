@@ -28,6 +28,7 @@ from typing import Any
 
 import sandbox
 from sandbox import limits as default_limits
+from sandbox.backends import uid_lease
 from sandbox.backends.base import EventSink
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
 from sandbox.jail import channel, outer
@@ -123,7 +124,9 @@ class HardenedBackend:
         # libtpu takes the whole chip set: on a TPU host, one job at a time (see SECURITY.md).
         if slots is None:
             slots = 1 if outer.tpu_device_nodes() else DEFAULT_SLOTS
-        self.slots, self.uid_base, self.cpu_cores = slots, uid_base, cpu_cores
+        # Slot uids of our own: another pool on this host never runs a job as one of them.
+        self._uids = uid_lease.lease(uid_base, slots)
+        self.slots, self.uid_base, self.cpu_cores = slots, self._uids.first, cpu_cores
         self.start_seconds = start_seconds
         self._free = list(range(slots))
         self._slot_cond = threading.Condition()
@@ -159,6 +162,8 @@ class HardenedBackend:
             with contextlib.suppress(OSError):
                 pool.sock.shutdown(socket.SHUT_RDWR)
         self._keeper.join(timeout=15)
+        if not self._keeper.is_alive():
+            self._uids.release()
 
     # -- for tests and the benchmark -----------------------------------------------------------
 

@@ -6,9 +6,13 @@ under each hierarchy is
 
     <this process's cgroup>/pallas-playground/pool-<token>/job-<id>
 
-and each pool holds an flock on its `pool-<token>` directory for as long as it lives: a pool
-directory nobody holds is the leftover of a crashed pool, which `PoolCgroups.start()` kills and
-removes (under an flock on the parent, so two pools starting at once cannot sweep each other).
+and each pool holds an flock on its `pool-<token>` directory in every hierarchy for as long as it
+lives. Several pools may share a host (two servers, a server and a test suite), and they may share
+some hierarchies (pids, cpu, the v2 one) while their own cgroup differs in others (memory): so a
+pool directory is proven dead only in the hierarchy where it is found, by taking its flock there.
+A sweep and a pool's creation in one hierarchy both hold the flock of that hierarchy's
+`pallas-playground` directory, so a sweeper can never see a live pool's directory before its owner
+holds it.
 """
 
 from __future__ import annotations
@@ -110,27 +114,28 @@ class PoolCgroups:
         if not _NAME.match(token) or not _NAME.match(base_name):
             raise ValueError(f"bad cgroup names {base_name!r}/{token!r}")
         self.layout, self.token, self.base_name = layout, token, base_name
-        self._lock_fd: int | None = None
+        self._lock_fds: list[int] = []
 
     def bases(self) -> dict[Path, Path]:
         return {h.mount: h.here / self.base_name for h in self.layout.used}
 
     def start(self) -> list[str]:
-        """Create this pool's directories, hold them, and sweep leftovers of dead pools."""
+        """Create this pool's directories, hold them, and sweep what dead pools left; one hierarchy
+        at a time, each under its base directory's lock."""
         problem = self.layout.problem()
         if problem:
             raise CgroupError(problem)
+        swept: list[str] = []
         for h in self.layout.used:
-            (h.here / self.base_name).mkdir(exist_ok=True)
-        with self._exclusive():
-            swept = self._sweep()
-            for h in self.layout.used:
-                pool = h.here / self.base_name / f"pool-{self.token}"
+            base = h.here / self.base_name
+            base.mkdir(exist_ok=True)
+            with _locked(base):
+                swept += _sweep(base, keep=f"pool-{self.token}")
+                pool = base / f"pool-{self.token}"
                 pool.mkdir(exist_ok=True)
+                self._lock_fds.append(_hold(pool))
                 if h.version == 2:
                     self._enable_controllers(h)
-            self._lock_fd = os.open(self._anchor() / f"pool-{self.token}", os.O_RDONLY | os.O_DIRECTORY)
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
         return swept
 
     def create(self, job: str, limits: Limits, cpu_cores: float) -> JobCgroup:
@@ -157,49 +162,11 @@ class PoolCgroups:
         for base in self.bases().values():
             with contextlib.suppress(OSError):
                 (base / f"pool-{self.token}").rmdir()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        for fd in self._lock_fds:
+            os.close(fd)
+        self._lock_fds.clear()
 
     # -- internals ---------------------------------------------------------------------------
-
-    def _anchor(self) -> Path:
-        return self.layout.used[0].here / self.base_name
-
-    @contextlib.contextmanager
-    def _exclusive(self) -> Iterator[None]:
-        fd = os.open(self._anchor(), os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
-
-    def _sweep(self) -> list[str]:
-        swept = []
-        names = {p.name for base in self.bases().values() for p in base.glob("pool-*")}
-        for name in sorted(names - {f"pool-{self.token}"}):
-            if self._held(self._anchor() / name):
-                continue
-            for base in self.bases().values():
-                if (base / name).is_dir():
-                    _destroy(base / name)
-                    swept.append(str(base / name))
-        return swept
-
-    @staticmethod
-    def _held(path: Path) -> bool:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        except FileNotFoundError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return False
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
 
     def _enable_controllers(self, h: Hierarchy) -> None:
         wanted = [c for c in ("memory", "pids", "cpu") if c in h.controllers]
@@ -240,6 +207,47 @@ class PoolCgroups:
             else:
                 cgroup_layout.write(cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US))
                 cgroup_layout.write(cpu / "cpu.cfs_quota_us", str(quota))
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _hold(directory: Path) -> int:
+    """An open, flocked fd on `directory`: the proof of life other pools test (released at death)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _held(directory: Path) -> bool:
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def _sweep(base: Path, keep: str) -> list[str]:
+    """Destroy every pool directory under `base` that no live pool holds (call under `base`'s lock)."""
+    swept = []
+    for pool_dir in sorted(base.glob("pool-*")):
+        if pool_dir.name != keep and pool_dir.is_dir() and not _held(pool_dir):
+            _destroy(pool_dir)
+            swept.append(str(pool_dir))
+    return swept
 
 
 def _destroy(pool_dir: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from sandbox.backends import create_backend
+from sandbox.backends import Backend, create_backend
 from sandbox.classify import classify
 from sandbox.protocol import Event, Job, RunResult
 
@@ -14,10 +14,14 @@ def run_job(job: Job, backend: str = "local", on_event: Callable[[Event], None] 
     """`job` through a fresh backend of that name, then `classify`: what a user would get back."""
     runner = create_backend(backend)
     try:
-        execution = runner.run(job, on_event or (lambda event: None), threading.Event())
-        return classify(job, execution)
+        return run_job_on(runner, job, on_event)
     finally:
         runner.close()
+
+
+def run_job_on(backend: Backend, job: Job, on_event: Callable[[Event], None] | None = None) -> RunResult:
+    """`job` through a backend the caller owns, then `classify`."""
+    return classify(job, backend.run(job, on_event or (lambda event: None), threading.Event()))
 
 
 def line_of(source: str, text: str) -> int:
