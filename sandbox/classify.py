@@ -27,8 +27,8 @@ from sandbox.protocol import (
     Timing,
     Trace,
     Versions,
-    from_json_dict,
 )
+from sandbox.protocol.events import Failed, LoweringChecked, VersionsFound, payload
 
 # CSI / OSC escape sequences and C0 controls other than tab and newline: shown as text, never obeyed.
 _ESCAPES = re.compile(
@@ -73,42 +73,44 @@ def classify(job: Job, execution: Execution) -> RunResult:
 
 
 class _Facts:
-    """What the child reported, decoded from its protocol events."""
+    """What the child reported, from its protocol events (each already checked against its schema)."""
 
     def __init__(self, events: tuple[Event, ...]) -> None:
-        by_kind: dict[str, list[dict[str, Any]]] = {}
+        by_kind: dict[str, list[Any]] = {}
         for event in events:
-            by_kind.setdefault(event.kind, []).append(event.data)
+            by_kind.setdefault(event.kind, []).append(payload(event))
         self.started = "started" in by_kind
         self.done = "done" in by_kind
-        self.cases = tuple(from_json_dict(CaseResult, e["result"]) for e in by_kind.get("case", []))
-        self.outputs = tuple(
-            from_json_dict(OutputSummary, o) for e in by_kind.get("outputs", []) for o in e["outputs"]
+        self.cases: tuple[CaseResult, ...] = tuple(e.result for e in by_kind.get("case", []))
+        self.outputs: tuple[OutputSummary, ...] = tuple(
+            o for e in by_kind.get("outputs", []) for o in e.outputs
         )
-        errors = by_kind.get("error", [])
-        self.error = from_json_dict(ErrorInfo, errors[0]["error"]) if errors else None
-        self.memory_error = bool(errors and errors[0].get("memory"))
-        self.timing = _last(by_kind, "timing", Timing)
-        self.memory = _last(by_kind, "memory", MemoryUse)
-        self.versions = _last(by_kind, "versions", Versions)
-        self.trace = _last(by_kind, "trace", Trace)
-        versions = by_kind.get("versions", [])
-        self.interpret = bool(versions[-1].get("interpret")) if versions else None
-        lowering = by_kind.get("lowering", [{}])[-1]
-        self.lowering = from_json_dict(LoweringCheck, lowering["check"]) if lowering else None
-        self.lowerings = tuple(from_json_dict(LoweringCheck, r) for r in lowering.get("checks", ()))
-        self.chip_warnings = tuple(lowering.get("warnings", ()))
+        errors: list[Failed] = by_kind.get("error", [])
+        self.error: ErrorInfo | None = errors[0].error if errors else None
+        self.memory_error = bool(errors and errors[0].memory)
+        self.timing: Timing | None = _last(by_kind, "timing", "timing")
+        self.memory: MemoryUse | None = _last(by_kind, "memory", "memory")
+        self.versions: Versions | None = _last(by_kind, "versions", "versions")
+        self.trace: Trace | None = _last(by_kind, "trace", "trace")
+        found: list[VersionsFound] = by_kind.get("versions", [])
+        self.interpret = found[-1].interpret if found else None
+        checked: list[LoweringChecked] = by_kind.get("lowering", [])
+        self.lowering: LoweringCheck | None = checked[-1].check if checked else None
+        self.lowerings: tuple[LoweringCheck, ...] = checked[-1].checks if checked else ()
+        self.chip_warnings: tuple[str, ...] = checked[-1].warnings if checked else ()
 
 
-def _last(by_kind: dict[str, list[dict[str, Any]]], kind: str, cls: type) -> Any:
+def _last(by_kind: dict[str, list[Any]], kind: str, attribute: str) -> Any:
     found = by_kind.get(kind, [])
-    return from_json_dict(cls, found[-1][kind]) if found else None
+    return getattr(found[-1], attribute) if found else None
 
 
 def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, str | None]:
     limits = job.limits
     if ex.infra_error:
         return RunStatus.ERROR, f"internal error: {ex.infra_error}", None
+    if ex.report_error:
+        return RunStatus.ERROR, f"error: the job's report could not be read ({ex.report_error})", None
     if ex.cancelled:
         return RunStatus.CANCELLED, f"cancelled after {ex.wall_seconds:.1f} s", None
     if ex.timed_out:
@@ -239,6 +241,7 @@ def _ending(ex: Execution) -> str:
             signal.SIGSEGV: "a crash",
             signal.SIGABRT: "an abort",
             signal.SIGKILL: "killed, e.g. out of memory",
+            signal.SIGSYS: "a system call the sandbox forbids",
         }
         return f"killed by signal {name}" + (f" ({hint[ex.signal]})" if ex.signal in hint else "")
     return f"exit code {ex.exit_code}"

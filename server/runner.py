@@ -4,14 +4,21 @@ Runs wait in per-client FIFO queues served round-robin, so one client that submi
 starve the others; `slots` worker tasks take the next run and execute it on the sandbox backend in
 a thread (backends are blocking). Every run keeps its event log, so a Server-Sent-Events subscriber
 that connects late (or reconnects) replays everything it missed.
+
+The queue must outlive anything a job does: every step after a job (classifying, caching,
+notifying) is guarded, a run always ends `done`, and a slot worker that fails anyway is logged and
+replaced. A run's id is an unguessable capability that never leaves the server but to its creator:
+the job (and the sandbox pool that forks it) knows only the job's own id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import itertools
 import logging
+import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,7 +26,7 @@ from typing import Any, Literal
 
 from sandbox.backends import Backend
 from sandbox.classify import classify
-from sandbox.protocol import Event, Execution, Job, RunResult, never_ran, to_json_dict
+from sandbox.protocol import Event, Execution, Job, RunResult, RunStatus, never_ran, to_json_dict
 from server.cache import ResultCache, job_key
 from server.ratelimit import RateLimiter
 
@@ -119,23 +126,48 @@ class Runner:
         self.queues: collections.OrderedDict[str, collections.deque[Run]] = collections.OrderedDict()
         self.running: set[str] = set()
         self._work = asyncio.Condition()
-        self._workers: list[asyncio.Task[None]] = []
+        self._workers: dict[int, asyncio.Task[None]] = {}
+        self._stopping = False
+        self.worker_restarts = 0
         self._recent_seconds: collections.deque[float] = collections.deque(maxlen=20)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._workers = [
-            asyncio.create_task(self._worker(i), name=f"run-slot-{i}") for i in range(self.slots)
-        ]
+        for slot in range(self.slots):
+            self._start_worker(slot)
 
     async def stop(self) -> None:
+        self._stopping = True
         for run in self.runs.values():
             run.cancel.set()
-        for task in self._workers:
+        for task in self._workers.values():
             task.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
+        await asyncio.gather(*self._workers.values(), return_exceptions=True)
         await asyncio.to_thread(self.backend.close)
+
+    def _start_worker(self, slot: int) -> None:
+        task = asyncio.create_task(self._worker(slot), name=f"run-slot-{slot}")
+        self._workers[slot] = task
+        task.add_done_callback(lambda done: self._worker_ended(slot, done))
+
+    def _worker_ended(self, slot: int, task: asyncio.Task[None]) -> None:
+        """A worker only ends when the runner stops; if one dies otherwise, say so and replace it."""
+        if self._stopping or task.cancelled():
+            return
+        log.error("run slot %d stopped (%r); starting a new worker for it", slot, task.exception())
+        self.worker_restarts += 1
+        self._start_worker(slot)
+
+    def slots_alive(self) -> int:
+        return sum(1 for task in self._workers.values() if not task.done())
+
+    def oldest_wait_with_free_slot(self) -> float:
+        """How long the oldest queued run has waited while a slot was free (0: the queue moves)."""
+        if len(self.running) >= self.slots:
+            return 0.0
+        waiting = [r.created for q in self.queues.values() for r in q]
+        return max(0.0, time.time() - min(waiting)) if waiting else 0.0
 
     # -- API -----------------------------------------------------------------------------------
 
@@ -156,7 +188,7 @@ class Runner:
         wait = self.limiter.take(client)
         if wait:
             raise RateLimitedError(wait)
-        run = Run(id=job.id, job=job, client=client)
+        run = Run(id=new_run_id(), job=job, client=client)
         self.keys[run.id] = key
         self.runs[run.id] = run
         self.queues.setdefault(client, collections.deque()).append(run)
@@ -166,7 +198,7 @@ class Runner:
         return run
 
     def _cached_run(self, job: Job, client: str, result: RunResult) -> Run:
-        run = Run(id=job.id, job=job, client=client, state="done", result=result)
+        run = Run(id=new_run_id(), job=job, client=client, state="done", result=result)
         self.runs[run.id] = run
         run.push("done", to_json_dict(result))
         self._forget_old()
@@ -242,8 +274,17 @@ class Runner:
                 while run is None:
                     await self._work.wait()
                     run = self._take()
-            self._announce_positions()
-            await self._execute(run, slot)
+            try:
+                self._announce_positions()
+                await self._execute(run, slot)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # A fault of ours, after or around the job: the run still ends, the slot carries on.
+                log.exception("slot %d: the runner failed on run %s", slot, run.id)
+                self._end(run, self._unfinished(run))
+            finally:
+                self.running.discard(run.id)
 
     async def _execute(self, run: Run, slot: int) -> None:
         loop = asyncio.get_running_loop()
@@ -254,7 +295,8 @@ class Runner:
         def sink(event: Event) -> None:
             if event.kind in FORWARDED:
                 data = slim(event.data) if event.kind == "lowering" else event.data
-                loop.call_soon_threadsafe(run.push, event.kind, {**data, "t": event.t})
+                with contextlib.suppress(RuntimeError):  # the loop closed: the server is stopping
+                    loop.call_soon_threadsafe(run.push, event.kind, {**data, "t": event.t})
 
         try:
             execution = await asyncio.to_thread(self.backend.run, run.job, sink, run.cancel)
@@ -269,12 +311,48 @@ class Runner:
         self._finish(run, execution)
 
     def _finish(self, run: Run, execution: Execution) -> None:
-        run.result = classify(run.job, execution)
-        run.state = "done"
+        try:
+            result = classify(run.job, execution)
+        except Exception:
+            log.exception(
+                "run %s: the result could not be classified; raw facts: %s", run.id, _facts_for_log(execution)
+            )
+            result = self._unfinished(run, "the job's report could not be read")
+        if execution.report_error:
+            log.warning(
+                "run %s: unreadable report (%s); raw facts: %s",
+                run.id,
+                execution.report_error,
+                _facts_for_log(execution),
+            )
         key = self.keys.pop(run.id, None)
-        if key is not None and not run.cancel.is_set():
-            self.cache.put(key, run.id, run.result)
-        run.push("done", to_json_dict(run.result))
+        # Only what the job itself decided is worth reusing: never our faults, a stop, or a bad report.
+        trusted = not (run.cancel.is_set() or execution.infra_error or execution.report_error)
+        if key is not None and trusted:
+            try:
+                self.cache.put(key, run.id, result)
+            except Exception:
+                log.exception("run %s: the result could not be cached", run.id)
+        self._end(run, result)
+
+    def _end(self, run: Run, result: RunResult) -> None:
+        """The one way a run becomes done: its result set, its subscribers told."""
+        if run.state == "done":
+            return
+        run.result, run.state = result, "done"
+        self.keys.pop(run.id, None)
+        run.push("done", to_json_dict(result))
+
+    def _unfinished(
+        self, run: Run, reason: str = "the playground failed while finishing the run"
+    ) -> RunResult:
+        return RunResult(
+            status=RunStatus.ERROR,
+            summary=f"internal error: {reason}",
+            chip=run.job.chip,
+            mode=run.job.mode,
+            options=run.job.options,
+        )
 
     def _announce_positions(self) -> None:
         for place, run in enumerate(self._dispatch_order(), start=1):
@@ -287,3 +365,17 @@ class Runner:
         done = [rid for rid, r in self.runs.items() if r.state == "done"]
         for rid in done[: max(0, len(done) - self.runs_kept)]:
             del self.runs[rid]
+
+
+def new_run_id() -> str:
+    """An unguessable run id (128 random bits): whoever holds it may read and cancel the run."""
+    return secrets.token_urlsafe(16)
+
+
+def _facts_for_log(execution: Execution) -> str:
+    """The raw facts of an execution, short enough for one log line."""
+    kinds = [e.kind for e in execution.events]
+    return (
+        f"exit={execution.exit_code} signal={execution.signal} timed_out={execution.timed_out} "
+        f"events={kinds[:40]} report_error={execution.report_error!r} stderr={execution.stderr[-500:]!r}"
+    )

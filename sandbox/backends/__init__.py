@@ -17,7 +17,7 @@ import functools
 import ipaddress
 from pathlib import Path
 
-from sandbox.backends.base import Backend, EventSink
+from sandbox.backends.base import Backend, BackendHealth, EventSink
 
 
 class UnsafeBindError(RuntimeError):
@@ -86,6 +86,7 @@ def _is_loopback(host: str) -> bool:
 
 __all__ = [
     "Backend",
+    "BackendHealth",
     "EventSink",
     "UnsafeBindError",
     "backend_names",

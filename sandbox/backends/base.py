@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from sandbox.protocol import Event, Execution, Job
@@ -11,11 +12,25 @@ from sandbox.protocol import Event, Execution, Job
 EventSink = Callable[[Event], None]
 
 
+@dataclass(frozen=True)
+class BackendHealth:
+    """Whether the backend can run jobs now, and what went wrong on the way."""
+
+    ok: bool
+    detail: str = ""
+    restarts: int = 0  # times the backend replaced a broken part of itself (e.g. its pool)
+    quarantined_slots: int = 0  # slots taken out of service by a job that could not be stopped
+
+
 class Backend(Protocol):
     name: str
 
     def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
         """Run `job` to completion (or limit, or cancel), streaming protocol events to `on_event`."""
+        ...
+
+    def health(self) -> BackendHealth:
+        """Cheap: called by every `/api/health` request."""
         ...
 
     def close(self) -> None: ...

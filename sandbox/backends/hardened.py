@@ -1,10 +1,10 @@
 """The `hardened` backend: jobs forked from a warm pool inside bubblewrap, each in its own jail.
 
-The backend starts the pool (`sandbox.jail.pool`) under bwrap (`sandbox.jail.outer`: an empty
-environment, its own pid, network, IPC and UTS namespaces, a minimal read-only root holding nothing
-of the server), and talks to it over one SOCK_SEQPACKET socket pair (`sandbox.jail.channel`). Per
-job it creates the four pipes, hands the child's ends to the pool, writes the job into stdin and
-watches the rest with `streams.Watch`. A keeper thread owns the pool process: it spawned it (so
+The backend starts the pool (`sandbox.jail.pool`) under bwrap (`pool_process`, `sandbox.jail.outer`:
+an empty environment, its own pid, network, IPC and UTS namespaces, a minimal read-only root holding
+nothing of the server), and talks to it over one SOCK_SEQPACKET socket pair. Per job it creates the
+four pipes, hands the child's ends to the pool, writes the job into stdin and watches the rest with
+`watch.Watch`. A keeper thread owns the pool process: it spawned it (so
 bwrap's --die-with-parent is tied to a thread that lives as long as the backend), reads its
 messages, and when the pool dies fails the runs in flight with an `infra_error` and starts a new
 pool, which sweeps what the dead one left.
@@ -18,18 +18,16 @@ import logging
 import os
 import signal
 import socket
-import subprocess
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import sandbox
 from sandbox import limits as default_limits
-from sandbox.backends import uid_lease
-from sandbox.backends.base import EventSink
+from sandbox.backends import staging, uid_lease
+from sandbox.backends.base import BackendHealth, EventSink
+from sandbox.backends.pool_process import PoolProcess, Waiter, kill_pool, start_pool_process, stop_process
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
 from sandbox.jail import channel, outer
 from sandbox.jail.probe import probe
@@ -47,61 +45,6 @@ class BackendUnavailable(RuntimeError):
     """This machine cannot run the hardened backend; the message says why."""
 
 
-@dataclass
-class _Waiter:
-    """One job's view of the pool's replies."""
-
-    spawned: threading.Event = field(default_factory=threading.Event)
-    done: threading.Event = field(default_factory=threading.Event)
-    exit: dict[str, Any] = field(default_factory=dict)
-    infra_error: str | None = None
-
-
-class _Pool:
-    """One running pool process and its half of the channel."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], sock: Any, ns_init_pid: int, token: str) -> None:
-        self.proc, self.sock, self.ns_init_pid, self.token = proc, sock, ns_init_pid, token
-        self.waiters: dict[str, _Waiter] = {}
-        self.lock = threading.Lock()
-        self.ready: dict[str, Any] = {}
-
-    def submit(self, job_id: str, message: dict[str, Any], fds: tuple[int, ...]) -> _Waiter:
-        waiter = _Waiter()
-        with self.lock:
-            self.waiters[job_id] = waiter
-            channel.send(self.sock, message, fds)
-        return waiter
-
-    def kill(self, job_id: str) -> None:
-        # If the pool is gone, so is the job's pid namespace: nothing left to kill.
-        with self.lock, contextlib.suppress(OSError):
-            channel.send(self.sock, {"op": "kill", "job": job_id})
-
-    def dispatch(self, message: dict[str, Any]) -> None:
-        with self.lock:
-            waiter = self.waiters.get(str(message.get("job")))
-            if waiter is None:
-                return
-            if message.get("op") == "spawned":
-                waiter.spawned.set()
-            elif message.get("op") == "exit":
-                waiter.exit = message
-                del self.waiters[str(message["job"])]
-                waiter.done.set()
-
-    def fail_all(self, reason: str) -> None:
-        with self.lock:
-            for waiter in self.waiters.values():
-                waiter.infra_error = reason
-                waiter.done.set()
-            self.waiters.clear()
-
-    def host_pid(self) -> int:
-        """The pool's pid as the host sees it (it is pid 1 of its own namespace)."""
-        return self.ns_init_pid
-
-
 class HardenedBackend:
     name = "hardened"
 
@@ -117,7 +60,9 @@ class HardenedBackend:
     ) -> None:
         """`sandbox_dir`: the `sandbox` package the pool runs (default: this one), mounted read-only."""
         self.runtime = runtime or Runtime()
-        self.sandbox_dir = sandbox_dir or Path(sandbox.__file__).parent
+        # Mounted from a neutral copy: a job's mountinfo must not reveal the server's checkout.
+        self._staged = staging.stage(sandbox_dir or Path(sandbox.__file__).parent)
+        self.sandbox_dir = self._staged.path
         found = probe(self.runtime)
         if not found.ok:
             raise BackendUnavailable(found.report())
@@ -129,8 +74,9 @@ class HardenedBackend:
         self.slots, self.uid_base, self.cpu_cores = slots, self._uids.first, cpu_cores
         self.start_seconds = start_seconds
         self._free = list(range(slots))
+        self._quarantined: set[int] = set()
         self._slot_cond = threading.Condition()
-        self._pool: _Pool | None = None
+        self._pool: PoolProcess | None = None
         self._pool_error: str | None = None
         self._pool_cond = threading.Condition()
         self._closing = threading.Event()
@@ -144,13 +90,35 @@ class HardenedBackend:
         slot = self._take_slot(cancel)
         if slot is None:
             return never_ran(None, cancelled=True)
+        quarantined = False
         try:
             pool = self.wait_ready(self.start_seconds)
             if pool is None:
                 return never_ran(f"the sandbox pool is not running ({self._pool_error or 'starting'})")
-            return self._run_in(pool, slot, job, on_event, cancel)
+            execution, quarantined = self._run_in(pool, slot, job, on_event, cancel)
+            return execution
         finally:
-            self._give_slot(slot)
+            if not quarantined:
+                self._give_slot(slot)
+
+    def health(self) -> BackendHealth:
+        with self._pool_cond:
+            pool, error = self._pool, self._pool_error
+        with self._slot_cond:
+            quarantined = len(self._quarantined)
+        ready = pool is not None and bool(pool.ready)
+        if not ready:
+            detail = f"the sandbox pool is not running ({error or 'starting'})"
+        elif quarantined:
+            detail = f"{quarantined} of {self.slots} slots out of service (a job that could not be stopped)"
+        else:
+            detail = f"pool ready, {self.slots} slots"
+        return BackendHealth(
+            ok=ready and quarantined < self.slots,
+            detail=detail,
+            restarts=self.restarts,
+            quarantined_slots=quarantined,
+        )
 
     def close(self) -> None:
         self._closing.set()
@@ -164,10 +132,11 @@ class HardenedBackend:
         self._keeper.join(timeout=15)
         if not self._keeper.is_alive():
             self._uids.release()
+            self._staged.release()
 
     # -- for tests and the benchmark -----------------------------------------------------------
 
-    def wait_ready(self, seconds: float) -> _Pool | None:
+    def wait_ready(self, seconds: float) -> PoolProcess | None:
         """The running pool, waiting up to `seconds` for one to be up."""
         deadline = time.monotonic() + seconds
         with self._pool_cond:
@@ -185,8 +154,9 @@ class HardenedBackend:
     # -- one job -------------------------------------------------------------------------------
 
     def _run_in(
-        self, pool: _Pool, slot: int, job: Job, on_event: EventSink, cancel: threading.Event
-    ) -> Execution:
+        self, pool: PoolProcess, slot: int, job: Job, on_event: EventSink, cancel: threading.Event
+    ) -> tuple[Execution, bool]:
+        """The job's Execution, and whether its slot had to be taken out of service."""
         stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
         stdout_r, stdout_w = os.pipe2(os.O_CLOEXEC)
         stderr_r, stderr_w = os.pipe2(os.O_CLOEXEC)
@@ -202,7 +172,7 @@ class HardenedBackend:
             waiter = pool.submit(job.id, message, (stdin_r, stdout_w, stderr_w, events_w))
         except OSError as exc:
             close_quietly(stdin_w, stdout_r, stderr_r, events_r)
-            return never_ran(f"the sandbox pool did not take the job ({exc})")
+            return never_ran(f"the sandbox pool did not take the job ({exc})"), False
         finally:
             close_quietly(stdin_r, stdout_w, stderr_w, events_w)
         pipes = Pipes(stdin_w, stdout_r, stderr_r, events_r)
@@ -213,15 +183,35 @@ class HardenedBackend:
             )
             if not waiter.done.wait(10.0):  # the pool answers once nothing of the job is left
                 pool.kill(job.id)
-            if not waiter.done.wait(5.0):
-                # The job outlived its cgroup kill (or the pool hangs): the last resort is the pool
-                # itself, the init of the job's pid namespace, whose death takes everything with it.
-                log.error("job %s could not be stopped; killing the sandbox pool", job.id)
-                _kill_pool(pool)
-                waiter.done.wait(10.0)
+            quarantined = not waiter.done.wait(5.0)
+            if quarantined:
+                # The job outlived every kill: it takes its own slot down, never its neighbours.
+                self._quarantine(pool, slot, job.id, waiter)
         finally:
             close_quietly(stdout_r, stderr_r, events_r)
-        return _execution(job, outcome, waiter)
+        return _execution(job, outcome, waiter), quarantined
+
+    def _quarantine(self, pool: PoolProcess, slot: int, job_id: str, waiter: Waiter) -> None:
+        """Keep `slot` out of service until the pool reports the job gone (or the pool itself goes).
+
+        Only when every slot is out of service does the pool go: killing its pid namespace ends the
+        stuck jobs, and no healthy job is running by then. Queued runs wait in the server meanwhile.
+        """
+        with self._slot_cond:
+            self._quarantined.add(slot)
+            all_out = len(self._quarantined) >= self.slots
+        log.error("job %s could not be stopped; slot %d is out of service until it is gone", job_id, slot)
+        if all_out:
+            log.error("every slot is out of service; restarting the sandbox pool")
+            kill_pool(pool)
+
+        def wait_then_return() -> None:
+            waiter.done.wait()
+            with self._slot_cond:
+                self._quarantined.discard(slot)
+            self._give_slot(slot)
+
+        threading.Thread(target=wait_then_return, name=f"sandbox-slot-{slot}-quarantine", daemon=True).start()
 
     def _take_slot(self, cancel: threading.Event) -> int | None:
         with self._slot_cond:
@@ -261,9 +251,7 @@ class HardenedBackend:
                 self.restarts += 1
                 log.warning("sandbox pool exited (%s); restarting it", pool.proc.returncode)
 
-    def _start_pool(self) -> _Pool:
-        parent, child = channel.pair()
-        info_r, info_w = os.pipe()
+    def _start_pool(self) -> PoolProcess:
         token = uuid.uuid4().hex[:12]  # per pool process: a successor sweeps what this one leaves
         config = {
             "token": token,
@@ -273,28 +261,10 @@ class HardenedBackend:
             "runtime_prefix": str(self.runtime.prefix),
             "cpu_cores": self.cpu_cores,
             "env": base_environment(os.environ, home="/tmp"),
-            "control_fd": child.fileno(),
         }
-        argv = outer.command(self.runtime, self.sandbox_dir, info_w, "sandbox.jail.pool", config)
-        try:
-            proc = subprocess.Popen(
-                argv,
-                pass_fds=(child.fileno(), info_w),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                env={},
-            )
-        finally:
-            child.close()
-            os.close(info_w)
-        with os.fdopen(info_r) as info:
-            ns_init_pid = int(json.loads(info.read() or "{}").get("child-pid", 0))
-        pool = _Pool(proc, parent, ns_init_pid, token)
-        threading.Thread(target=_log_stderr, args=(proc,), name="sandbox-pool-stderr", daemon=True).start()
-        return pool
+        return start_pool_process(self.runtime, self.sandbox_dir, config)
 
-    def _serve(self, pool: _Pool) -> bool:
+    def _serve(self, pool: PoolProcess) -> bool:
         """Read the pool's messages until it goes away (the keeper thread's main job); False if it
         never got ready."""
         try:
@@ -326,31 +296,12 @@ class HardenedBackend:
                 if self._pool is pool:
                     self._pool = None
             pool.fail_all("the sandbox pool died while the job ran (it is being restarted)")
-            _stop(pool.proc, graceful=self._closing.is_set())
+            stop_process(pool.proc, graceful=self._closing.is_set())
             pool.sock.close()
         return bool(pool.ready)
 
 
-def _kill_pool(pool: _Pool) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pool.host_pid(), signal.SIGKILL)
-
-
-def _log_stderr(proc: subprocess.Popen[bytes]) -> None:
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        log.warning("sandbox pool: %s", line.decode(errors="replace").rstrip()[:2000])
-
-
-def _stop(proc: subprocess.Popen[bytes], graceful: bool) -> None:
-    try:
-        proc.wait(timeout=10 if graceful else 0.5)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-
-
-def _execution(job: Job, outcome: Outcome, waiter: _Waiter) -> Execution:
+def _execution(job: Job, outcome: Outcome, waiter: Waiter) -> Execution:
     facts = waiter.exit
     infra = waiter.infra_error
     if facts.get("setup_error"):

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 
-from sandbox.backends.base import EventSink
+from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
 from sandbox.jobenv import base_environment, job_environment
 from sandbox.protocol import Execution, Job, to_json_dict
@@ -45,6 +45,9 @@ class LocalBackend:
             return _Child(self.python, job, scratch).run(on_event, cancel)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def health(self) -> BackendHealth:
+        return BackendHealth(ok=True, detail="development backend: jobs run unjailed as this user")
 
     def close(self) -> None:
         pass

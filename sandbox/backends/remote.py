@@ -13,10 +13,11 @@ import threading
 import time
 from pathlib import Path
 
-from sandbox.backends.base import EventSink
+from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.protocol import Event, Execution, Job, from_json_dict, never_ran, to_json_dict
 
 POLL_SECONDS = 0.1
+HEALTH_SECONDS = 2.0
 
 
 class RemoteBackend:
@@ -56,13 +57,28 @@ class RemoteBackend:
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
-                message = json.loads(line)
-                if "event" in message:
-                    on_event(from_json_dict(Event, message["event"]))
-                elif "execution" in message:
-                    return from_json_dict(Execution, message["execution"])
-                elif "refused" in message:
-                    return _failed(f"the job runner refused the job: {message['refused']}", started)
+                try:
+                    message = json.loads(line)
+                    if "event" in message:
+                        on_event(from_json_dict(Event, message["event"]))
+                    elif "execution" in message:
+                        return from_json_dict(Execution, message["execution"])
+                    elif "refused" in message:
+                        return _failed(f"the job runner refused the job: {message['refused']}", started)
+                except (ValueError, TypeError, KeyError) as exc:
+                    return _failed(f"the job runner sent something unreadable ({exc})", started)
+
+    def health(self) -> BackendHealth:
+        """The service's own health, asked over one short connection."""
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(HEALTH_SECONDS)
+                conn.connect(str(self.path))
+                conn.sendall(b"health\n")
+                answer = json.loads(conn.makefile("rb").readline(65536))
+            return from_json_dict(BackendHealth, answer["health"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return BackendHealth(ok=False, detail=f"the job runner at {self.path} does not answer ({exc})")
 
     def close(self) -> None:
         pass

@@ -69,6 +69,9 @@ class Service:
                 log.warning("refused a job from uid %d", uid)
                 _send(conn, {"refused": f"uid {uid} may not submit jobs"})
                 return
+            if line.strip() == b"health":
+                _send(conn, {"health": to_json_dict(self.backend.health())})
+                return
             try:
                 job = from_json_dict(Job, json.loads(line))
             except (ValueError, TypeError, KeyError) as exc:

@@ -10,7 +10,6 @@ deadline (never wait for pipe EOF).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import selectors
 import threading
@@ -20,11 +19,51 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox.backends.base import EventSink
-from sandbox.protocol import Event, Execution, Limits, from_json_dict
+from sandbox.protocol import Event, Execution, Limits
+from sandbox.protocol.events import MAX_EVENT_BYTES, MAX_EVENTS, MAX_REPORT_BYTES, ReportError, read_event
 
 DRAIN_SECONDS = 0.5
 POLL_SECONDS = 0.05
 KILL_SECONDS = 5.0
+
+
+class Report:
+    """The job's event pipe, read strictly: every line must be an event of a known kind that fits its
+    schema, and the whole report stays under its caps; the first violation stops the reading."""
+
+    def __init__(self, on_event: EventSink) -> None:
+        self.on_event = on_event
+        self.events: list[Event] = []
+        self.error: str | None = None
+        self._buffer = bytearray()
+        self._total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        if self.error is not None:
+            return
+        self._total += len(chunk)
+        if self._total > MAX_REPORT_BYTES:
+            self.error = f"the job wrote more than {MAX_REPORT_BYTES:,} bytes of events"
+            return
+        self._buffer += chunk
+        while self.error is None and (end := self._buffer.find(b"\n")) >= 0:
+            line = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            self._line(line)
+        if self.error is None and len(self._buffer) > MAX_EVENT_BYTES:
+            self.error = f"the job wrote an event of more than {MAX_EVENT_BYTES:,} bytes"
+
+    def _line(self, line: bytes) -> None:
+        if len(self.events) >= MAX_EVENTS:
+            self.error = f"the job wrote more than {MAX_EVENTS:,} events"
+            return
+        try:
+            event = read_event(line)
+        except ReportError as exc:
+            self.error = f"event {len(self.events) + 1}: {exc}"
+            return
+        self.events.append(event)
+        self.on_event(event)
 
 
 class Capped:
@@ -59,6 +98,7 @@ class Outcome:
     flood: bool
     wall_seconds: float
     unkillable: bool = False  # kill() did not end the job within KILL_SECONDS: the backend must act
+    report_error: str | None = None  # the job's events could not be read: it was stopped
 
     def execution(self, **process_facts: Any) -> Execution:
         """The Execution of a watched job: what the streams showed, plus the backend's process facts."""
@@ -72,6 +112,7 @@ class Outcome:
             stdout_truncated=self.stdout.truncated,
             stderr_truncated=self.stderr.truncated,
             output_limit_hit=self.flood,
+            report_error=self.report_error,
             **process_facts,
         )
 
@@ -93,8 +134,7 @@ class Watch:
         self.limits, self.pipes, self.on_event, self.cancel = limits, pipes, on_event, cancel
         self.pending_stdin = memoryview(stdin_data)
         self.stdout, self.stderr = Capped(limits.output_bytes), Capped(limits.output_bytes)
-        self.events: list[Event] = []
-        self._partial = b""
+        self.report = Report(on_event)
 
     def run(
         self, exited: Callable[[], bool], kill: Callable[[], None], wait_dead: Callable[[float], bool]
@@ -102,7 +142,7 @@ class Watch:
         """Watch until `exited()` (plus the drain); `kill()` stops the job, `wait_dead(s)` waits for it."""
         started = time.monotonic()
         deadline = started + self.limits.wall_seconds
-        timed_out = cancelled = flood = unkillable = False
+        timed_out = cancelled = flood = unkillable = unreadable = False
         exited_at: float | None = None
         with selectors.DefaultSelector() as sel:
             for fd in (self.pipes.stdout, self.pipes.stderr, self.pipes.events, self.pipes.stdin):
@@ -125,7 +165,9 @@ class Watch:
                         cancelled = True
                     elif self.stdout.total + self.stderr.total > self.limits.output_kill_bytes:
                         flood = True
-                    if timed_out or cancelled or flood:
+                    elif self.report.error is not None:
+                        unreadable = True
+                    if timed_out or cancelled or flood or unreadable:
                         kill()
                         unkillable = not wait_dead(KILL_SECONDS)
                         exited_at = now
@@ -135,7 +177,17 @@ class Watch:
                 sel.unregister(self.pipes.stdin)
                 os.close(self.pipes.stdin)
         wall = time.monotonic() - started
-        return Outcome(self.events, self.stdout, self.stderr, timed_out, cancelled, flood, wall, unkillable)
+        return Outcome(
+            self.report.events,
+            self.stdout,
+            self.stderr,
+            timed_out,
+            cancelled,
+            flood,
+            wall,
+            unkillable,
+            self.report.error,
+        )
 
     def _io(self, sel: selectors.BaseSelector, fd: int) -> None:
         if fd == self.pipes.stdin:
@@ -149,7 +201,7 @@ class Watch:
             sel.unregister(fd)
             return
         if fd == self.pipes.events:
-            self._events(chunk)
+            self.report.feed(chunk)
         elif fd == self.pipes.stdout:
             self.stdout.add(chunk)
         else:
@@ -166,17 +218,6 @@ class Watch:
         if not self.pending_stdin:
             sel.unregister(self.pipes.stdin)
             os.close(self.pipes.stdin)
-
-    def _events(self, chunk: bytes) -> None:
-        self._partial += chunk
-        *lines, self._partial = self._partial.split(b"\n")
-        for line in lines:
-            try:
-                event = from_json_dict(Event, json.loads(line))
-            except (ValueError, TypeError, KeyError, AttributeError):
-                continue  # not a protocol line: ignored, the harness only writes valid ones
-            self.events.append(event)
-            self.on_event(event)
 
 
 def close_quietly(*fds: int) -> None:

@@ -80,21 +80,27 @@ class JobCgroup:
         return facts
 
     def kill(self) -> None:
+        """SIGKILL everything in the job: `cgroup.kill` where there is one, and every thread listed.
+
+        Threads, not just processes: when a process's main thread has exited (pthread_exit, or
+        killed alone by a thread-scoped signal) its other threads live on under a zombie leader,
+        and both `cgroup.kill` and `cgroup.procs` skip such a process. A signal sent to any one of
+        its threads' ids still kills the whole process.
+        """
         kill_dir = self.dir(self.layout.kill)
         if kill_dir is not None:
             with contextlib.suppress(FileNotFoundError):
                 cgroup_layout.write(kill_dir / "cgroup.kill", "1")
-            return
         for path in self.dirs.values():
-            for pid in _pids(path):
+            for tid in {*_pids(path), *_threads(path)}:
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(tid, signal.SIGKILL)
 
     def empty(self) -> bool:
         kill_dir = self.dir(self.layout.kill)
-        if kill_dir is not None:
-            return cgroup_layout.keyed(kill_dir / "cgroup.events").get("populated", 0) == 0
-        return not any(_pids(path) for path in self.dirs.values())
+        if kill_dir is not None and cgroup_layout.keyed(kill_dir / "cgroup.events").get("populated", 0):
+            return False
+        return not any(_pids(path) or _threads(path) for path in self.dirs.values())
 
     def remove(self) -> list[str]:
         """Remove the directories; returns those that could not be removed (still busy)."""
@@ -254,13 +260,12 @@ def _destroy(pool_dir: Path) -> None:
     """Kill every process under a dead pool's directory and remove it, leaves first."""
     for job in [p for p in pool_dir.iterdir() if p.is_dir()]:
         deadline = time.monotonic() + 2.0
-        while _pids(job) or cgroup_layout.keyed(job / "cgroup.events").get("populated", 0):
+        while _pids(job) or _threads(job) or cgroup_layout.keyed(job / "cgroup.events").get("populated", 0):
             if (job / "cgroup.kill").exists():
                 cgroup_layout.write(job / "cgroup.kill", "1")
-            else:
-                for pid in _pids(job):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
+            for tid in {*_pids(job), *_threads(job)}:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(tid, signal.SIGKILL)
             if time.monotonic() > deadline:
                 break
             time.sleep(0.01)
@@ -275,6 +280,18 @@ def _pids(path: Path) -> list[int]:
         return [int(p) for p in (path / "cgroup.procs").read_text().split()]
     except FileNotFoundError:
         return []
+
+
+def _threads(path: Path) -> list[int]:
+    """Every thread id in a cgroup (v1 `tasks`; v2 `cgroup.threads`)."""
+    for name in ("tasks", "cgroup.threads"):
+        try:
+            return [int(p) for p in (path / name).read_text().split()]
+        except FileNotFoundError:
+            continue
+        except OSError:  # v2 domain cgroups may refuse cgroup.threads: their procs list covers them
+            return []
+    return []
 
 
 def _rmdir_retrying(path: Path, seconds: float = 2.0) -> None:

@@ -3,8 +3,9 @@
 The pool mounts one size- and inode-capped tmpfs per job under `SCRATCH_ROOT` in its own private
 mount namespace (so a crashed pool leaves nothing on the host's disk), and reads its fill level
 after the job. The job child unshares net, IPC, UTS, cgroup and mount namespaces and then sees:
-its scratch at /tmp, a /proc mounted with hidepid (only its own processes), and empty read-only
-tmpfs over the cgroup filesystem and over the other jobs' scratch directories.
+its scratch at /tmp, a /proc mounted with hidepid (only its own processes), the cgroup filesystem
+and every job's scratch mount detached (so not even its mountinfo names them), and empty read-only
+tmpfs over where they were.
 """
 
 from __future__ import annotations
@@ -83,6 +84,17 @@ def release_scratch(path: str) -> ScratchUse:
     return use
 
 
+def _mounts_under(*roots: str) -> list[str]:
+    """Mount points at or below any of `roots`, deepest first (so each can be detached)."""
+    points = []
+    with open("/proc/self/mountinfo") as info:
+        for line in info:
+            point = line.split()[4].replace("\\040", " ")
+            if any(point == root or point.startswith(root + "/") for root in roots):
+                points.append(point)
+    return sorted(set(points), key=lambda p: -p.count("/"))
+
+
 def leftover_scratch() -> list[str]:
     with contextlib.suppress(FileNotFoundError):
         return sorted(os.listdir(SCRATCH_ROOT))
@@ -94,6 +106,10 @@ def enter(scratch: str) -> None:
     os.unshare(_UNSHARE)
     mount("none", "/", None, MS_REC | MS_PRIVATE)
     mount(scratch, JOB_TMP, None, MS_BIND | MS_REC)
+    # Detach, not just cover: a covered mount still shows in /proc/self/mountinfo, with the other
+    # jobs' scratch names and the host's cgroup paths.
+    for point in _mounts_under(SCRATCH_ROOT, "/sys/fs/cgroup"):
+        umount(point)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
     for hidden in ("/sys/fs/cgroup", os.path.dirname(SCRATCH_ROOT)):
         if os.path.isdir(hidden):

@@ -233,6 +233,9 @@ class Pool:
         pid = os.fork()
         if pid == 0:
             os.close(setup_r)
+            # The child inherits this heap: drop what it could learn of the other running jobs.
+            self.jobs.clear()
+            self.by_pid.clear()
             child.run(spec, fds, setup_w)
         os.close(setup_w)
         deadline = time.monotonic() + limits.wall_seconds + BACKSTOP_SECONDS

@@ -5,8 +5,8 @@ EPERM everything a kernel playground never needs and an attacker wants: sockets 
 (the network namespace is empty anyway, but pathname unix sockets cross namespaces), exec, new
 namespaces, mounts, ptrace and cross-process memory access, bpf, perf, io_uring, userfaultfd,
 keyrings, and the module / reboot / clock calls. `clone3` gets ENOSYS so glibc falls back to
-`clone`, whose flags a classic filter can inspect. Syscalls of a foreign ABI (i386 `int 0x80`) kill
-the process (libseccomp's bad-arch default).
+`clone`, whose flags a classic filter can inspect. Syscalls of a foreign ABI (i386 `int 0x80`, x32)
+kill the whole process.
 
 `pyseccomp` runs `find_library()` (a subprocess) at import, so the pool imports this module once at
 start-up; `build()` runs in the pool and `Filter.load()` in each forked child.
@@ -62,6 +62,10 @@ def build() -> Any:
 
     native = sc.system_arch()
     flt = sc.SyscallFilter(sc.ALLOW)
+    # A syscall of another ABI (i386 `int 0x80`, x32's nr | 0x40000000) kills the whole process.
+    # libseccomp's default kills only the calling thread, which left a job whose other threads
+    # held it alive and unkillable (a zombie leader with live threads): the pool had to be killed.
+    flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
     eperm = sc.ERRNO(errno.EPERM)
     for name in DENIED:
         if sc.resolve_syscall(native, name) >= 0:  # a syscall this arch lacks needs no rule

@@ -15,7 +15,7 @@ which `sandbox.classify` turns into a `RunResult`.
 
 from sandbox.protocol.chips import CHIP_TABLE, CHIPS, Chip, ChipInfo, SparseCore, chip_info
 from sandbox.protocol.codec import from_json_dict, to_json_dict
-from sandbox.protocol.events import Event, EventKind, EventWriter, Execution, never_ran
+from sandbox.protocol.events import Event, EventKind, EventWriter, Execution, never_ran, new_event
 from sandbox.protocol.job import Case, EntrySpec, InterpretOptions, Job, Limits, Mode, Tolerance
 from sandbox.protocol.result import (
     CaseResult,
@@ -72,5 +72,6 @@ __all__ = [
     "chip_info",
     "from_json_dict",
     "never_ran",
+    "new_event",
     "to_json_dict",
 ]

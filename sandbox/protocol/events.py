@@ -1,8 +1,11 @@
 """The events a job child writes on its event descriptor (one JSON object per line), the writer that
-writes them, and `Execution`: the raw facts a backend gathers about one child process.
+writes them, the strict reader for them, and `Execution`: the raw facts a backend gathers.
 
 The child's stdout belongs to the user, so the harness reports only here; `started` comes before
-any user code is imported.
+any user code is imported. But the child runs user code in the same process, which can write
+anything on that descriptor: so every line is decoded against the schema of its kind
+(`read_event`), within size caps, and whatever does not fit ends the run as an unreadable report,
+never as an exception in the server.
 """
 
 from __future__ import annotations
@@ -14,7 +17,24 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sandbox.protocol.codec import to_json_dict
+from sandbox.protocol.codec import DecodeError, from_json_dict, to_json_dict
+from sandbox.protocol.result import (
+    CaseResult,
+    ErrorInfo,
+    LoweringCheck,
+    MemoryUse,
+    OutputSummary,
+    Timing,
+    Versions,
+)
+from sandbox.protocol.trace import Trace
+
+# What one job may write on its event descriptor: a line, all lines, and the number of events.
+# Generous for the harness (a trace is ~30 KiB, a lowering check with IR texts of every chip a few
+# MiB) and small enough that a flood cannot exhaust the server.
+MAX_EVENT_BYTES = 16 << 20
+MAX_REPORT_BYTES = 48 << 20
+MAX_EVENTS = 10_000
 
 EventKind = Literal[
     "started",  # harness alive, before user code is imported
@@ -39,6 +59,126 @@ class Event:
     t: float = 0.0
 
 
+class ReportError(ValueError):
+    """The child's events could not be read: malformed, of an unknown kind, or over a size cap."""
+
+
+@dataclass(frozen=True)
+class Started:
+    pid: int
+
+
+@dataclass(frozen=True)
+class VersionsFound:
+    versions: Versions
+    interpret: bool
+
+
+@dataclass(frozen=True)
+class Nothing:
+    """A milestone without data (`imported`)."""
+
+
+@dataclass(frozen=True)
+class Compiled:
+    first_call_seconds: float
+
+
+@dataclass(frozen=True)
+class CaseChecked:
+    index: int
+    of: int
+    result: CaseResult
+
+
+@dataclass(frozen=True)
+class OutputsSummarised:
+    outputs: tuple[OutputSummary, ...]
+
+
+@dataclass(frozen=True)
+class TimingMeasured:
+    timing: Timing
+
+
+@dataclass(frozen=True)
+class MemoryCounted:
+    memory: MemoryUse
+
+
+@dataclass(frozen=True)
+class LoweringChecked:
+    check: LoweringCheck
+    warnings: tuple[str, ...] = ()
+    checks: tuple[LoweringCheck, ...] = ()
+
+
+@dataclass(frozen=True)
+class TraceRecorded:
+    trace: Trace
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: ErrorInfo
+    fault: Literal["", "request", "harness"] = ""
+    memory: bool = False
+
+
+@dataclass(frozen=True)
+class Finished:
+    peak_rss_bytes: int
+
+
+# The schema of each kind's data: the harness writes exactly these, the reader accepts nothing else.
+PAYLOADS: dict[str, type] = {
+    "started": Started,
+    "versions": VersionsFound,
+    "imported": Nothing,
+    "compiled": Compiled,
+    "case": CaseChecked,
+    "outputs": OutputsSummarised,
+    "timing": TimingMeasured,
+    "memory": MemoryCounted,
+    "lowering": LoweringChecked,
+    "trace": TraceRecorded,
+    "error": Failed,
+    "done": Finished,
+}
+
+
+def read_event(line: bytes) -> Event:
+    """One line of a child's report as an Event whose data fits its kind's schema, or `ReportError`."""
+    if len(line) > MAX_EVENT_BYTES:
+        raise ReportError(f"an event of {len(line):,} bytes (the limit is {MAX_EVENT_BYTES:,})")
+    try:
+        raw = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise ReportError(f"not JSON: {str(exc)[:120]}") from None
+    if not isinstance(raw, dict) or set(raw) - {"kind", "data", "t"} or "kind" not in raw:
+        raise ReportError("not an event object")
+    kind = raw["kind"]
+    if not isinstance(kind, str) or kind not in PAYLOADS:
+        raise ReportError(f"unknown event kind {str(kind)[:40]!r}")
+    try:
+        from_json_dict(PAYLOADS[kind], raw.get("data", {}))
+        return from_json_dict(Event, raw)
+    except (DecodeError, RecursionError) as exc:
+        raise ReportError(f"{kind} event: {str(exc)[:300]}") from None
+
+
+def new_event(kind: EventKind, t: float = 0.0, **data: Any) -> Event:
+    """An event whose data fits its kind's schema (`DecodeError` if not): the writer's side of the check."""
+    encoded = to_json_dict(data)
+    from_json_dict(PAYLOADS[kind], encoded)
+    return Event(kind=kind, data=encoded, t=t)
+
+
+def payload(event: Event) -> Any:
+    """The typed data of an event that `read_event` accepted."""
+    return from_json_dict(PAYLOADS[event.kind], event.data)
+
+
 @dataclass(frozen=True)
 class Execution:
     """Raw facts about one child process, gathered by a backend; `classify` turns them into a RunResult."""
@@ -61,6 +201,8 @@ class Execution:
     # Kernel-counted limit hits the hardened backend can see (the local backend leaves them False).
     pids_limit_hit: bool = False
     disk_limit_hit: bool = False
+    # The child's events could not be read (malformed or over a cap): the job was stopped.
+    report_error: str | None = None
 
 
 def never_ran(reason: str | None, *, wall_seconds: float = 0.0, cancelled: bool = False) -> Execution:
@@ -89,7 +231,7 @@ class EventWriter:
         self._t0 = time.monotonic()
 
     def emit(self, kind: EventKind, **data: Any) -> None:
-        event = Event(kind=kind, data=to_json_dict(data), t=round(time.monotonic() - self._t0, 6))
+        event = new_event(kind, round(time.monotonic() - self._t0, 6), **data)
         line = (json.dumps(to_json_dict(event), allow_nan=False) + "\n").encode()
         with self._lock:
             view = memoryview(line)

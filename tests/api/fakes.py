@@ -5,7 +5,15 @@ from __future__ import annotations
 import threading
 import time
 
-from sandbox.protocol import CaseResult, Event, Execution, Job, OutputCheck, Tolerance, to_json_dict
+from sandbox.protocol import (
+    CaseResult,
+    Execution,
+    Job,
+    OutputCheck,
+    Tolerance,
+    new_event,
+    to_json_dict,
+)
 
 
 def passing_case(name: str = "c0") -> dict:
@@ -50,7 +58,7 @@ class FakeBackend:
         self.jobs.append(job)
         if "crash" in job.source:
             raise RuntimeError("backend exploded")
-        events = [Event("started"), Event("compiled", {"first_call_seconds": 0.01})]
+        events = [new_event("started", pid=1), new_event("compiled", first_call_seconds=0.01)]
         for e in events:
             on_event(e)
         cancelled = False
@@ -59,7 +67,10 @@ class FakeBackend:
                 time.sleep(0.005)
             cancelled = cancel.is_set()
         if not cancelled:
-            events += [Event("case", passing_case()), Event("done")]
+            events += [
+                new_event("case", **passing_case()),
+                new_event("done", peak_rss_bytes=0),
+            ]
             for e in events[2:]:
                 on_event(e)
         return Execution(

@@ -20,20 +20,27 @@ from tests.sandbox.hostile_programs import (
     DAEMON,
     ENV_TAMPER,
     ESCAPES,
+    EVENT_COUNT_FLOOD,
     EXEC,
     FORGED,
+    FORGED_REPORT,
     FORK_BOMB,
     FS_READS,
     FS_WRITES,
+    HEAP_WALK,
     IGNORE_SIGNALS,
     KILL_ALL,
+    MOUNTINFO,
     NETWORK,
     PID_SCAN,
     PRIVILEGE,
     PROC,
+    REPORT_FLOOD,
     SIGNALS,
     THREAD_BOMB,
     THREADS_AFTER_ZOMBIES,
+    X32_SYSCALL,
+    ZOMBIE_LEADER,
     ZOMBIES,
 )
 
@@ -168,6 +175,11 @@ def _env_ok(result: RunResult, host: Host) -> None:
 def _sanitised(result: RunResult, host: Host) -> None:
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\x08" not in result.stdout
     assert "\ufffd" in result.stdout and "red" in result.stdout
+
+
+def _no_server_path(result: RunResult, host: Host) -> None:
+    assert "/app/sandbox" in result.stdout, result.stdout[-800:]  # the file was read
+    assert host.server_dir not in result.stdout, "a job's mountinfo shows the server's checkout"
 
 
 def attack(code: str) -> str:
@@ -381,6 +393,26 @@ ROWS: tuple[Row, ...] = (
     ),
     Row("forged_verdict_on_stdout", PRELUDE + FORGED + WRONG_KERNEL, RunStatus.MISMATCH),
     Row("terminal_escapes_and_bad_utf8", attack(ESCAPES), RunStatus.PASSED, check=_sanitised),
+    # -- the server and the other users (issue 12)
+    Row(
+        "forged_report",
+        PRELUDE + FORGED_REPORT,
+        RunStatus.ERROR,
+        check=summary_has("the job's report could not be read"),
+    ),
+    Row("report_flood", attack(REPORT_FLOOD), RunStatus.ERROR, check=summary_has("an event of more than")),
+    Row("event_count_flood", attack(EVENT_COUNT_FLOOD), RunStatus.ERROR, check=summary_has("10,000 events")),
+    Row("heap_walk", attack(HEAP_WALK), RunStatus.PASSED, check=stdout_has(r"pool jobs: 0\b")),
+    Row("x32_syscall", PRELUDE + X32_SYSCALL + PASSING_KERNEL, RunStatus.ERROR, check=summary_has("SIGSYS")),
+    Row(
+        "zombie_leader",
+        attack(ZOMBIE_LEADER),
+        RunStatus.TIMEOUT,
+        "wall_seconds",
+        check=stdout_has("leader leaving"),
+        limits={"wall_seconds": 4},
+    ),
+    Row("mountinfo_paths", attack(MOUNTINFO), RunStatus.PASSED, check=_no_server_path),
 )
 
 # Limits for the corpus: small enough to hit quickly, large enough for JAX to run.

@@ -192,3 +192,62 @@ MULTI_DEVICE = """
 import jax
 print("devices:", jax.device_count())
 """
+
+# -- issue 12: the runner, other users' runs, unstoppable jobs, host paths ------------------------
+
+# Made-up protocol events on the job's own event descriptor (fd 3), then a clean exit.
+FORGED_REPORT = """
+os.write(3, b'{"kind": "case", "data": {"index": "zero", "result": {"passed": true}}, "t": 0}\\n')
+os.write(3, b'{"kind": "done", "data": {}, "t": 0}\\n')
+sys.stdout.flush()
+os._exit(0)
+"""
+
+# A report far over its cap, without a single newline.
+REPORT_FLOOD = """
+chunk = b"x" * (1 << 20)
+for _ in range(64):
+    os.write(3, chunk)
+"""
+
+# Well-formed events, too many of them.
+EVENT_COUNT_FLOOD = """
+line = b'{"kind": "imported", "data": {}, "t": 0}\\n'
+os.write(3, line * 20000)
+"""
+
+# Walk the heap inherited from the pool: every string reachable from any container, and the pool's
+# own table of running jobs.
+HEAP_WALK = """
+import gc, re
+ids, pool_jobs = set(), None
+hexid = re.compile(r"^[0-9a-f]{32}$|^[A-Za-z0-9_-]{22}$")
+for obj in gc.get_objects():
+    if type(obj).__name__ == "Pool" and hasattr(obj, "jobs"):
+        pool_jobs = len(obj.jobs)
+    for ref in gc.get_referents(obj):
+        if isinstance(ref, str) and hexid.match(ref):
+            ids.add(ref)
+print("pool jobs:", pool_jobs)
+print("ids:", sorted(ids))
+"""
+
+# An x32-ABI syscall (getpid | __X32_SYSCALL_BIT): must end the job, not just one of its threads.
+X32_SYSCALL = """
+print("before", flush=True)
+libc.syscall(0x40000000 | 39)
+print("after", flush=True)
+"""
+
+# The main thread leaves while another thread lives: a zombie leader that `cgroup.kill` and
+# `cgroup.procs` skip; only killing its threads ends it.
+ZOMBIE_LEADER = """
+import threading
+threading.Thread(target=time.sleep, args=(1000,)).start()
+print("leader leaving", flush=True)
+libc.pthread_exit(None)
+"""
+
+MOUNTINFO = """
+print(open("/proc/self/mountinfo").read())
+"""

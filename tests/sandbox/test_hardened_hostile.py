@@ -1,10 +1,12 @@
 """The hostile corpus against the hardened backend: real pool, real jails, real kernels.
 
-The table (`hostile_corpus.ROWS`) runs once per module, two rows at a time on a two-slot backend.
-After every row: its job cgroup and scratch are gone. After every pair (when both slots are idle):
-no process of the slot uids exists, no job cgroup of the pool exists, its scratch root is empty, and
-the pool is the same process. A legitimate Pallas kernel passes at the end of the table and after
-the pool was killed under a running job.
+The table (`hostile_corpus.ROWS`) runs once per module on a two-slot backend, every row beside a
+victim: a normal user's run that starts first and is still in flight while the hostile program
+runs. The victim must pass, and nothing of it (its printed secret, its job id) may appear in the
+hostile row's result. After every row (when both slots are idle): its job cgroup and scratch are
+gone, no process of the slot uids exists, no job cgroup of the pool exists, its scratch root is
+empty, and the pool is the same process. A legitimate Pallas kernel passes at the end of the table
+and after the pool was killed under a running job.
 """
 
 from __future__ import annotations
@@ -47,10 +49,17 @@ CANARY = "PLAYGROUND_CANARY_" + os.urandom(6).hex()
 os.environ["PLAYGROUND_TEST_CANARY"] = CANARY  # a "secret" in the server process's environment
 
 
+VICTIM_SECRET = "VICTIM_SECRET_" + os.urandom(6).hex()
+# Sleeps at import, so it is surely in flight while the hostile row (started just after it) attacks.
+VICTIM = f"import time\nprint({VICTIM_SECRET!r}, flush=True)\ntime.sleep(1.5)\n" + PASSING_KERNEL
+
+
 @dataclass
 class Outcome:
     result: RunResult
     leftovers: list[str] = field(default_factory=list)
+    victim: RunResult | None = None
+    victim_job: str = ""
 
 
 def slot_processes() -> list[str]:
@@ -194,20 +203,21 @@ def backend():
 
 @pytest.fixture(scope="module")
 def corpus(backend, host: Host) -> dict[str, Outcome]:
-    """Run the whole table: pairs concurrently, then the rows that need the backend to themselves."""
+    """Run the whole table, each row beside a victim (which always takes slot 0, the row slot 1)."""
     outcomes: dict[str, Outcome] = {}
     pool_pid = backend.pool_host_pid()
-    concurrent = [r for r in ROWS if not r.sequential]
-    batches = [concurrent[i : i + SLOTS] for i in range(0, len(concurrent), SLOTS)]
-    batches += [[r] for r in ROWS if r.sequential]
     with ThreadPoolExecutor(SLOTS) as pool:
-        for batch in batches:
-            futures = [(row, pool.submit(run_row, backend, host, row)) for row in batch]
-            for row, future in futures:
-                outcomes[row.name] = future.result()
-            idle = quiescent_leftovers(backend, pool_pid)
-            for row in batch:
-                outcomes[row.name].leftovers += idle
+        for row in ROWS:
+            victim_events: list[Event] = []
+            victim = pool.submit(run_source, backend, VICTIM, events=victim_events)
+            deadline = time.monotonic() + 30
+            while not any(e.kind == "started" for e in victim_events) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            hostile = pool.submit(run_row, backend, host, row)
+            outcome = hostile.result()
+            outcome.victim_job, outcome.victim = victim.result()
+            outcome.leftovers += quiescent_leftovers(backend, pool_pid)
+            outcomes[row.name] = outcome
     return outcomes
 
 
@@ -222,6 +232,11 @@ def test_hostile_row_is_contained(corpus: dict[str, Outcome], host: Host, row: R
     if row.check is not None:
         row.check(result, host)
     assert not outcome.leftovers, outcome.leftovers
+    victim = outcome.victim
+    assert victim is not None and victim.status == RunStatus.PASSED, victim and victim.summary
+    assert VICTIM_SECRET in victim.stdout
+    seen = f"{result.summary}{result.stdout}{result.stderr}{result.error}"
+    assert VICTIM_SECRET not in seen and outcome.victim_job not in seen, "the victim's run leaked"
 
 
 def test_pallas_kernel_passes_after_the_table(corpus: dict[str, Outcome], backend) -> None:

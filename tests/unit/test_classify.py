@@ -16,7 +16,7 @@ from sandbox.protocol import (
     OutputCheck,
     RunStatus,
     Tolerance,
-    to_json_dict,
+    new_event,
 )
 
 JOB = Job(
@@ -58,15 +58,15 @@ def case_event(name: str, passed: bool) -> Event:
         outputs=(check(passed, 0 if passed else 3),),
         seconds=0.1,
     )
-    return Event("case", {"result": to_json_dict(result)})
+    return new_event("case", index=0, of=1, result=result)
 
 
 def error_event(memory: bool = False) -> Event:
     info = ErrorInfo(type="ValueError", message="bad block shape", traceback="...", line=12, phase="kernel")
-    return Event("error", {"error": to_json_dict(info), "memory": memory})
+    return new_event("error", error=info, memory=memory)
 
 
-STARTED, DONE = Event("started"), Event("done")
+STARTED, DONE = new_event("started", pid=1), new_event("done", peak_rss_bytes=0)
 
 
 def execution(*events: Event, **facts) -> Execution:

@@ -7,7 +7,15 @@ import pytest
 
 from sandbox.classify import classify
 from sandbox.limits import GIB, MIB, default_limits
-from sandbox.protocol import ErrorInfo, Event, Execution, InterpretOptions, Job, RunStatus, to_json_dict
+from sandbox.protocol import (
+    ErrorInfo,
+    Event,
+    Execution,
+    InterpretOptions,
+    Job,
+    RunStatus,
+    new_event,
+)
 
 JOB = Job(
     id="j",
@@ -20,12 +28,12 @@ JOB = Job(
         scratch_bytes=16 * MIB,
     ),
 )  # fmt: skip
-STARTED, DONE = Event("started"), Event("done")
+STARTED, DONE = new_event("started", pid=1), new_event("done", peak_rss_bytes=0)
 
 
 def error(type_: str, message: str) -> Event:
     info = ErrorInfo(type=type_, message=message, traceback="...", line=3, phase="import")
-    return Event("error", {"error": to_json_dict(info)})
+    return new_event("error", error=info)
 
 
 def execution(*events: Event, **facts) -> Execution:

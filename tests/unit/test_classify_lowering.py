@@ -23,8 +23,10 @@ from sandbox.protocol import (
     RunStatus,
     Tolerance,
     from_json_dict,
+    new_event,
     to_json_dict,
 )
+from sandbox.protocol.events import read_event
 
 JOB = Job(id="j", source="", chip="v5e", mode="auto", options=InterpretOptions(), limits=default_limits())
 ELEMENT_ERROR = ErrorInfo(
@@ -51,9 +53,9 @@ def report(chip="v5e", lowers=True, warnings=(), error=None) -> LoweringCheck:
 
 
 def lowering_event(mine: LoweringCheck, *listed: LoweringCheck) -> Event:
-    data = {"check": mine, "warnings": list(mine.warnings), "checks": list(listed)}
-    # Through JSON, as on the report fd.
-    return Event("lowering", json.loads(json.dumps(to_json_dict(data))))
+    # Through JSON, as on the events fd.
+    event = new_event("lowering", check=mine, warnings=mine.warnings, checks=listed)
+    return read_event(json.dumps(to_json_dict(event)).encode())
 
 
 def case(passed: bool) -> Event:
@@ -82,12 +84,12 @@ def case(passed: bool) -> Event:
         outputs=(out,),
         seconds=0.1,
     )
-    return Event("case", {"result": to_json_dict(result)})
+    return new_event("case", index=0, of=1, result=result)
 
 
 def run(*events: Event) -> RunResult:
     ex = Execution(
-        events=(Event("started"), *events, Event("done")),
+        events=(new_event("started", pid=1), *events, new_event("done", peak_rss_bytes=0)),
         exit_code=0,
         signal=None,
         timed_out=False,

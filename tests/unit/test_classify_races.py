@@ -13,7 +13,7 @@ from sandbox.protocol import (
     RaceAccess,
     RunStatus,
     Tolerance,
-    to_json_dict,
+    new_event,
 )
 
 JOB = Job(
@@ -70,12 +70,12 @@ def case(name: str, races: tuple[Race, ...], note: str = "") -> Event:
         note=note,
         races=races,
     )
-    return Event("case", {"result": to_json_dict(result)})
+    return new_event("case", index=0, of=1, result=result)
 
 
 def execution(*events: Event) -> Execution:
     return Execution(
-        events=(Event("started"), *events, Event("done")),
+        events=(new_event("started", pid=1), *events, new_event("done", peak_rss_bytes=0)),
         exit_code=0,
         signal=None,
         timed_out=False,
