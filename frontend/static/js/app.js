@@ -4,11 +4,11 @@
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
 import { $, h } from "./dom.js";
-import { renderIr } from "./compiler.js";
-import { renderCatalog, renderEntryInfo } from "./entry.js";
+import { renderIr } from "./lowering.js";
+import { renderCatalog, renderEntryInfo } from "./catalog.js";
 import { LessonBuilder, LessonPlayer } from "./lesson.js";
 import { carryPresentation, setupPresentation } from "./present.js";
-import { renderTrace } from "./traceview.js";
+import { renderTrace } from "./trace.js";
 import { Progress } from "./progress.js";
 import { renderResult, sourceMarks } from "./results.js";
 import { SCRATCH_STARTER } from "./scratch.js";

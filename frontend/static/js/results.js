@@ -3,9 +3,9 @@
 // ones are skipped, unknown ones are shown as JSON text under "More details".
 
 import { errorMap, memoryBar } from "./charts.js";
-import { compilerSection } from "./compiler.js";
+import { loweringSection } from "./lowering.js";
 import { rooflineSection } from "./roofline.js";
-import { traceSummary } from "./traceview.js";
+import { traceSummary } from "./trace.js";
 import { h } from "./dom.js";
 import { bytes, count, isNum, num, percent, ratio, seconds, shape } from "./format.js";
 
@@ -394,7 +394,7 @@ export function renderResult(root, result, ctx) {
       result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
       rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip),
-      compilerSection(result, ctx),
+      loweringSection(result, ctx),
       extrasSection(result),
       footer(result),
     ].filter(Boolean),
