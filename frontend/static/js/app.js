@@ -10,7 +10,8 @@ import { LessonBuilder, LessonPlayer } from "./lesson.js";
 import { carryPresentation, setupPresentation } from "./present.js";
 import { renderTrace } from "./trace.js";
 import { Progress } from "./progress.js";
-import { renderResult, sourceMarks } from "./results.js";
+import { sourceMarks } from "./marks.js";
+import { renderResult } from "./results.js";
 import { SCRATCH_STARTER } from "./scratch.js";
 import { setupTabs, setupTheme, showTab } from "./ui.js";
 
