@@ -1,5 +1,5 @@
 // The playground page: wires the editor, the catalog, the run controls, live progress, results
-// and share links together. Talks to the server only through api.js.
+// and share links together. Talks to the server only through api.js (directly, or via run.js).
 
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
@@ -11,7 +11,9 @@ import { carryPresentation, setupPresentation } from "./present.js";
 import { renderTrace } from "./trace.js";
 import { Progress } from "./progress.js";
 import { sourceMarks } from "./marks.js";
+import { Notices, versionDrift } from "./notices.js";
 import { renderResult } from "./results.js";
+import { RunControl, runRequest } from "./run.js";
 import { SCRATCH_STARTER } from "./scratch.js";
 import { setupTabs, setupTheme, showTab } from "./ui.js";
 
@@ -25,9 +27,7 @@ const state = {
   entry: null, // the selected entry's detail; null in scratch mode
   server: null, // /api/version
   chips: [], // /api/chips: capacities and rates per chip
-  run: null, // {id, follower} while a run is live
   shareMode: false,
-  live: null,
   lesson: null, // a LessonPlayer on /l/{id}
 };
 
@@ -48,25 +48,6 @@ const storage = {
     }
   },
 };
-
-// -- notices -------------------------------------------------------------------------------------
-
-function notice(kind, text, id = null) {
-  if (id) document.getElementById(id)?.remove();
-  const el = h(
-    "div",
-    { class: "notice", id, role: kind === "info" ? "status" : "alert", dataset: { kind } },
-    h("span", { class: "notice-text" }, text),
-    h("button", { type: "button", class: "icon", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
-  );
-  $("#notices").append(el);
-  return el;
-}
-
-function showProblem(error, what) {
-  const retry = error.retryAfter ? ` (try again in ${error.retryAfter} s)` : "";
-  notice("error", `${what}: ${error.title}: ${error.detail}${retry}`, "request-error");
-}
 
 // -- options and chip ----------------------------------------------------------------------------
 
@@ -129,7 +110,7 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
     try {
       entry = await entryDetail(slug);
     } catch (error) {
-      showProblem(error, `Could not open entry ${slug}`);
+      notices.problem(error, `Could not open entry ${slug}`);
     }
   }
   state.entry = entry;
@@ -155,7 +136,7 @@ function setSource(text) {
 function load(text, what, why = "") {
   setSource(text);
   clearResult();
-  const el = notice("info", `Loaded ${what}. Ctrl/⌘+Z in the editor undoes it.`, "load-notice");
+  const el = notices.show("info", `Loaded ${what}. Ctrl/⌘+Z in the editor undoes it.`, "load-notice");
   if (why) el.append(h("details", { class: "why" }, h("summary", {}, "Why is it wrong? (spoiler)"), h("p", {}, why)));
   editor.focus();
 }
@@ -190,7 +171,7 @@ function clearResult() {
   renderTrace($("#trace"), {});
   delete $("#result").dataset.status;
   editor.clearMark();
-  if (!state.run) progress.reset("Press Run (Ctrl+Enter) to check your kernel.");
+  if (!runs.busy) progress.reset("Press Run (Ctrl+Enter) to check your kernel.");
 }
 
 function expectedCases() {
@@ -208,68 +189,33 @@ const resultContext = () => ({
   onRunFresh: () => run({ fresh: true }),
 });
 
-/**
- * Run the editor's kernel. `lowerChips`: also check the TPU lowering for these chips; `fresh`: run
- * even if the server has the result of an identical run cached.
- */
-async function run({ lowerChips = [], fresh = false } = {}) {
-  if (state.run || $("#run").disabled) return;
-  const body = { source: editor.getValue(), entry: state.entry?.slug ?? null, chip: currentChip(), mode: "auto", options: readOptions() };
-  if (lowerChips.length) body.lower_chips = lowerChips;
-  if (fresh) body.fresh = true;
-  document.getElementById("request-error")?.remove();
+/** Run the editor's kernel; `extra`: {lowerChips, fresh}, as `runRequest` takes them. */
+function run(extra = {}) {
+  if (runs.busy || $("#run").disabled) return;
   clearResult();
   showTab("results");
-  setRunning(true);
   progress.start();
-  let created;
-  try {
-    created = await api.createRun(body);
-  } catch (error) {
-    setRunning(false);
-    progress.fail(`Not run: ${error.title}`);
-    showProblem(error, "The run was refused");
-    return;
-  }
-  state.live = { status: "running", summary: "Running…", cases: [] };
-  state.run = { id: created.id, follower: api.followRun(created, onRunEvent) };
+  runs.start(runRequest(editorState(), extra));
 }
 
-function onRunEvent(kind, data) {
-  if (kind === "done") return finishRun(data);
-  if (kind === "lost") {
-    state.run = null;
-    setRunning(false);
-    progress.fail("Lost track of the run");
-    notice("error", `Lost track of the run: ${data.message}`, "request-error");
-    return;
-  }
-  progress.step(kind, data, expectedCases());
-  if (kind === "case" && data.result) {
-    state.live.cases[data.index ?? state.live.cases.length] = data.result;
-    state.live.cases = state.live.cases.filter(Boolean);
-    renderResult($("#result"), state.live, resultContext());
-  }
-}
+const runHooks = {
+  setRunning,
+  event(kind, data, live) {
+    progress.step(kind, data, expectedCases());
+    if (kind === "case" && data.result) renderResult($("#result"), live, resultContext());
+  },
+  done(result) {
+    progress.finish(result);
+    renderResult($("#result"), result, resultContext());
+    renderIr($("#ir"), result, resultContext());
+    renderTrace($("#trace"), result);
+    editor.markLines(sourceMarks(result));
+  },
+  failed: (reason) => progress.fail(reason),
+};
 
-function finishRun(result) {
-  state.run = null;
-  setRunning(false);
-  progress.finish(result);
-  renderResult($("#result"), result, resultContext());
-  renderIr($("#ir"), result, resultContext());
-  renderTrace($("#trace"), result);
-  editor.markLines(sourceMarks(result));
-}
-
-async function cancel() {
-  if (!state.run) return;
-  $("#cancel").disabled = true;
-  try {
-    await api.cancelRun(state.run.id);
-  } catch (error) {
-    showProblem(error, "Could not cancel");
-  }
+function cancel() {
+  if (runs.cancel()) $("#cancel").disabled = true;
 }
 
 // -- shares --------------------------------------------------------------------------------------
@@ -280,7 +226,7 @@ async function share() {
   try {
     created = await api.createShare(body);
   } catch (error) {
-    showProblem(error, "Could not share");
+    notices.problem(error, "Could not share");
     return;
   }
   const url = new URL(created.url, location.origin).href;
@@ -309,17 +255,17 @@ async function openShare(id) {
   try {
     shared = await api.getShare(id);
   } catch (error) {
-    showProblem(error, "This share link cannot be opened");
+    notices.problem(error, "This share link cannot be opened");
     return false;
   }
   const known = !shared.entry || state.catalog.some((e) => e.slug === shared.entry);
-  if (!known) notice("warning", `This link was made for entry "${shared.entry}", which this server does not have; opened in scratch mode.`);
+  if (!known) notices.show("warning", `This link was made for entry "${shared.entry}", which this server does not have; opened in scratch mode.`);
   await selectEntry(known ? shared.entry : null, { source: shared.source, fromShare: true });
   setChip(shared.chip);
   applyOptions(shared.options);
   const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
-  notice("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
-  checkVersions(shared.versions || {});
+  notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
+  checkVersions(shared.versions);
   return true;
 }
 
@@ -340,7 +286,7 @@ async function openLesson(id) {
   try {
     lesson = await api.getLesson(id);
   } catch (error) {
-    showProblem(error, "This lesson link cannot be opened");
+    notices.problem(error, "This lesson link cannot be opened");
     return false;
   }
   state.lesson = new LessonPlayer($("#lesson-bar"), lesson, {
@@ -350,7 +296,7 @@ async function openLesson(id) {
   });
   const wanted = Number.parseInt(new URLSearchParams(location.search).get("step") ?? "1", 10);
   await state.lesson.go(Number.isFinite(wanted) ? wanted - 1 : 0);
-  checkVersions(lesson.versions || {});
+  checkVersions(lesson.versions);
   return true;
 }
 
@@ -361,19 +307,18 @@ function leaveLesson() {
 }
 
 function checkVersions(versions) {
-  const server = state.server || {};
-  const differ = ["jax", "jaxlib"].filter((k) => versions[k] && server[k] && versions[k] !== server[k]);
-  if (!differ.length) return;
-  const then = differ.map((k) => `${k} ${versions[k]}`).join(", ");
-  const now = differ.map((k) => `${k} ${server[k]}`).join(", ");
-  notice("warning", `This link was made on a server running ${then}; this one runs ${now}. Results may differ.`, "version-notice");
+  const drift = versionDrift(versions, state.server);
+  if (!drift) return;
+  notices.show("warning", `This link was made on a server running ${drift.then}; this one runs ${drift.now}. Results may differ.`, "version-notice");
 }
 
 // -- start-up ------------------------------------------------------------------------------------
 
-const editor = createEditor($("#editor"), { onChange: saveDraft, onRun: run, label: "Kernel source" });
+const notices = new Notices($("#notices"));
+const editor = createEditor($("#editor"), { onChange: saveDraft, onRun: () => run(), label: "Kernel source" });
 const reference = createEditor($("#reference"), { readOnly: true, label: "Reference (read-only)" });
 const progress = new Progress($("#progress"), $("#progress-label"), $("#run-log"));
+const runs = new RunControl(notices, runHooks);
 window.playground = { editor, reference };
 
 function wireControls() {
@@ -393,7 +338,7 @@ function wireControls() {
   document.addEventListener(
     "keydown",
     (event) => {
-      if (!state.lesson || !event.altKey || event.ctrlKey || event.metaKey || state.run) return;
+      if (!state.lesson || !event.altKey || event.ctrlKey || event.metaKey || runs.busy) return;
       const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
       if (!step) return;
       event.preventDefault();
@@ -403,7 +348,7 @@ function wireControls() {
     },
     true,
   );
-  const builder = new LessonBuilder($("#lesson-dialog"), { current: editorState, storage, onProblem: showProblem });
+  const builder = new LessonBuilder($("#lesson-dialog"), { current: editorState, storage, onProblem: (error, what) => notices.problem(error, what) });
   $("#lesson-button").addEventListener("click", () => builder.open());
   $("#catalog-button").addEventListener("click", () => $("#catalog-dialog").showModal());
   $("#catalog-close").addEventListener("click", () => $("#catalog-dialog").close());
@@ -425,7 +370,7 @@ async function start() {
   try {
     [state.catalog, state.server, state.chips] = await Promise.all([api.getCatalog(), api.getVersion(), api.getChips()]);
   } catch (error) {
-    showProblem(error, "The playground could not load");
+    notices.problem(error, "The playground could not load");
     state.catalog = state.catalog || [];
   }
   renderCatalog($("#catalog-list"), state.catalog, async (slug) => {
@@ -454,6 +399,6 @@ async function start() {
 }
 
 start().catch((error) => {
-  notice("error", `The page failed to start: ${error.message}`);
+  notices.show("error", `The page failed to start: ${error.message}`);
   throw error;
 });
