@@ -1,25 +1,28 @@
-// The playground page: wires the editor, the catalog, the run controls, live progress, results
-// and share links together. Talks to the server only through api.js (directly, or via run.js).
+// The playground page: start-up, and the wiring between the editor, the catalog, the run settings,
+// runs, results, shares and lessons. Talks to the server only through api.js (directly, or via run.js
+// and share.js).
 
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
-import { $, h } from "./dom.js";
-import { renderIr } from "./lowering.js";
 import { renderCatalog, renderEntryInfo } from "./catalog.js";
+import { $, h } from "./dom.js";
 import { LessonBuilder, LessonPlayer } from "./lesson.js";
-import { carryPresentation, setupPresentation } from "./present.js";
-import { renderTrace } from "./trace.js";
-import { Progress } from "./progress.js";
+import { renderIr } from "./lowering.js";
 import { sourceMarks } from "./marks.js";
 import { Notices, versionDrift } from "./notices.js";
+import { carryPresentation, setupPresentation } from "./present.js";
+import { Progress } from "./progress.js";
 import { renderResult } from "./results.js";
 import { RunControl, runRequest } from "./run.js";
 import { SCRATCH_STARTER } from "./scratch.js";
+import { SharePanel } from "./share.js";
+import { storage } from "./storage.js";
+import { Toolbar } from "./toolbar.js";
+import { renderTrace } from "./trace.js";
 import { setupTabs, setupTheme, showTab } from "./ui.js";
 
-const CHIPS = ["v5e", "v5p", "v6e", "tpu7x"];
-const PREFS_KEY = "pp:prefs";
 const DRAFT_PREFIX = "pp:draft:";
+const IDLE_TEXT = "Press Run (Ctrl+Enter) to check your kernel.";
 
 const state = {
   catalog: [],
@@ -30,68 +33,6 @@ const state = {
   shareMode: false,
   lesson: null, // a LessonPlayer on /l/{id}
 };
-
-const storage = {
-  get(key) {
-    try {
-      return localStorage.getItem(key);
-    } catch {
-      return null;
-    }
-  },
-  set(key, value) {
-    try {
-      if (value === null) localStorage.removeItem(key);
-      else localStorage.setItem(key, value);
-    } catch {
-      /* private mode: nothing persists, and that is fine */
-    }
-  },
-};
-
-// -- options and chip ----------------------------------------------------------------------------
-
-function readOptions() {
-  const seed = $("#opt-seed").value.trim();
-  return {
-    detect_races: $("#opt-races").checked,
-    uninitialized_memory: $("#opt-nan").checked ? "nan" : "zero",
-    dma_execution_mode: $("#opt-dma").value,
-    random_seed: seed === "" ? null : Number.parseInt(seed, 10),
-  };
-}
-
-function applyOptions(options = {}) {
-  $("#opt-races").checked = Boolean(options.detect_races);
-  $("#opt-nan").checked = options.uninitialized_memory !== "zero";
-  $("#opt-dma").value = options.dma_execution_mode === "eager" ? "eager" : "on_wait";
-  $("#opt-seed").value = options.random_seed ?? "";
-}
-
-const chipInput = (chip) => $(`#chips input[value="${chip}"]`);
-const currentChip = () => $("#chips input:checked")?.value ?? "v5p";
-
-function setChip(chip) {
-  const input = chipInput(chip);
-  if (input && !input.disabled) input.checked = true;
-}
-
-function buildChips() {
-  for (const chip of CHIPS) {
-    $("#chips").append(
-      h("label", { class: "segment" }, h("input", { type: "radio", name: "chip", value: chip, onchange: savePrefs }), h("span", {}, chip)),
-    );
-  }
-}
-
-function enableChips(allowed) {
-  for (const chip of CHIPS) chipInput(chip).disabled = !allowed.includes(chip);
-  if (!allowed.includes(currentChip()) || !$("#chips input:checked")) chipInput(allowed[0]).checked = true;
-}
-
-function savePrefs() {
-  storage.set(PREFS_KEY, JSON.stringify({ chip: currentChip(), options: readOptions() }));
-}
 
 // -- entries -------------------------------------------------------------------------------------
 
@@ -116,11 +57,11 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   state.entry = entry;
   state.shareMode = fromShare;
   renderEntryInfo(entry, reference);
-  enableChips(entry ? entry.chips : CHIPS);
+  toolbar.allowChips(entry ? entry.chips : toolbar.chips);
   // An entry's own options are its defaults (the race demo needs the detector); a share or a
   // lesson step brings its own right after this.
-  if (!fromShare) applyOptions(entry?.options ?? {});
-  setSource(source ?? storage.get(draftKey()) ?? template());
+  if (!fromShare) toolbar.applyOptions(entry?.options ?? {});
+  editor.setValue(source ?? storage.get(draftKey()) ?? template());
   clearResult();
   if (!fromShare) {
     const url = entry ? `/?entry=${encodeURIComponent(entry.slug)}` : "/?scratch";
@@ -128,13 +69,9 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   }
 }
 
-function setSource(text) {
-  editor.setValue(text);
-}
-
 /** Load a kernel into the editor as one undoable step, and say so. */
 function load(text, what, why = "") {
-  setSource(text);
+  editor.setValue(text);
   clearResult();
   const el = notices.show("info", `Loaded ${what}. Ctrl/⌘+Z in the editor undoes it.`, "load-notice");
   if (why) el.append(h("details", { class: "why" }, h("summary", {}, "Why is it wrong? (spoiler)"), h("p", {}, why)));
@@ -157,6 +94,9 @@ function saveDraft(text) {
   storage.set(draftKey(), text === template() ? null : text);
 }
 
+/** The editor's whole state, as a run, a share or a lesson step records it. */
+const editorState = () => ({ source: editor.getValue(), entry: state.entry?.slug ?? null, chip: toolbar.chip, options: toolbar.options() });
+
 // -- runs ----------------------------------------------------------------------------------------
 
 function setRunning(running) {
@@ -171,7 +111,7 @@ function clearResult() {
   renderTrace($("#trace"), {});
   delete $("#result").dataset.status;
   editor.clearMark();
-  if (!runs.busy) progress.reset("Press Run (Ctrl+Enter) to check your kernel.");
+  if (!runs.busy) progress.reset(IDLE_TEXT);
 }
 
 function expectedCases() {
@@ -182,9 +122,9 @@ function expectedCases() {
 
 const resultContext = () => ({
   onGoToLine: (line) => editor.goToLine(line),
-  chip: currentChip(),
+  chip: toolbar.chip,
   chips: state.chips,
-  onCheckAllChips: () => run({ lowerChips: CHIPS }),
+  onCheckAllChips: () => run({ lowerChips: toolbar.chips }),
   onOpenTrace: () => showTab("trace"),
   onRunFresh: () => run({ fresh: true }),
 });
@@ -218,37 +158,7 @@ function cancel() {
   if (runs.cancel()) $("#cancel").disabled = true;
 }
 
-// -- shares --------------------------------------------------------------------------------------
-
-async function share() {
-  const body = editorState();
-  let created;
-  try {
-    created = await api.createShare(body);
-  } catch (error) {
-    notices.problem(error, "Could not share");
-    return;
-  }
-  const url = new URL(created.url, location.origin).href;
-  $("#share-url").value = url;
-  $("#copy-status").textContent = "";
-  $("#share-panel").hidden = false;
-  $("#share-url").focus();
-  $("#share-url").select();
-}
-
-async function copyLink() {
-  const url = $("#share-url").value;
-  let copied = false;
-  try {
-    await navigator.clipboard.writeText(url);
-    copied = true;
-  } catch {
-    $("#share-url").select();
-    copied = document.execCommand("copy");
-  }
-  $("#copy-status").textContent = copied ? "Copied." : "Select the link and copy it (Ctrl/⌘+C).";
-}
+// -- shares and lessons --------------------------------------------------------------------------
 
 async function openShare(id) {
   let shared;
@@ -261,24 +171,19 @@ async function openShare(id) {
   const known = !shared.entry || state.catalog.some((e) => e.slug === shared.entry);
   if (!known) notices.show("warning", `This link was made for entry "${shared.entry}", which this server does not have; opened in scratch mode.`);
   await selectEntry(known ? shared.entry : null, { source: shared.source, fromShare: true });
-  setChip(shared.chip);
-  applyOptions(shared.options);
+  toolbar.chooseChip(shared.chip);
+  toolbar.applyOptions(shared.options);
   const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
   notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
   checkVersions(shared.versions);
   return true;
 }
 
-// -- lessons -------------------------------------------------------------------------------------
-
-/** The editor's whole state, as a share or a lesson step records it. */
-const editorState = () => ({ source: editor.getValue(), entry: state.entry?.slug ?? null, chip: currentChip(), options: readOptions() });
-
 async function loadStep(step, source) {
   const known = !step.entry || state.catalog.some((e) => e.slug === step.entry);
   await selectEntry(known ? step.entry : null, { source, fromShare: true });
-  setChip(step.chip);
-  applyOptions(step.options);
+  toolbar.chooseChip(step.chip);
+  toolbar.applyOptions(step.options);
 }
 
 async function openLesson(id) {
@@ -315,19 +220,18 @@ function checkVersions(versions) {
 // -- start-up ------------------------------------------------------------------------------------
 
 const notices = new Notices($("#notices"));
+const toolbar = new Toolbar(storage);
 const editor = createEditor($("#editor"), { onChange: saveDraft, onRun: () => run(), label: "Kernel source" });
 const reference = createEditor($("#reference"), { readOnly: true, label: "Reference (read-only)" });
 const progress = new Progress($("#progress"), $("#progress-label"), $("#run-log"));
 const runs = new RunControl(notices, runHooks);
+const sharePanel = new SharePanel($("#share-panel"), { current: editorState, notices });
 window.playground = { editor, reference };
 
 function wireControls() {
   $("#run").addEventListener("click", () => run());
   $("#cancel").addEventListener("click", cancel);
-  $("#share").addEventListener("click", share);
-  $("#copy-link").addEventListener("click", copyLink);
-  $("#share-close").addEventListener("click", () => ($("#share-panel").hidden = true));
-  for (const id of ["#opt-races", "#opt-nan", "#opt-dma", "#opt-seed"]) $(id).addEventListener("change", savePrefs);
+  $("#share").addEventListener("click", () => sharePanel.share());
   document.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.defaultPrevented) {
       event.preventDefault();
@@ -358,27 +262,23 @@ function wireControls() {
 }
 
 async function start() {
-  buildChips();
   setupTheme($("#theme-toggle"), storage);
   setupPresentation($("#present"));
   setupTabs($(".tabs"));
   wireControls();
   wireEntryActions();
-  const prefs = JSON.parse(storage.get(PREFS_KEY) || "{}");
-  applyOptions(prefs.options);
-  chipInput(CHIPS.includes(prefs.chip) ? prefs.chip : "v5p").checked = true;
   try {
     [state.catalog, state.server, state.chips] = await Promise.all([api.getCatalog(), api.getVersion(), api.getChips()]);
   } catch (error) {
     notices.problem(error, "The playground could not load");
-    state.catalog = state.catalog || [];
   }
-  renderCatalog($("#catalog-list"), state.catalog, async (slug) => {
+  toolbar.buildChips(state.chips);
+  renderCatalog($("#catalog-list"), state.catalog, toolbar.chips, async (slug) => {
     $("#catalog-dialog").close();
-    $("#share-panel").hidden = true;
+    sharePanel.close();
     leaveLesson();
     await selectEntry(slug);
-    setChip(prefs.chip);
+    toolbar.chooseChip(toolbar.preferredChip);
     editor.focus();
   });
   const shareId = /^\/s\/([^/]+)$/.exec(location.pathname)?.[1];
@@ -390,7 +290,7 @@ async function start() {
     const params = new URLSearchParams(location.search);
     const wanted = params.has("scratch") ? null : params.get("entry") ?? state.catalog[0]?.slug ?? null;
     await selectEntry(state.catalog.some((e) => e.slug === wanted) ? wanted : null);
-    setChip(prefs.chip);
+    toolbar.chooseChip(toolbar.preferredChip);
   }
   $("#run").disabled = false;
   $("#share").disabled = false;
