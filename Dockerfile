@@ -23,6 +23,8 @@ RUN groupadd --system --gid 10001 playground \
 WORKDIR /opt/playground
 COPY pyproject.toml constraints.txt README.md ./
 COPY server ./server
+# The page the server serves at /static (not package data: see server/routes/pages.py).
+COPY frontend/static ./frontend/static
 COPY sandbox ./sandbox
 COPY kernels_catalog ./kernels_catalog
 COPY scripts ./scripts

@@ -1,4 +1,4 @@
-// Build the committed editor bundle: server/static/vendor/codemirror/
+// Build the committed editor bundle: static/vendor/codemirror/ (served as /static/vendor/codemirror/)
 //   codemirror.esm.min.js  one ES module, with a banner naming every bundled package and its licence
 //   versions.json          {"packages": {name: version}, "esbuild": version}: what was actually bundled
 //   LICENSES.txt           the full licence text of every bundled package
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const outDir = join(here, "..", "server", "static", "vendor", "codemirror");
+const outDir = join(here, "static", "vendor", "codemirror");
 const bundleName = "codemirror.esm.min.js";
 
 function packageOf(inputPath) {

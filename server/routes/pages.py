@@ -1,12 +1,14 @@
 """The browser pages: `/` (the playground), `/s/{id}` and `/l/{id}` (the same page reopening a share
 or a lesson), `/embed/{id}` (a compact runnable share for other sites' frames), `/static/...`.
 
-The pages are static files only (no build step at install or run). Every HTML response carries a
-Content-Security-Policy that allows scripts from this origin alone, a second line of defence behind
-the pages' rule of rendering every user-produced string as text. The playground itself is never
-framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`: no clickjacking of its buttons); an embed
-may be framed by the sites `PLAYGROUND_EMBED_ORIGINS` names (X-Frame-Options cannot express a list,
-so embeds leave it out and rely on CSP).
+The pages are static files only (no build step at install or run): the repository's
+`frontend/static/`, which lives with the rest of the front end rather than in the Python package,
+so it is found from the repository root (the Dockerfile copies it beside `server/`). Every HTML
+response carries a Content-Security-Policy that allows scripts from this origin alone, a second
+line of defence behind the pages' rule of rendering every user-produced string as text. The
+playground itself is never framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`: no
+clickjacking of its buttons); an embed may be framed by the sites `PLAYGROUND_EMBED_ORIGINS` names
+(X-Frame-Options cannot express a list, so embeds leave it out and rely on CSP).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from starlette.types import Scope
 
 from server.deps import LessonsDep, SettingsDep, SharesDep
 
-STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+STATIC_DIR = Path(__file__).resolve().parents[2] / "frontend" / "static"
 COMMON_HEADERS = {
     "Cache-Control": "no-cache",
     "X-Content-Type-Options": "nosniff",

@@ -177,6 +177,48 @@ def test_embed_runs_inside_an_iframe_on_a_course_page(page, live_server):
         assert link.get_attribute("href").endswith(f"/s/{share_id}")
 
 
+def open_embed(page, live_server, share_id: str) -> None:
+    page.goto(f"{live_server.url}/embed/{share_id}")
+    page.wait_for_selector("html[data-ready='1']")
+
+
+def test_embed_marks_the_line_an_error_points_at(page, live_server):
+    open_embed(
+        page, live_server, share(live_server, source="import jax\n\n\ndef matmul(x, y):\n    return x @ (y\n")
+    )
+    page.click("#run")
+    expect(page.locator("#status")).to_have_text("error", timeout=120_000)
+    marked = page.locator(".cm-error-line")
+    expect(marked).to_have_count(1)
+    assert marked.get_attribute("data-error-line") == page.get_attribute(
+        "#error-section .goto-line", "data-line"
+    )
+
+
+def test_embed_marks_the_racing_lines_like_the_playground(page, live_server):
+    wrong = next(
+        w for w in CATALOG.get("race_condition_demo").wrong if w.name == "prefetch_into_the_slot_being_read"
+    )
+    share_id = share(
+        live_server,
+        source=wrong.source,
+        entry="race_condition_demo",
+        chip="v5p",
+        options={"detect_races": True},
+    )
+    open_embed(page, live_server, share_id)
+    page.click("#run")
+    expect(page.locator("#status")).to_have_text("mismatch", timeout=120_000)
+    reported = sorted(
+        {b.get_attribute("data-line") or "" for b in page.locator("#races-section .goto-line").all()}
+    )
+    assert len(reported) >= 2
+    # The editor draws only the lines in view: go to each reported line, then look for its mark.
+    for line in reported:
+        page.click(f"#races-section .goto-line[data-line='{line}'] >> nth=0")
+        expect(page.locator(f".cm-race-line[data-race-line='{line}']")).to_be_visible()
+
+
 def test_read_only_embed_cannot_be_edited(page, live_server):
     share_id = share(live_server, chip="v6e")
     page.goto(f"{live_server.url}/embed/{share_id}?readonly=1")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import httpx
 import pytest
 from playwright.sync_api import expect
 
@@ -216,6 +217,30 @@ def test_catalog_picker_opens_an_entry(page, live_server):
     assert page.url.endswith("/?entry=block_sparse_matmul")
     page.click("#tab-reference")
     assert "def reference" in page.inner_text("#reference")
+
+
+def chip_buttons(page) -> list[str]:
+    inputs = page.locator("#chips input[name='chip']")
+    return [inputs.nth(i).get_attribute("value") or "" for i in range(inputs.count())]
+
+
+def test_chip_buttons_are_the_chips_the_server_lists(page, live_server):
+    listed = [chip["name"] for chip in httpx.get(f"{live_server.url}/api/chips").json()]
+    goto(page, live_server, "/?scratch")
+    assert chip_buttons(page) == listed == ["v5e", "v5p", "v6e", "tpu7x"]
+    assert page.is_checked("#chips input[value='v5p']"), "the server's default chip, until the user picks one"
+
+
+def test_chip_buttons_follow_the_servers_list(page, live_server):
+    def two_chips(route):
+        route.fulfill(json=[c for c in route.fetch().json() if c["name"] in ("v5e", "v6e")])
+
+    page.route("**/api/chips", two_chips)
+    goto(page, live_server, "/?scratch")
+    assert chip_buttons(page) == ["v5e", "v6e"]
+    assert page.is_checked("#chips input[value='v5e']")
+    page.click("#catalog-button")
+    assert "chips: v5e, v6e" in page.inner_text("#catalog-dialog .entry-card[data-slug='']")
 
 
 def test_draft_survives_a_reload(page, live_server):

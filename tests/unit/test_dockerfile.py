@@ -32,6 +32,21 @@ def test_image_pins_jax_tpu_at_the_project_pin():
     assert 'tpu = ["jax[tpu]==0.12.0.1"]' in pyproject
 
 
+def test_image_copies_the_page_the_server_serves():
+    from server.routes.pages import STATIC_DIR
+
+    served = STATIC_DIR.relative_to(ROOT).as_posix()
+    copies = [args.split() for name, args in INSTRUCTIONS if name == "COPY"]
+    # The source (or a folder holding it) copied to the same place under WORKDIR, where the
+    # server, found beside it, looks for it.
+    assert any(
+        len(c) == 2
+        and (served + "/").startswith(c[0].rstrip("/") + "/")
+        and c[1].rstrip("/") == f"./{c[0].rstrip('/')}"
+        for c in copies
+    ), f"no COPY brings {served} into the image"
+
+
 def test_web_server_runs_unprivileged_and_uses_the_runner_service():
     users = [args for name, args in INSTRUCTIONS if name == "USER"]
     assert users and users[-1].split(":")[0] not in ("0", "root")

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-VENDOR = ROOT / "server" / "static" / "vendor" / "codemirror"
 FRONTEND = ROOT / "frontend"
+VENDOR = FRONTEND / "static" / "vendor" / "codemirror"
 
 
 def versions() -> dict:

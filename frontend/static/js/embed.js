@@ -1,17 +1,22 @@
 // The embed page (/embed/{id}): one shared kernel in an editor, a Run button and a compact result,
-// for a frame in a course page. `?readonly=1` makes the editor read-only. Talks to the server only
-// through api.js; sets html[data-ready="1"] once it has started (or failed to, with a notice).
+// for a frame in a course page. `?readonly=1` makes the editor read-only. Runs go through run.js,
+// as on the playground; talks to the server only through api.js. Sets html[data-ready="1"] once
+// it has started (or failed to, with a notice).
 
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
 import { $ } from "./dom.js";
+import { sourceMarks } from "./marks.js";
+import { Notices, versionDrift } from "./notices.js";
 import { renderResult } from "./results.js";
+import { liveResult, RunControl, runRequest } from "./run.js";
 
 // The parts of a rendered result a compact widget keeps; the playground ("Open in") has the rest.
 const KEEP = new Set(["error-section", "cases-section", "races-section", "streams-section"]);
 
 const readOnly = new URLSearchParams(location.search).get("readonly") === "1";
-const state = { share: null, editor: null, follower: null, live: null };
+const state = { share: null, editor: null, summary: "" };
+const notices = new Notices($("#notices"), { single: true });
 
 function shareId() {
   const raw = /^\/embed\/([^/]+)$/.exec(location.pathname)?.[1] ?? "";
@@ -22,31 +27,14 @@ function shareId() {
   }
 }
 
-// -- notice --------------------------------------------------------------------------------------
-
-function notice(kind, text) {
-  const el = $("#notice");
-  el.dataset.kind = kind;
-  el.setAttribute("role", kind === "error" ? "alert" : "status");
-  el.textContent = text;
-  el.hidden = false;
-}
-
-function showProblem(error, what) {
-  const retry = error.retryAfter ? ` (try again in ${error.retryAfter} s)` : "";
-  notice("error", `${what}: ${error.title}: ${error.detail}${retry}`);
-}
-
 function checkVersions(versions, server) {
-  const differ = ["jax", "jaxlib"].filter((k) => versions?.[k] && server?.[k] && versions[k] !== server[k]);
-  if (!differ.length) return;
-  const then = differ.map((k) => `${k} ${versions[k]}`).join(", ");
-  const now = differ.map((k) => `${k} ${server[k]}`).join(", ");
-  notice("warning", `Shared from a server running ${then}; this one runs ${now}. Results may differ.`);
+  const drift = versionDrift(versions, server);
+  if (drift) notices.show("warning", `Shared from a server running ${drift.then}; this one runs ${drift.now}. Results may differ.`);
 }
 
 // -- runs ----------------------------------------------------------------------------------------
 
+/** The widget's one-line progress: fewer steps than the playground's log, in the summary's place. */
 function phase(kind, data) {
   switch (kind) {
     case "queued":
@@ -76,48 +64,26 @@ function setRunning(running) {
   document.documentElement.dataset.running = running ? "1" : "0";
 }
 
-async function run() {
-  if (!state.share || state.follower || $("#run").disabled) return;
-  const { entry, chip, options } = state.share;
-  if ($("#notice").dataset.kind === "error") $("#notice").hidden = true;
+const runs = new RunControl(notices, {
+  setRunning,
+  event(kind, data, live) {
+    state.summary = phase(kind, data) ?? state.summary;
+    show({ ...live, summary: state.summary });
+  },
+  done(result) {
+    show(result);
+    state.editor.markLines(sourceMarks(result));
+  },
+  // No result will come: the notice says why, and the progress shown so far would only mislead.
+  failed: () => $("#result").replaceChildren(),
+});
+
+function run() {
+  if (!state.share || runs.busy) return;
   state.editor.clearMark();
-  setRunning(true);
-  state.live = { status: "running", summary: "Submitting…", cases: [] };
-  show(state.live);
-  let created;
-  try {
-    created = await api.createRun({ source: state.editor.getValue(), entry, chip, mode: "auto", options });
-  } catch (error) {
-    setRunning(false);
-    $("#result").replaceChildren();
-    showProblem(error, "The run was refused");
-    return;
-  }
-  state.follower = api.followRun(created, onRunEvent);
-}
-
-function onRunEvent(kind, data) {
-  if (kind === "done") return finish(data);
-  if (kind === "lost") {
-    state.follower = null;
-    setRunning(false);
-    notice("error", `Lost track of the run: ${data.message}`);
-    return;
-  }
-  if (kind === "case" && data.result) {
-    state.live.cases[data.index ?? state.live.cases.length] = data.result;
-    state.live.cases = state.live.cases.filter(Boolean);
-  }
-  state.live.summary = phase(kind, data) ?? state.live.summary;
-  show(state.live);
-}
-
-function finish(result) {
-  state.follower = null;
-  setRunning(false);
-  show(result);
-  const marked = $("#result .goto-line");
-  if (marked) state.editor.markLine(Number(marked.dataset.line), result.error?.message ?? "");
+  state.summary = "Submitting…";
+  show(liveResult([], state.summary));
+  runs.start(runRequest({ ...state.share, source: state.editor.getValue() }));
 }
 
 // -- start-up ------------------------------------------------------------------------------------
@@ -129,7 +95,7 @@ async function start() {
   try {
     [state.share, server] = await Promise.all([api.getShare(id), api.getVersion().catch(() => null)]);
   } catch (error) {
-    showProblem(error, "This shared kernel cannot be opened");
+    notices.problem(error, "This shared kernel cannot be opened");
     $("#embed-title").textContent = error.status === 404 ? "Shared kernel not found" : "Shared kernel not loaded";
   }
   const label = readOnly ? "Kernel source (read-only)" : "Kernel source";
@@ -151,7 +117,7 @@ async function start() {
 
 start()
   .catch((error) => {
-    notice("error", `The widget failed to start: ${error.message}`);
+    notices.show("error", `The widget failed to start: ${error.message}`);
     throw error;
   })
   .finally(() => {

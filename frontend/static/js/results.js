@@ -1,15 +1,17 @@
-// Renders a RunResult (see sandbox/protocol.py) as DOM. Every string from a run is text, never
-// markup. Fields may be missing or new (other parts of the playground grow the result): absent
-// ones are skipped, unknown ones are shown as JSON text under "More details".
+// Renders a RunResult (see sandbox/protocol.py) as DOM: status, error, outputs, timing, memory, and
+// the sections of the modules it gathers (cases.js, roofline.js, lowering.js). Every string from a
+// run is text, never markup. Fields may be missing or new (other parts of the playground grow the
+// result): absent ones are skipped, unknown ones are shown as JSON text under "More details".
 
-import { errorMap, memoryBar } from "./charts.js";
-import { compilerSection } from "./compiler.js";
+import { casesSection, errorMapsSection, mismatchSection, racesSection } from "./cases.js";
+import { memoryBar } from "./charts.js";
+import { h, section } from "./dom.js";
+import { bytes, count, isNum, num, ratio, seconds, shape } from "./format.js";
+import { loweringSection } from "./lowering.js";
+import { userLine } from "./marks.js";
 import { rooflineSection } from "./roofline.js";
-import { traceSummary } from "./traceview.js";
-import { h } from "./dom.js";
-import { bytes, count, isNum, num, percent, ratio, seconds, shape } from "./format.js";
+import { traceSummary } from "./trace.js";
 
-const USER_FILE = "kernel.py";
 const STATUS_TEXT = {
   passed: "passed",
   mismatch: "mismatch",
@@ -20,44 +22,15 @@ const STATUS_TEXT = {
   cancelled: "cancelled",
   running: "running",
 };
-const KNOWN_RESULT = new Set([
+// The fields of a RunResult and of one of its cases (RunResult and CaseResult in
+// sandbox/protocol.py) that this view shows in their own place; any other field is shown under
+// "More details". tests/e2e/test_js_units.py holds these lists to the dataclasses.
+export const RESULT_FIELDS = [
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
   "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace",
-]);
-const KNOWN_CASE = new Set(["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races"]);
-
-/** The line of the user's file an error points at (the innermost frame in kernel.py), or null. */
-export function userLine(error) {
-  if (!error) return null;
-  const frames = [...String(error.traceback || "").matchAll(/File "([^"]+)", line (\d+)/g)];
-  const mine = frames.filter((f) => f[1] === USER_FILE);
-  if (mine.length) return Number(mine[mine.length - 1][2]);
-  return frames.length ? null : (error.line ?? null);
-}
-
-/** The lines of the user's file a result points at: where it raised, where accesses raced. */
-export function sourceMarks(result) {
-  const marks = [];
-  const line = userLine(result.error);
-  if (line) marks.push({ line, kind: "error", message: `${result.error.type}: ${result.error.message}` });
-  if (result.lowering?.lowers === false && result.lowering.error?.line) {
-    const e = result.lowering.error;
-    marks.push({ line: e.line, kind: "error", message: `rejected by the TPU compiler: ${e.message}` });
-  }
-  for (const c of result.cases || []) {
-    for (const race of c.races || []) {
-      for (const a of race.accesses || []) {
-        if (a.file === USER_FILE && a.line) marks.push({ line: a.line, kind: "race", message: `data race: ${a.kind} of ${a.buffer} ${a.region} by ${a.by}` });
-      }
-    }
-  }
-  return marks;
-}
-
-function section(id, title, ...body) {
-  return h("section", { id, class: "result-section" }, h("h3", {}, title), ...body);
-}
+];
+export const CASE_FIELDS = ["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races"];
 
 function statusLine(result) {
   const status = result.status || "running";
@@ -88,149 +61,6 @@ function errorSection(error, onGoToLine) {
     error.traceback ? h("pre", { class: "traceback", id: "traceback" }, error.traceback) : null,
   );
 }
-
-function tolerance(t) {
-  return t ? `${num(t.rtol)} / ${num(t.atol)}` : "—";
-}
-
-function mismatches(o) {
-  if (!isNum(o.mismatch_count) || o.mismatch_count === 0) return count(o.mismatch_count);
-  return `${count(o.mismatch_count)} (${percent(o.mismatch_count, o.total)})`;
-}
-
-function verdict(passed, why = "") {
-  if (passed === true) return h("span", { class: "verdict", dataset: { passed: "true" } }, "pass");
-  if (passed === false) return h("span", { class: "verdict", dataset: { passed: "false" } }, why ? `fail (${why})` : "fail");
-  return h("span", { class: "verdict", dataset: { passed: "none" } }, "—");
-}
-
-/** A row's verdict: its output's, but a case that failed for another reason (a race) fails every row. */
-function rowPassed(c, o) {
-  if (!o) return c.passed;
-  return o.passed === false || c.passed === false ? false : o.passed;
-}
-
-function casesSection(cases) {
-  const rows = [];
-  cases.forEach((c, index) => {
-    const outputs = c.outputs?.length ? c.outputs : [null];
-    outputs.forEach((o) => {
-      rows.push(
-        h(
-          "tr",
-          { dataset: { case: index, output: o?.name ?? "", passed: String(rowPassed(c, o) ?? "none") } },
-          h("td", {}, verdict(rowPassed(c, o), o?.passed !== false && c.races?.length ? "race" : "")),
-          h("td", { class: "case-name" }, c.name || `case ${index + 1}`, outputs.length > 1 && o ? h("span", { class: "muted" }, ` · ${o.name}`) : null),
-          h("td", { class: "mono" }, `${shape(o?.shape ?? c.input_shapes?.[0])} ${o?.dtype || c.dtype || ""}`),
-          h("td", { class: "num mono" }, o ? num(o.max_abs_error) : "—"),
-          h("td", { class: "mono tol" }, tolerance(c.tolerance)),
-          h("td", { class: "num mono", title: o ? `${count(o.mismatch_count)} of ${count(o.total)} elements` : null }, o ? mismatches(o) : "—"),
-        ),
-      );
-    });
-  });
-  const notes = cases.filter((c) => c.note).map((c) => h("p", { class: "muted" }, `${c.name}: ${c.note}`));
-  return section(
-    "cases-section",
-    "Cases",
-    h(
-      "div",
-      { class: "table-wrap" },
-      h(
-        "table",
-        { id: "cases", class: "data" },
-        h("thead", {}, h("tr", {}, ["Result", "Case", "Output", "Max abs err", "rtol / atol", "Mismatches"].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, rows),
-      ),
-    ),
-    notes,
-  );
-}
-
-function mismatchDetails(c, o) {
-  const problems = [];
-  if (shape(o.shape) !== shape(o.expected_shape)) problems.push(`shape ${shape(o.shape)}, expected ${shape(o.expected_shape)}`);
-  if (o.dtype !== o.expected_dtype && o.expected_dtype) problems.push(`dtype ${o.dtype}, expected ${o.expected_dtype}`);
-  if (o.nan_parity === false) problems.push("NaN where the reference has none (or the reverse)");
-  if (o.inf_parity === false) problems.push("infinities do not match the reference");
-  if (o.note) problems.push(o.note);
-  const first = o.first_mismatches || [];
-  const table = first.length
-    ? h(
-        "table",
-        { class: "data mismatches" },
-        h("thead", {}, h("tr", {}, ["Index", "Got", "Expected"].map((t) => h("th", { scope: "col" }, t)))),
-        h(
-          "tbody",
-          {},
-          first.map((m) =>
-            h(
-              "tr",
-              { class: "mismatch", dataset: { index: JSON.stringify(m.index) } },
-              h("td", { class: "mono" }, `[${(m.index || []).join(", ")}]`),
-              h("td", { class: "num mono" }, num(m.got, 6)),
-              h("td", { class: "num mono" }, num(m.expected, 6)),
-            ),
-          ),
-        ),
-      )
-    : null;
-  return h(
-    "div",
-    { class: "mismatch-detail", dataset: { case: c.name, output: o.name } },
-    h("h4", {}, `${c.name} · ${o.name}: `, h("span", { class: "bad-text" }, `${count(o.mismatch_count)} of ${count(o.total)} elements differ`)),
-    problems.length ? h("ul", { class: "problems" }, problems.map((p) => h("li", {}, p))) : null,
-    first.length ? h("p", { class: "muted" }, `First ${first.length} mismatches:`) : null,
-    table,
-  );
-}
-
-function mismatchSection(cases) {
-  const failed = [];
-  for (const c of cases) for (const o of c.outputs || []) if (o.passed === false) failed.push(mismatchDetails(c, o));
-  return failed.length ? section("mismatch-section", "Mismatches", h("div", { class: "mismatch-grid" }, failed)) : null;
-}
-
-function access(a, onGoToLine) {
-  const where = a.file === USER_FILE && a.line ? h("button", { type: "button", class: "link goto-line", dataset: { line: a.line }, onclick: () => onGoToLine(a.line) }, `line ${a.line}`) : null;
-  return h("li", { class: "race-access", dataset: { kind: a.kind } }, `${a.kind} of ${a.buffer} ${a.region} by ${a.by}`, a.function ? ` in ${a.function}` : "", where ? " at " : "", where);
-}
-
-function racesSection(cases, onGoToLine) {
-  const items = [];
-  for (const c of cases) {
-    for (const race of c.races || []) {
-      items.push(
-        h(
-          "div",
-          { class: "race", dataset: { case: c.name } },
-          h("h4", {}, `${c.name}: `, h("span", { class: "bad-text" }, race.summary || "data race")),
-          h("ul", { class: "problems" }, (race.accesses || []).map((a) => access(a, onGoToLine))),
-          race.text ? h("details", {}, h("summary", {}, "The race detector's report"), h("pre", { class: "output" }, race.text)) : null,
-        ),
-      );
-    }
-  }
-  return items.length ? section("races-section", "Data races", items) : null;
-}
-
-function errorMapsSection(cases) {
-  const maps = [];
-  for (const c of cases) {
-    for (const o of c.outputs || []) {
-      if (Array.isArray(o.error_map) && o.error_map.length) maps.push(errorMap(o.error_map, `${c.name} · ${o.name}`));
-    }
-  }
-  if (!maps.length) return null;
-  return section(
-    "maps-section",
-    "Error maps",
-    h("p", { class: "muted legend" }, "Per block: the worst element's error as a multiple of its tolerance. ",
-      h("span", { class: "swatch ok" }), " within · ", h("span", { class: "swatch bad" }), " over · ", h("span", { class: "swatch nan" }), " NaN/Inf"),
-    h("div", { class: "maps" }, maps),
-  );
-}
-
 function outputsSection(outputs) {
   return section(
     "outputs-section",
@@ -329,11 +159,11 @@ function streamsSection(result) {
 function extrasSection(result) {
   const extras = [];
   for (const [key, value] of Object.entries(result)) {
-    if (!KNOWN_RESULT.has(key) && value !== null && value !== undefined) extras.push([key, value]);
+    if (!RESULT_FIELDS.includes(key) && value !== null && value !== undefined) extras.push([key, value]);
   }
   (result.cases || []).forEach((c) => {
     for (const [key, value] of Object.entries(c)) {
-      if (!KNOWN_CASE.has(key) && value !== null && value !== undefined) extras.push([`${c.name} · ${key}`, value]);
+      if (!CASE_FIELDS.includes(key) && value !== null && value !== undefined) extras.push([`${c.name} · ${key}`, value]);
     }
   });
   if (!extras.length) return null;
@@ -394,7 +224,7 @@ export function renderResult(root, result, ctx) {
       result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
       rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip),
-      compilerSection(result, ctx),
+      loweringSection(result, ctx),
       extrasSection(result),
       footer(result),
     ].filter(Boolean),

@@ -31,7 +31,7 @@ function verdictText(report) {
 }
 
 /** The "TPU compiler" section of a result: verdict, warnings, per-chip table, the all-chips button. */
-export function compilerSection(result, { onGoToLine, onCheckAllChips, chips }) {
+export function loweringSection(result, { onGoToLine, onCheckAllChips, chips }) {
   const report = result.lowering;
   const warnings = result.chip_warnings || [];
   if (!report && !warnings.length) return null;

@@ -34,8 +34,11 @@ function card(entry, onPick) {
   );
 }
 
-/** Fill the catalog dialog. `onPick(slug | null)`; null is scratch mode. */
-export function renderCatalog(root, entries, onPick) {
+/**
+ * Fill the catalog dialog. `chips`: the names of every chip the server offers (a scratch file may
+ * target any); `onPick(slug | null)`, where null is scratch mode.
+ */
+export function renderCatalog(root, entries, chips, onPick) {
   const levels = [...LEVELS, ...new Set(entries.map((e) => e.level).filter((l) => !LEVELS.includes(l)))];
   const groups = levels
     .map((level) => [level, entries.filter((e) => e.level === level)])
@@ -50,7 +53,7 @@ export function renderCatalog(root, entries, onPick) {
     h(
       "ul",
       { class: "cards" },
-      card({ slug: "", title: "Scratch file", summary: "Any kernel, with your own inputs and reference.", concepts: [], chips: ["v5e", "v5p", "v6e", "tpu7x"] }, () => onPick(null)),
+      card({ slug: "", title: "Scratch file", summary: "Any kernel, with your own inputs and reference.", concepts: [], chips }, () => onPick(null)),
     ),
   );
   const concepts = [...new Set(entries.flatMap((e) => e.concepts || []))].sort((a, b) => a.localeCompare(b));

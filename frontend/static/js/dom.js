@@ -35,4 +35,9 @@ export function fill(el, ...children) {
   return build(el, {}, children);
 }
 
+/** A titled part of a result view (the Results tab, the embed): a section with an h3 heading. */
+export function section(id, title, ...body) {
+  return h("section", { id, class: "result-section" }, h("h3", {}, title), ...body);
+}
+
 export const $ = (selector, root = document) => root.querySelector(selector);
