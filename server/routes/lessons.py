@@ -15,7 +15,7 @@ from server import versions
 from server.deps import CatalogDep, LessonsDep, SettingsDep, SharesDep, VersionsDep
 from server.editor_state import check_editor_state, iso_utc
 from server.lessons import NOTE_BYTES, Lesson, LessonRecord, LessonStep
-from server.problems import ProblemError
+from server.problems import ProblemError, problem_responses
 from server.schemas import (
     LessonCreate,
     LessonCreated,
@@ -27,14 +27,19 @@ from server.schemas import (
 from server.settings import Settings
 from server.shares import ShareStore
 
-router = APIRouter(prefix="/api/lessons", tags=["lessons"])
+router = APIRouter(prefix="/api/lessons", tags=["lessons"], responses=problem_responses(400, 404, 413, 422))
 
 
 def lesson_url(lesson_id: str) -> str:
     return f"/l/{lesson_id}"
 
 
-@router.post("", status_code=201, response_model=LessonCreated)
+@router.post(
+    "",
+    status_code=201,
+    response_model=LessonCreated,
+    responses={200: {"model": LessonCreated, "description": "Saved before: the same id"}},
+)
 def create_lesson(
     body: LessonCreate,
     store: LessonsDep,
