@@ -136,12 +136,14 @@ def test_outer_jail_mounts_nothing_of_the_server(tmp_path):
     assert args[args.index("--cap-drop") + 1] == "ALL"
 
 
-def test_outer_jail_passes_only_tpu_device_nodes(monkeypatch, tmp_path):
+def test_outer_jail_passes_only_the_chip_slots_device_nodes(tmp_path):
     from sandbox.jail import outer
 
-    monkeypatch.setattr(
-        outer.glob, "glob", lambda p: {"/dev/accel*": ["/dev/accel0", "/dev/accel1"]}.get(p, [])
-    )
-    args = outer.bwrap_args(Runtime(prefix=tmp_path), tmp_path, 9)
+    nodes = ["/dev/vfio/vfio", "/dev/vfio/17", "/dev/vfio/vfio", "/dev/vfio/19"]
+    args = outer.bwrap_args(Runtime(prefix=tmp_path), tmp_path, 9, nodes)
     binds = [args[i + 1] for i, a in enumerate(args) if a == "--dev-bind"]
-    assert binds == ["/dev/accel0", "/dev/accel1"]
+    assert binds == ["/dev/vfio/17", "/dev/vfio/19", "/dev/vfio/vfio"]
+    # made before the binds, traversable: bwrap would make a missing parent 0700, closed to slot uids
+    folder = args.index("/dev/vfio")
+    assert args[folder - 3 : folder] == ["--perms", "0755", "--dir"] and folder < args.index("--dev-bind")
+    assert "--dev-bind" not in outer.bwrap_args(Runtime(prefix=tmp_path), tmp_path, 9)

@@ -157,3 +157,39 @@ def test_every_offered_chip_has_a_generation_and_real_device_kinds():
 def test_cpu_share(cpus, index, count, share):
     assert cpu_share(cpus, index, count) == share
 
+
+def test_a_native_run_on_another_chip_is_refused_by_the_real_name():
+    from sandbox.harness.target import TargetError, _check_chip
+
+    _check_chip("v6e", "TPU v6 lite")
+    with pytest.raises(TargetError) as caught:
+        _check_chip("v5e", "TPU v6 lite")
+    assert str(caught.value) == (
+        "this host's TPU is a TPU v6 lite (v6e), not a v5e: choose v6e to run natively, "
+        "or mode 'interpret' to simulate a v5e on the CPU"
+    )
+
+
+def test_a_chip_slot_job_gets_room_for_libtpus_threads():
+    from sandbox.limits import TPU_PROCESSES, default_limits, for_tpu
+
+    limits = default_limits()
+    assert for_tpu(limits).processes == TPU_PROCESSES > limits.processes
+    assert for_tpu(limits).memory_bytes == limits.memory_bytes
+
+
+def test_a_runner_that_cannot_pin_memory_or_lacks_a_node_is_refused(tmp_path, monkeypatch):
+    import resource
+
+    from sandbox.jail import probe
+
+    fake_host(tmp_path, PCI_IDS["v6e"], 8)
+    slots = plan_slots(host_at(tmp_path))
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (8 << 20, 8 << 20))  # Docker's default
+    (tmp_path / "dev/vfio/19").unlink()
+    problems = probe._tpu_problems(slots)
+    assert problems[0].startswith("RLIMIT_MEMLOCK is 8388608 bytes") and "--ulimit memlock=-1" in problems[0]
+    assert problems[1] == f"TPU device nodes missing here: {tmp_path}/dev/vfio/19 (pass them to the runner)"
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (resource.RLIM_INFINITY,) * 2)
+    (tmp_path / "dev/vfio/19").touch()
+    assert probe._tpu_problems(slots) == []
