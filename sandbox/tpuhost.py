@@ -114,8 +114,32 @@ class TpuHostError(RuntimeError):
 
 def discover(sys_root: str = "/sys", dev_root: str = "/dev") -> TpuHost | None:
     """This host's TPU chips from sysfs, or None on a host without any. Roots are for tests."""
+    found = _pci_chips(Path(sys_root))
+    if not found:
+        return None
+    generation = found[0][1]
+    accel = _accel_nodes(Path(sys_root), dev_root)
+    chips, styles = [], set()
+    for address, _ in found:
+        nodes, style = _chip_nodes(Path(sys_root), dev_root, address, accel, generation.device_style)
+        chips.append(TpuChip(address, nodes))
+        styles.add(style)
+    if len(styles) > 1:
+        raise TpuHostError("some chips have accel nodes and others VFIO groups")
+    return TpuHost(generation, tuple(chips), styles.pop(), dev_root)
+
+
+def host_chip(sys_root: str = "/sys") -> Chip | None:
+    """The chip of this host's TPUs from their PCI ids alone (no device node needed: a web server's
+    container sees /sys but not the chips); None on a host without any."""
+    found = _pci_chips(Path(sys_root))
+    return found[0][1].chip if found else None
+
+
+def _pci_chips(sys_root: Path) -> list[tuple[str, Generation]]:
+    """(PCI address, generation) of every TPU chip, in address order; all of one generation."""
     found: list[tuple[str, Generation]] = []
-    for device in sorted(Path(sys_root, "bus/pci/devices").glob("*")):
+    for device in sorted((sys_root / "bus/pci/devices").glob("*")):
         if _read(device / "vendor") != GOOGLE_PCI_VENDOR:
             continue
         generation = BY_PCI_ID.get(_read(device / "device"))
@@ -126,21 +150,10 @@ def discover(sys_root: str = "/sys", dev_root: str = "/dev") -> TpuHost | None:
                 + ", ".join(f"{g.chip} ({g.pci_device_id})" for g in GENERATIONS)
             )
         found.append((device.name, generation))
-    if not found:
-        return None
-    generations = {g for _, g in found}
+    generations = {g.chip for _, g in found}
     if len(generations) > 1:
-        raise TpuHostError(f"chips of several generations on one host: {sorted(g.chip for g in generations)}")
-    (generation,) = generations
-    accel = _accel_nodes(Path(sys_root), dev_root)
-    chips, styles = [], set()
-    for address, _ in found:
-        nodes, style = _chip_nodes(Path(sys_root), dev_root, address, accel, generation.device_style)
-        chips.append(TpuChip(address, nodes))
-        styles.add(style)
-    if len(styles) > 1:
-        raise TpuHostError("some chips have accel nodes and others VFIO groups")
-    return TpuHost(generation, tuple(chips), styles.pop(), dev_root)
+        raise TpuHostError(f"chips of several generations on one host: {sorted(generations)}")
+    return found
 
 
 def _chip_nodes(

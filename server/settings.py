@@ -120,9 +120,9 @@ class Settings(BaseSettings):
         if self.tpu != "auto":
             return self.tpu != "no"
         try:
-            return tpuhost.discover() is not None
+            return tpuhost.host_chip() is not None
         except tpuhost.TpuHostError:
-            return True  # chips the runner cannot use: it says why, per run
+            return True  # chips of a kind this playground does not know: the runner says why
 
     def tpu_chip(self) -> Chip | None:
         """This host's TPU chip, when known: a native run on another chip is refused up front."""
@@ -131,7 +131,6 @@ class Settings(BaseSettings):
         if self.tpu != "auto":
             return None
         try:
-            host = tpuhost.discover()
+            return tpuhost.host_chip()
         except tpuhost.TpuHostError:
             return None
-        return host.generation.chip if host is not None else None

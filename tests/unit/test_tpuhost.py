@@ -193,3 +193,14 @@ def test_a_runner_that_cannot_pin_memory_or_lacks_a_node_is_refused(tmp_path, mo
     monkeypatch.setattr(resource, "getrlimit", lambda _: (resource.RLIM_INFINITY,) * 2)
     (tmp_path / "dev/vfio/19").touch()
     assert probe._tpu_problems(slots) == []
+
+
+def test_the_chip_is_known_from_pci_ids_where_the_nodes_are_not(tmp_path):
+    from sandbox.tpuhost import host_chip
+
+    fake_host(tmp_path, PCI_IDS["v6e"], 8)
+    for node in (tmp_path / "dev/vfio").iterdir():
+        node.unlink()  # a web server's container: /sys is there, the chips are the runner's
+    assert host_chip(str(tmp_path / "sys")) == "v6e"
+    with pytest.raises(TpuHostError, match="but .*/dev/vfio/17 is absent"):
+        host_at(tmp_path)
