@@ -103,6 +103,18 @@ def test_detect_pure_v2_uses_it_for_everything(tmp_path):
     assert layout.memory is not None and layout.memory.here == root / "system.slice/playground.service"
 
 
+def test_a_v2_runner_in_its_supervisor_leaf_makes_pools_beside_it(tmp_path):
+    # v2 enables controllers below a cgroup only while no process lives in it: the runner sits in a
+    # leaf `supervisor`, and its pools go in the (process-free) delegated cgroup above it.
+    root = tmp_path / "cg"
+    (root / "runner.service" / "supervisor").mkdir(parents=True)
+    (root / "runner.service" / "cgroup.controllers").write_text("cpu memory pids\n")
+    mounts = f"30 23 0:27 / {root} rw,relatime - cgroup2 cgroup2 rw\n"
+    layout = cgroup_layout.detect(*write(tmp_path, mounts, "0::/runner.service/supervisor\n"))
+    assert layout.memory is not None and layout.memory.here == root / "runner.service"
+    assert layout.memory.controllers == {"cpu", "memory", "pids"}
+
+
 def test_detect_v1_without_unified_kills_by_signal(tmp_path):
     mounts = "\n".join(line for line in HYBRID_MOUNTS.splitlines() if "cgroup2" not in line) + "\n"
     layout = cgroup_layout.detect(*write(tmp_path, mounts, HYBRID_CGROUP.replace("0::/\n", "")))
