@@ -202,5 +202,17 @@ def test_the_chip_is_known_from_pci_ids_where_the_nodes_are_not(tmp_path):
     for node in (tmp_path / "dev/vfio").iterdir():
         node.unlink()  # a web server's container: /sys is there, the chips are the runner's
     assert host_chip(str(tmp_path / "sys")) == "v6e"
-    with pytest.raises(TpuHostError, match="but .*/dev/vfio/17 is absent"):
+    with pytest.raises(TpuHostError, match=r"but .*/dev/vfio/17 is absent"):
         host_at(tmp_path)
+
+
+def test_the_tpu_command_shows_each_slots_nodes_and_environment(tmp_path, monkeypatch, capsys):
+    import sandbox.__main__ as cli
+
+    fake_host(tmp_path, PCI_IDS["v5e"], 8)
+    monkeypatch.setattr(cli, "discover", lambda: host_at(tmp_path))
+    assert cli.main(["tpu", "--chips-per-slot", "4"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("v5litepod-8: 8 v5e chips, vfio nodes\n  chip 0: 0000:00:04.0 ")
+    assert "slot 1: v5e chips 4,5,6,7 of a v5litepod-8; nodes " in out
+    assert "  TPU_VISIBLE_CHIPS=4,5,6,7\n" in out and "  TPU_PROCESS_PORT=8477\n" in out
