@@ -32,7 +32,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--entry", help="catalog entry slug to check against")
     run.add_argument("--chip", choices=CHIPS, default="v5p")
     run.add_argument("--mode", choices=("auto", "interpret", "tpu"), default="auto")
-    run.add_argument("--backend", choices=backend_names(), default="local")
+    run.add_argument(
+        "--backend",
+        default="local",
+        type=_backend_name,
+        help=f"{', '.join(backend_names())}, or remote:SOCKET (a running job-runner service)",
+    )
     run.add_argument(
         "--detect-races",
         action=argparse.BooleanOptionalAction,
@@ -72,6 +77,12 @@ def parser() -> argparse.ArgumentParser:
     tpu = sub.add_parser("tpu", help="this host's TPU chips and the job runner's chip slots")
     tpu.add_argument("--chips-per-slot", type=int, default=1)
     return p
+
+
+def _backend_name(name: str) -> str:
+    if name in backend_names() or name.startswith("remote:"):
+        return name
+    raise argparse.ArgumentTypeError(f"not a backend: {name!r}")
 
 
 def show_tpu(chips_per_slot: int) -> int:
