@@ -121,7 +121,7 @@ def _backend(args: argparse.Namespace) -> Backend:
         raise SystemExit(f"job runner: {exc}") from exc
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sandbox.backends.service", description=__doc__.splitlines()[0]
     )
@@ -141,7 +141,11 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="uid allowed to submit jobs (repeatable; default: this process's uid)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     service = Service(_backend(args), args.socket, set(args.allow_uid) or {os.getuid()}, args.socket_group)
     try:
