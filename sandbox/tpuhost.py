@@ -24,6 +24,7 @@ Sources for the table (re-check on hardware; none of it could be measured here):
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +130,7 @@ def discover(sys_root: str = "/sys", dev_root: str = "/dev") -> TpuHost | None:
     return TpuHost(generation, tuple(chips), styles.pop(), dev_root)
 
 
+@functools.cache  # asked per run request; chips do not come and go under a running server
 def host_chip(sys_root: str = "/sys") -> Chip | None:
     """The chip of this host's TPUs from their PCI ids alone (no device node needed: a web server's
     container sees /sys but not the chips); None on a host without any."""

@@ -216,3 +216,24 @@ def test_the_tpu_command_shows_each_slots_nodes_and_environment(tmp_path, monkey
     assert out.startswith("v5litepod-8: 8 v5e chips, vfio nodes\n  chip 0: 0000:00:04.0 ")
     assert "slot 1: v5e chips 4,5,6,7 of a v5litepod-8; nodes " in out
     assert "  TPU_VISIBLE_CHIPS=4,5,6,7\n" in out and "  TPU_PROCESS_PORT=8477\n" in out
+
+
+def test_a_job_runtime_without_libtpu_is_refused_on_a_tpu_host(tmp_path):
+    from importlib.metadata import version
+
+    from sandbox.jail.runtime import Runtime
+
+    runtime = Runtime(tmp_path)
+    runtime.python.parent.mkdir(parents=True)
+    runtime.python.touch()
+    (tmp_path / ".installed").touch()
+    runtime.site_packages.mkdir(parents=True)
+    for dist in ("jax", "jaxlib"):
+        (runtime.site_packages / f"{dist}-{version(dist)}.dist-info").mkdir()
+    assert runtime.problem() is None
+    assert runtime.problem(tpu=True) == (
+        f"this host has TPU chips, but the job runtime at {tmp_path} has no libtpu "
+        "(run scripts/install-job-runtime --extra tpu)"
+    )
+    (runtime.site_packages / "libtpu-0.0.50.1.dist-info").mkdir()
+    assert runtime.problem(tpu=True) is None
