@@ -282,17 +282,16 @@ def _timeout_progress(facts: _Facts) -> str:
     steps, dmas, seconds = p.grid_steps, p.dmas, p.seconds
     ops = p.ref_ops + p.semaphore_ops + p.block_copies
     what = "running the kernel" if p.phase == "kernel" else "timing the kernel"
-    done = [
-        f"{steps:,} grid steps" if steps else "",
-        f"{dmas:,} DMAs" if dmas else "",
-        f"{ops:,} ref and semaphore operations",
-    ]
+    if not (steps or dmas or ops):
+        return f"while compiling and starting the kernel (case {p.case!r}): no step had run {seconds:.1f} s into it"
+    done = [f"{steps:,} grid steps" if steps else "", f"{dmas:,} DMAs" if dmas else ""]
+    done.append(f"{ops:,} ref and semaphore operations")
     unit, count = ("grid step", steps) if steps else (("DMA", dmas) if dmas else ("operation", ops))
-    cost = f", about {seconds / count * 1e3:.3g} ms per {unit}" if count else ""
     return (
-        f"while {what} (case {p.case!r}): {', '.join(d for d in done if d)} in {seconds:.1f} s{cost}. "
-        "Interpret mode runs every ref access, DMA and semaphore operation as a host callback of about "
-        "1–2 ms, so the run time grows with the number of steps: bigger blocks mean fewer steps"
+        f"while {what} (case {p.case!r}): {', '.join(d for d in done if d)} in {seconds:.1f} s, "
+        f"about {seconds / count * 1e3:.3g} ms per {unit}. Interpret mode runs every ref access, DMA "
+        "and semaphore operation as a host callback of about 1–2 ms, so the run time grows with the "
+        "number of steps: bigger blocks mean fewer steps"
     )
 
 

@@ -124,6 +124,14 @@ def test_a_pipeline_that_times_out_is_costed_per_dma():
     assert "500 DMAs, 100 ref and semaphore operations in 55.0 s, about 110 ms per DMA" in summary
 
 
+def test_a_timeout_while_compiling_says_nothing_had_run():
+    summary = classify(JOB, execution(progress(seconds=4.0), timed_out=True)).summary
+    assert summary == (
+        "timeout: stopped after the 60 s wall-clock limit while compiling and starting the kernel "
+        "(case 'scratch'): no step had run 4.0 s into it"
+    )
+
+
 def test_a_timeout_before_any_kernel_ran_keeps_the_old_wording():
     summary = classify(JOB, execution(timed_out=True)).summary
     assert summary == "timeout: stopped after the 60 s wall-clock limit (user code was running)"

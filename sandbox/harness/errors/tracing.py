@@ -359,7 +359,16 @@ def _limitation(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     return Message(root.type, text, limitation=True)
 
 
+def _syntax(root: Root, exc: BaseException, scene: Scene) -> Message | None:
+    if not isinstance(exc, SyntaxError):
+        return None
+    return Message(
+        type(exc).__name__, f"this line is not valid Python ({exc.msg}), so the file could not be run"
+    )
+
+
 RULES: tuple[Rule, ...] = (
+    _syntax,
     _limitation,
     _block_rank,
     _index_map_returns,

@@ -24,7 +24,7 @@ from typing import Any
 from sandbox.harness.monitor.source import Location
 
 POLL_SECONDS = 0.1
-STABLE_SECONDS = 0.5
+STABLE_SECONDS = 0.25
 
 Core = tuple[int, int]  # (device, core)
 
