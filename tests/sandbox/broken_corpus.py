@@ -62,9 +62,9 @@ CORPUS: tuple[Broken, ...] = (
         "block_rank_mismatch",
         ERROR,
         (
-            "error in kernel: ValueError: the BlockSpec for input 1 has a 1-dimensional block (128,) for "
-            "an array of shape (256, 128): give one block size per array dimension (None or pl.Squeezed() "
-            "drops a dimension from the kernel's ref) (line 24)"
+            "error in kernel: ValueError: the BlockSpec for `x_ref` (input 1, f32[256, 128]) has a "
+            "1-dimensional block (128,) for an array of shape (256, 128): give one block size per array "
+            "dimension (None or pl.Squeezed() drops a dimension from the kernel's ref) (line 24)"
         ),
     ),
     Broken(
@@ -107,17 +107,18 @@ CORPUS: tuple[Broken, ...] = (
         "index_map_too_few_indices",
         ERROR,
         (
-            "error in kernel: ValueError: the index map for input 1 returns 1 block index, but its block "
-            "has 2 dimensions: return one block index per block dimension, e.g. `lambda i: (i, 0)` (line "
-            "24)"
+            "error in kernel: ValueError: the index map for `x_ref` (input 1, f32[256, 128]) returns 1 "
+            "block index, but its block has 2 dimensions: return one block index per block dimension, "
+            "e.g. `lambda i: (i, 0)` (line 24)"
         ),
     ),
     Broken(
         "index_map_wrong_arity",
         ERROR,
         (
-            "error in kernel: TypeError: the index map takes 2 arguments but is called with 3: it gets "
-            "one index per grid axis (this grid has 3), followed by any scalar-prefetch refs (line 39)"
+            "error in kernel: TypeError: the index map for `o_ref` (output 1, f32[256, 256]) takes 2 "
+            "arguments but is called with 3: it gets one index per grid axis (this grid has 3), followed "
+            "by any scalar-prefetch refs (line 39)"
         ),
     ),
     Broken(
@@ -205,9 +206,9 @@ CORPUS: tuple[Broken, ...] = (
         "read_hbm_ref_directly",
         ERROR,
         (
-            "error in kernel: ValueError: this line reads a ref that lives in HBM (pl.kernel's operands "
-            "and pl.ANY / pltpu.HBM refs do), which a kernel cannot index directly: copy the part you "
-            "need into VMEM with `pltpu.sync_copy(hbm_ref, vmem_ref)` (or `pltpu.async_copy` and "
+            "error in kernel: ValueError: this line reads `x_hbm`, a ref that lives in HBM (pl.kernel's "
+            "operands and pl.ANY / pltpu.HBM refs do), which a kernel cannot index directly: copy the "
+            "part you need into VMEM with `pltpu.sync_copy(hbm_ref, vmem_ref)` (or `pltpu.async_copy` and "
             "`.wait()`), or let emit_pipeline or a BlockSpec bring blocks in (line 17); rejected by the "
             "TPU compiler for v5p"
         ),
@@ -287,17 +288,17 @@ CORPUS: tuple[Broken, ...] = (
         "store_wrong_dtype",
         ERROR,
         (
-            "error in kernel: TypeError: this line stores float32 values into a bfloat16 ref: cast the "
-            "value first, e.g. `o_ref[...] = value.astype(o_ref.dtype)` (line 17)"
+            "error in kernel: TypeError: this line stores float32 values into `o_ref`, a bfloat16 ref: "
+            "cast the value first, e.g. `o_ref[...] = value.astype(o_ref.dtype)` (line 17)"
         ),
     ),
     Broken(
         "store_wrong_shape",
         ERROR,
         (
-            "error in kernel: ValueError: this line stores a value of shape (128, 64) into a ref region "
-            "of shape (128, 128): a store needs a value of exactly that shape (stores do not broadcast) "
-            "(line 16)"
+            "error in kernel: ValueError: this line stores a value of shape (128, 64) into a region of "
+            "`o_ref` of shape (128, 128): a store needs a value of exactly that shape (stores do not "
+            "broadcast) (line 16)"
         ),
     ),
     Broken(
@@ -313,7 +314,8 @@ CORPUS: tuple[Broken, ...] = (
         "syntax_error",
         ERROR,
         (
-            "error in import: SyntaxError: this line is not valid Python (expected ':'), so the file could not be run (line 6)"
+            "error in import: SyntaxError: this line is not valid Python (expected ':'), so the file "
+            "could not be run (line 6)"
         ),
     ),
     Broken(

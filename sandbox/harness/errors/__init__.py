@@ -3,8 +3,9 @@
 translate.py  the one entry: root exception → rules → ErrorInfo (user) + log text (server)
 rules.py      failures while a kernel runs: blocks and DMAs out of bounds, revisited blocks,
               deadlocks, DMAs left in flight, semaphores left non-zero
-tracing.py    what JAX raises while building a kernel (BlockSpecs, index maps, stores, meshes),
-              and the known limitations of interpret mode
+specs.py      BlockSpec mistakes JAX finds while building a kernel, and the TPU's tiling rule
+tracing.py    the rest of what JAX raises while building a kernel (stores, refs, grids, meshes,
+              names) and the known limitations of interpret mode
 locate.py     the line of a call's argument (`ast`), objects JAX held when it raised
 clean.py      no internal paths, no JAX_TRACEBACK_FILTERING advice
 """

@@ -36,6 +36,20 @@ def keyword_line(file: str, line: int, keyword: str) -> int | None:
     return None
 
 
+def subscripted(file: str, line: int, store: bool) -> str | None:
+    """The name indexed on `line` (`o_ref` of `o_ref[...] = v`; with `store` False, a read like `x[...]`)."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)))
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+            continue
+        if node.lineno == line and isinstance(node.ctx, ast.Store) == store:
+            return node.value.id
+    return None
+
+
 def frames(exc: BaseException) -> list[types.FrameType]:
     """The frames of `exc`'s traceback, outermost first."""
     found = []

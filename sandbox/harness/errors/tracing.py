@@ -14,10 +14,9 @@ import math
 import re
 from collections.abc import Callable
 
-from sandbox.harness.errors import locate
+from sandbox.harness.errors import locate, specs
 from sandbox.harness.errors.facts import Message, Root, Scene, user_frames
-from sandbox.harness.monitor.book import Operand
-from sandbox.harness.monitor.source import Location, location_of_function
+from sandbox.harness.monitor.source import Location
 
 Rule = Callable[[Root, BaseException, Scene], "Message | None"]
 
@@ -28,152 +27,6 @@ def message(root: Root, exc: BaseException, scene: Scene) -> Message | None:
         if found is not None:
             return found
     return None
-
-
-# -- BlockSpecs and index maps --------------------------------------------------------------------
-
-_BLOCK_RANK = re.compile(
-    r"Block shape for (?P<origin>\S+) \(= \((?P<block>.*)\)\) must have the same number of dimensions "
-    r"as the array shape \((?P<array>[^)]*)\)"
-)
-_INDEX_MAP_RETURNS = re.compile(
-    r"Index map function .+? at (?P<file>[^\s:]+):(?P<line>\d+) for (?P<origin>\S+) must return "
-    r"(?P<want>\d+) values.*Currently returning (?P<got>\d+) values",
-    re.S,
-)
-_TAKES = re.compile(
-    r"(?P<fn>[\w.<>]+)\(\) takes (?P<want>\d+) positional arguments? but (?P<got>\d+) (?:were|was) given"
-)
-_TILING = re.compile(
-    r"last two dimensions of your block shape are divisible by 8 and 128.*?Block spec for (?P<origin>\S+) in "
-    r"pallas_call (?P<kernel>\S+) at .*? has block shape \((?P<block>.*?)\), array shape \((?P<array>[^)]*)\)",
-    re.S,
-)
-_BLOCKED = re.compile(r"Blocked\(block_size=(\d+)\)|Squeezed\(\)|None")
-
-
-def _block_rank(root: Root, exc: BaseException, scene: Scene) -> Message | None:
-    match = _BLOCK_RANK.search(root.message)
-    if match is None:
-        return None
-    block = _block_dims(match["block"])
-    array = _dims(match["array"])
-    text = (
-        f"the BlockSpec for {_origin(match['origin'])} has a {len(block)}-dimensional block {_shape(block)} "
-        f"for an array of shape {_shape(array)}: give one block size per array dimension "
-        "(None or pl.Squeezed() drops a dimension from the kernel's ref)"
-    )
-    return Message("ValueError", text, _block_spec_location(root, scene))
-
-
-def _index_map_returns(root: Root, exc: BaseException, scene: Scene) -> Message | None:
-    match = _INDEX_MAP_RETURNS.search(root.message)
-    if match is None:
-        return None
-    got, want = int(match["got"]), int(match["want"])
-    text = (
-        f"the index map for {_origin(match['origin'])} returns {got} block "
-        f"ind{'ex' if got == 1 else 'ices'}, but its block has {want} dimensions: return one block "
-        f"index per block dimension, e.g. `lambda i: (i, {', '.join(['0'] * (want - 1))})`"
-    )
-    location = Location(match["file"], int(match["line"])) if match["file"] in scene.files else None
-    return Message("ValueError", text, location or _block_spec_location(root, scene))
-
-
-def _arity(root: Root, exc: BaseException, scene: Scene) -> Message | None:
-    match = _TAKES.search(root.message) if root.type == "TypeError" else None
-    if match is None:
-        return None
-    want, got = int(match["want"]), int(match["got"])
-    spec = locate.frame_local(root.exception, "block_spec")
-    if spec is not None and ("<lambda>" in match["fn"] or _is_index_map(spec, match["fn"])):
-        grid = locate.frame_local(root.exception, "grid") or ()
-        text = (
-            f"the index map takes {want} argument{'s' if want != 1 else ''} but is called with {got}: it gets "
-            f"one index per grid axis (this grid has {len(grid)}), followed by any scalar-prefetch refs"
-        )
-        return Message("TypeError", text, location_of_function(getattr(spec, "index_map", None), scene.files))
-    body = locate.frame_local(root.exception, "kernel")
-    name = match["fn"].rsplit(".", 1)[-1]
-    if body is not None and getattr(getattr(body, "func", body), "__name__", None) == name:
-        text = (
-            f"the kernel body `{name}` takes {want} ref{'s' if want != 1 else ''}, but pallas_call passes {got}: "
-            "one per scalar-prefetch operand, input, output and scratch buffer, in that order "
-            "(each scratch_shapes entry adds a ref at the end)"
-        )
-        return Message("TypeError", text, location_of_function(getattr(body, "func", body), scene.files))
-    where = locate.function_named(root.exception, name, scene.files)
-    if where is None:
-        return None
-    return Message(
-        "TypeError", f"`{name}` (line {where.line}) takes {want} argument(s) but is called with {got}", where
-    )
-
-
-def _is_index_map(spec: object, fn: str) -> bool:
-    index_map = getattr(spec, "index_map", None)
-    return getattr(index_map, "__name__", None) == fn.rsplit(".", 1)[-1]
-
-
-def _tiling(root: Root, exc: BaseException, scene: Scene) -> Message | None:
-    match = _TILING.search(root.message)
-    if match is None:
-        return None
-    block, array = _block_dims(match["block"]), _dims(match["array"])
-    operand = _operand(match["origin"], match["kernel"], scene)
-    what = operand.describe() if operand else _origin(match["origin"])
-    text = (
-        f"the TPU compiler needs the last two block dimensions to be multiples of 8 and 128, or the "
-        f"whole array dimension: the BlockSpec for {what} has block {_shape(block)} on an array of "
-        f"{_shape(array)}. Choose block sizes like (8k, 128m), or take the whole dimension"
-    )
-    return Message("ValueError", text, operand.index_map if operand else None)
-
-
-def _block_spec_location(root: Root, scene: Scene) -> Location | None:
-    spec = locate.frame_local(root.exception, "block_spec")
-    return location_of_function(getattr(spec, "index_map", None), scene.files)
-
-
-def _operand(origin: str, kernel: str, scene: Scene) -> Operand | None:
-    """`args[1]` of kernel `double_kernel`, from the operands of its simulated run."""
-    book_kernel = scene.monitor.book.last_kernel if scene.monitor else None
-    if book_kernel is None or book_kernel.name != kernel.rsplit(".", 1)[-1]:
-        return None
-    match = re.fullmatch(r"args\[(\d+)\]", origin)
-    blocked = [o for o in book_kernel.operands if o.role in ("input", "input and output", "output")]
-    if match:
-        inputs = [o for o in blocked if o.role != "output"]
-        index = int(match[1])
-        return inputs[index] if index < len(inputs) else None
-    outputs = [o for o in blocked if o.role == "output"]
-    found = re.search(r"(\d+)", origin)
-    index = int(found[1]) if found else 0
-    return outputs[index] if index < len(outputs) else None
-
-
-def _origin(origin: str) -> str:
-    match = re.fullmatch(r"args\[(\d+)\]", origin)
-    if match:
-        return f"input {int(match[1]) + 1}"
-    if origin.startswith("out"):
-        found = re.search(r"(\d+)", origin)
-        return f"output {int(found[1]) + 1}" if found else "the output"
-    return origin
-
-
-def _block_dims(text: str) -> tuple[int | None, ...]:
-    return tuple(int(m[1]) if m[1] else None for m in _BLOCKED.finditer(text))
-
-
-def _dims(text: str) -> tuple[int, ...]:
-    return tuple(int(d) for d in text.replace(" ", "").split(",") if d)
-
-
-def _shape(dims: tuple[int | None, ...]) -> str:
-    return (
-        "(" + ", ".join("None" if d is None else str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
-    )
 
 
 # -- the kernel body ----------------------------------------------------------------------------------
@@ -192,9 +45,10 @@ def _swap_dtype(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     match = _SWAP_DTYPE.search(root.message)
     if match is None:
         return None
+    ref = _indexed(root, exc, scene, store=True) or "o_ref"
     text = (
-        f"this line stores {match['value']} values into a {match['ref']} ref: cast the value first, "
-        "e.g. `o_ref[...] = value.astype(o_ref.dtype)`"
+        f"this line stores {match['value']} values into `{ref}`, a {match['ref']} ref: cast the value first, "
+        f"e.g. `{ref}[...] = value.astype({ref}.dtype)`"
     )
     return Message("TypeError", text)
 
@@ -203,9 +57,11 @@ def _swap_shape(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     match = _SWAP_SHAPE.search(root.message)
     if match is None:
         return None
+    ref = _indexed(root, exc, scene, store=True)
+    into = f"a region of `{ref}`" if ref else "a ref region"
     text = (
-        f"this line stores a value of shape ({match['value']}) into a ref region of shape "
-        f"({match['want']}): a store needs a value of exactly that shape (stores do not broadcast)"
+        f"this line stores a value of shape ({match['value']}) into {into} of shape ({match['want']}): "
+        "a store needs a value of exactly that shape (stores do not broadcast)"
     )
     return Message("ValueError", text)
 
@@ -214,21 +70,29 @@ def _hbm_direct(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     match = _HBM_DIRECT.search(root.message)
     if match is None:
         return None
-    verb = "writes" if match["prim"].startswith(("swap", "store")) else "reads"
+    writes = match["prim"].startswith(("swap", "store"))
+    ref = _indexed(root, exc, scene, store=writes)
+    what = f"`{ref}`, a ref that lives in HBM" if ref else "a ref that lives in HBM"
     text = (
-        f"this line {verb} a ref that lives in HBM (pl.kernel's operands and pl.ANY / pltpu.HBM refs "
-        "do), which a kernel cannot index directly: copy the part you need into VMEM with "
+        f"this line {'writes' if writes else 'reads'} {what} (pl.kernel's operands and pl.ANY / pltpu.HBM "
+        "refs do), which a kernel cannot index directly: copy the part you need into VMEM with "
         "`pltpu.sync_copy(hbm_ref, vmem_ref)` (or `pltpu.async_copy` and `.wait()`), or let "
         "emit_pipeline or a BlockSpec bring blocks in"
     )
     return Message("ValueError", text)
 
 
+def _indexed(root: Root, exc: BaseException, scene: Scene, store: bool) -> str | None:
+    """The ref indexed on the user's line that raised (parsed from the source)."""
+    frames = user_frames(exc, root, scene.files)
+    return locate.subscripted(frames[0].file, frames[0].line, store) if frames else None
+
+
 def _program_id(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     match = _PROGRAM_ID.search(root.message)
     if match is None:
         return None
-    axes = len(_dims(match["grid"]))
+    axes = len(specs.dims(match["grid"]))
     text = (
         f"pl.program_id({match['axis']}) asks for grid axis {match['axis']}, but the grid "
         f"({match['grid']}) has {axes} ax{'is' if axes == 1 else 'es'}: axes are numbered from 0"
@@ -276,7 +140,7 @@ MODULE_ALIASES = (
 def _mesh_devices(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     match = _MESH_DEVICES.search(root.message)
     if match is not None:
-        need = math.prod(_dims(match["shape"]))
+        need = math.prod(specs.dims(match["shape"]))
         text = (
             f"the mesh needs {need} devices, but this run simulates {match['have']}: put `DEVICES = {need}` "
             "at the top of the file to simulate that many"
@@ -370,10 +234,10 @@ def _syntax(root: Root, exc: BaseException, scene: Scene) -> Message | None:
 RULES: tuple[Rule, ...] = (
     _syntax,
     _limitation,
-    _block_rank,
-    _index_map_returns,
-    _arity,
-    _tiling,
+    specs.block_rank,
+    specs.index_map_returns,
+    specs.arity,
+    specs.tiling,
     _swap_dtype,
     _swap_shape,
     _hbm_direct,
