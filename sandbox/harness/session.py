@@ -235,7 +235,9 @@ class Session:
         expected = None
         if plan.reference is not None:
             reference = plan.reference
-            expected = self._phase("reference", lambda: calls.flatten("out", reference(*inputs)), plan.files)
+            expected = self._phase(
+                "reference", lambda: calls.flatten("out", calls.run_reference(reference, inputs)), plan.files
+            )
         self._take_race_texts()
         with target.chip_context():
             call = self._phase("kernel", lambda: calls.prepare(plan.kernel, inputs, plan.mutable))

@@ -51,14 +51,6 @@ ERROR, MISMATCH, REJECTED = RunStatus.ERROR, RunStatus.MISMATCH, RunStatus.REJEC
 
 CORPUS: tuple[Broken, ...] = (
     Broken(
-        "accumulator_zeroed_every_step",
-        MISMATCH,
-        (
-            "mismatch: 1/1 cases differ from the reference; case 'scratch': out differs in 65,534 of "
-            "65,536 elements, max abs error 47.7"
-        ),
-    ),
-    Broken(
         "block_rank_mismatch",
         ERROR,
         (

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, RunResult]:
-    jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05) for row in CORPUS]
+    jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False) for row in CORPUS]
     return {row.name: result for row, result in zip(CORPUS, run_jobs(jobs), strict=True)}
 
 

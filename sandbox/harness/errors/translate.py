@@ -47,7 +47,7 @@ def translate(exc: BaseException, phase: str, scene: Scene) -> Translation:
         type=message.type,
         message=clean.first_line(clean.scrub(message.text), 1_000),
         traceback=_traceback_text(frames, location, message),
-        line=location.line if location and location.file == scene.files[0] else None,
+        line=location.line if location else None,
         phase=phase,
         limitation=message.limitation,
     )
