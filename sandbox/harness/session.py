@@ -120,6 +120,7 @@ class Session:
             self._report(exc, phase, files, fault="request")
             raise Failed from exc
         except BaseException as exc:
+            self._unwound.set()  # a stuck kernel came back: the deadlock is reported from here
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and phase != "kernel":
                 raise
             self._report(exc, phase, files, memory=_is_memory_error(exc))

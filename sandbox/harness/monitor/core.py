@@ -144,8 +144,8 @@ class Monitor:
         if shm is None or self.deadlock is not None:
             return
         self.deadlock = deadlock
+        self.on_deadlock(deadlock)  # first: the session starts waiting for the kernel to come back
         shm.set_failed(dl.DeadlockError(deadlock), top_level=False)
-        self.on_deadlock(deadlock)
 
     # -- bookkeeping for the hooks ------------------------------------------------------------
 
