@@ -152,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(to_json_dict(result), indent=2) if args.json else render(result, ir=args.ir),
         end="\n" if args.json else "",
     )
+    # Anything but a clean verdict fails: a mismatch, an error, a limit, and a kernel that is correct in
+    # the simulator but rejected by the TPU compiler (`rejected`).
     return 0 if result.status in (RunStatus.PASSED, RunStatus.RAN) else 1
 
 

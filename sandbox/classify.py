@@ -5,6 +5,10 @@ run better than whatever the child managed to report before it was killed; then 
 limits (CPU and memory always; processes and scratch disk only when the run did not finish
 cleanly, since a program may try a fork or a write, be refused and carry on); then what the
 harness itself said; then how the process ended.
+
+A run `passed` only when the simulator and the TPU compiler both accept it: a kernel whose outputs
+match but that the lowering check for the job's chip rejects is `rejected`. A timeout says how far
+the kernel got (the harness's last `progress` event) and what interpret mode costs per step.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from sandbox.protocol import (
     Job,
     LoweringCheck,
     MemoryUse,
+    OutputCheck,
     OutputSummary,
     RunResult,
     RunStatus,
@@ -28,7 +33,7 @@ from sandbox.protocol import (
     Trace,
     Versions,
 )
-from sandbox.protocol.events import Failed, LoweringChecked, VersionsFound, payload
+from sandbox.protocol.events import Failed, LoweringChecked, ProgressReported, VersionsFound, payload
 
 # CSI / OSC escape sequences and C0 controls other than tab and newline: shown as text, never obeyed.
 _ESCAPES = re.compile(
@@ -42,6 +47,7 @@ def sanitize(text: str) -> str:
 
 def classify(job: Job, execution: Execution) -> RunResult:
     facts = _Facts(execution.events)
+    facts.nan_fill = job.options.uninitialized_memory == "nan"
     status, summary, limit = _verdict(job, execution, facts)
     summary += _lowering_suffix(status, facts)
     memory = facts.memory
@@ -98,6 +104,9 @@ class _Facts:
         self.lowering: LoweringCheck | None = checked[-1].check if checked else None
         self.lowerings: tuple[LoweringCheck, ...] = checked[-1].checks if checked else ()
         self.chip_warnings: tuple[str, ...] = checked[-1].warnings if checked else ()
+        self.nan_fill = True  # the simulator fills uninitialised memory with NaN (the job's option)
+        progress: list[ProgressReported] = by_kind.get("progress", [])
+        self.progress: ProgressReported | None = progress[-1] if progress else None
 
 
 def _last(by_kind: dict[str, list[Any]], kind: str, attribute: str) -> Any:
@@ -116,7 +125,7 @@ def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, st
     if ex.timed_out:
         return (
             RunStatus.TIMEOUT,
-            f"timeout: stopped after the {limits.wall_seconds:g} s wall-clock limit ({_progress(facts)})",
+            f"timeout: stopped after the {limits.wall_seconds:g} s wall-clock limit {_timeout_progress(facts)}",
             "wall_seconds",
         )
     if ex.output_limit_hit:
@@ -166,26 +175,55 @@ def _checked(facts: _Facts) -> tuple[RunStatus, str, str | None]:
         return RunStatus.RAN, f"ran: {len(facts.outputs)} output(s), no reference to check against", None
     failed = [c for c in facts.cases if not c.passed]
     if not failed:
+        n = len(facts.cases)
+        mine = facts.lowering
+        if mine is not None and mine.lowers is False:
+            return RunStatus.REJECTED, _rejected_summary(mine, n), None
         worst = max((o.max_abs_error or 0.0 for c in facts.cases for o in c.outputs), default=0.0)
         return (
             RunStatus.PASSED,
-            f"passed: {len(facts.cases)}/{len(facts.cases)} cases match the reference "
-            f"(max abs error {worst:.3g})",
+            f"passed: {n}/{n} cases match the reference (max abs error {worst:.3g})",
             None,
         )
-    return RunStatus.MISMATCH, _mismatch_summary(failed[0], len(failed), len(facts.cases)), None
+    summary = _mismatch_summary(failed[0], len(failed), len(facts.cases))
+    return RunStatus.MISMATCH, summary + _nan_hint(failed[0], facts.nan_fill), None
+
+
+def _nan_hint(case: CaseResult, nan_fill: bool) -> str:
+    """Where the simulator fills unwritten memory with NaN, NaN in an output means "never written"."""
+    bad = next((o for o in case.outputs if not o.passed), None)
+    if not nan_fill or bad is None or not bad.nonfinite_where.startswith("NaN") or case.races:
+        return ""
+    return (
+        ". NaN marks memory the kernel never wrote (the simulator fills it with NaN), or values computed "
+        "from it, such as an accumulator that was never zeroed"
+    )
+
+
+def _rejected_summary(check: LoweringCheck, cases: int) -> str:
+    error = check.error
+    why = f": {error.type}: {error.message}" if error else ""
+    where = f" (line {error.line})" if error and error.line else ""
+    return (
+        f"rejected by the TPU compiler for {check.chip}{why}{where}; in the simulator the outputs match "
+        f"the reference ({cases}/{cases} cases), but this kernel would not compile for a TPU"
+    )
 
 
 def _lowering_suffix(status: RunStatus, facts: _Facts) -> str:
-    """A failing TPU lowering never changes the status (the simulator's verdict stands); it is said."""
+    """What the lowering checks add to the summary (the job's chip decides `rejected`; see `_checked`)."""
     reports = {r.chip: r for r in (*facts.lowerings, facts.lowering) if r is not None}
+    mine = facts.lowering.chip if facts.lowering is not None else None
     rejected = [c for c, r in reports.items() if r.lowers is False]
     unchecked = [c for c, r in reports.items() if r.lowers is None]
     warned = {c: len(r.warnings) for c, r in reports.items() if r.warnings}
     parts = []
-    if rejected:
-        lead = "passes in the simulator, " if status is RunStatus.PASSED else ""
-        parts.append(f"{lead}rejected by the TPU compiler for {', '.join(rejected)}")
+    if status is RunStatus.REJECTED:
+        rejected = [c for c in rejected if c != mine]
+        if rejected:
+            parts.append(f"also rejected for {', '.join(rejected)}")
+    elif rejected:
+        parts.append(f"rejected by the TPU compiler for {', '.join(rejected)}")
     if len(warned) == 1:
         ((chip, count),) = warned.items()
         parts.append(f"{count} chip-check warning{'s' if count > 1 else ''} for {chip}")
@@ -209,9 +247,21 @@ def _mismatch_summary(case: CaseResult, failed: int, total: int) -> str:
         return f"{head}: {case.note or 'outputs missing'}"
     if bad.note and bad.mismatch_count == 0:
         return f"{head}: {bad.name}: {bad.note}"
-    err = f", max abs error {bad.max_abs_error:.3g}" if bad.max_abs_error is not None else ""
     extra = f"; {case.note}" if case.note else ""
-    return f"{head}: {bad.name} differs in {bad.mismatch_count:,} of {bad.total:,} elements{err}{extra}"
+    dtype = f" ({bad.note})" if bad.note else ""
+    return f"{head}: {bad.name} differs in {bad.mismatch_count:,} of {bad.total:,} elements{_errors(bad)}{dtype}{extra}"
+
+
+def _errors(bad: OutputCheck) -> str:
+    """How an output's mismatches split between NaN/Inf (and where) and finite errors."""
+    finite = bad.mismatch_count - bad.nonfinite_mismatches
+    err = f"max abs error {bad.max_abs_error:.3g}" if bad.max_abs_error is not None else ""
+    if not bad.nonfinite_mismatches:
+        return f", {err}" if err else ""
+    where = bad.nonfinite_where or "NaN or Inf"
+    if finite <= 0:
+        return f": all {where}"
+    return f": {bad.nonfinite_mismatches:,} of them {where}; the other {finite:,}: {err or 'finite'}"
 
 
 def _error_summary(error: ErrorInfo) -> str:
@@ -222,6 +272,27 @@ def _error_summary(error: ErrorInfo) -> str:
 
 def _because(facts: _Facts) -> str:
     return f" ({facts.error.message})" if facts.error else ""
+
+
+def _timeout_progress(facts: _Facts) -> str:
+    """How far the kernel got, with interpret mode's cost per step and what to change."""
+    p = facts.progress
+    if not p or p.phase not in ("kernel", "timing"):
+        return f"({_progress(facts)})"
+    steps, dmas, seconds = p.grid_steps, p.dmas, p.seconds
+    ops = p.ref_ops + p.semaphore_ops + p.block_copies
+    what = "running the kernel" if p.phase == "kernel" else "timing the kernel"
+    if not (steps or dmas or ops):
+        return f"while compiling and starting the kernel (case {p.case!r}): no step had run {seconds:.1f} s into it"
+    done = [f"{steps:,} grid steps" if steps else "", f"{dmas:,} DMAs" if dmas else ""]
+    done.append(f"{ops:,} ref and semaphore operations")
+    unit, count = ("grid step", steps) if steps else (("DMA", dmas) if dmas else ("operation", ops))
+    return (
+        f"while {what} (case {p.case!r}): {', '.join(d for d in done if d)} in {seconds:.1f} s, "
+        f"about {seconds / count * 1e3:.3g} ms per {unit}. Interpret mode runs every ref access, DMA "
+        "and semaphore operation as a host callback of about 1–2 ms, so the run time grows with the "
+        "number of steps: bigger blocks mean fewer steps"
+    )
 
 
 def _progress(facts: _Facts) -> str:

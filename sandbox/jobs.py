@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import uuid
 
 from sandbox.catalog import CatalogEntry
 from sandbox.limits import default_limits
 from sandbox.protocol import CHIPS, Chip, InterpretOptions, Job, Limits, Mode
+
+# Simulated CPU devices a scratch file may ask for (each is a thread of the job's one process).
+MAX_DEVICES = 8
 
 
 class JobError(ValueError):
@@ -54,7 +58,7 @@ def make_job(
         limits=limits,
         entry=entry.spec() if entry is not None else None,
         timing_budget_seconds=timing_budget_seconds,
-        devices=entry.devices if entry is not None else 1,
+        devices=entry.devices if entry is not None else scratch_devices(source),
         lower_chips=tuple(dict.fromkeys(lower_chips)),
         trace=trace,
     )
@@ -64,3 +68,34 @@ def with_entry_defaults(options: InterpretOptions | None, entry: CatalogEntry | 
     if options is not None:
         return options
     return entry.options if entry is not None else InterpretOptions()
+
+
+def scratch_devices(source: str) -> int:
+    """The `DEVICES = N` a scratch file sets at module level (an int literal), else 1.
+
+    Read here, before the job starts, because JAX fixes the number of simulated CPU devices when it
+    starts (`--xla_force_host_platform_device_count`); the file is not run to learn it. A file that
+    does not parse runs with one device and reports its syntax error as usual.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return 1
+    for node in tree.body:
+        target, value = _assignment(node)
+        if target != "DEVICES":
+            continue
+        if not isinstance(value, ast.Constant) or type(value.value) is not int:
+            raise JobError("DEVICES must be set to a whole number, e.g. `DEVICES = 4` at the top of the file")
+        if not 1 <= value.value <= MAX_DEVICES:
+            raise JobError(f"DEVICES = {value.value}: the playground simulates 1 to {MAX_DEVICES} devices")
+        return value.value
+    return 1
+
+
+def _assignment(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id, node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id, node.value
+    return None, None

@@ -24,6 +24,8 @@ def render(result: RunResult, ir: str | None = None) -> str:
         )
     if result.error:
         lines += ["", result.error.traceback.rstrip()]
+        if result.error.limitation:
+            lines.append("(a known limitation of JAX's TPU interpret mode, not a mistake in the kernel)")
     if result.timing:
         lines += _timing(result.timing)
     if result.memory:
@@ -52,9 +54,11 @@ def _case(case: CaseResult) -> list[str]:
             if out.max_abs_error is not None and out.max_rel_error is not None
             else "no finite errors"
         )
+        nonfinite = f" ({out.nonfinite_where})" if out.nonfinite_mismatches else ""
         lines.append(
-            f"      {out.name}: {out.dtype}{list(out.shape)} {err}; "
-            f"{out.mismatch_count:,}/{out.total:,} mismatched" + (f"; {out.note}" if out.note else "")
+            f"    {'ok ' if out.passed else 'BAD'} {out.name}: {out.dtype}{list(out.shape)} {err}; "
+            f"{out.mismatch_count:,}/{out.total:,} mismatched{nonfinite}"
+            + (f"; {out.note}" if out.note else "")
         )
         for m in out.first_mismatches:
             lines.append(f"        at {list(m.index)}: got {m.got:.6g}, expected {m.expected:.6g}")

@@ -4,10 +4,13 @@ main.py             the one entry (`python -m sandbox.harness EVENTS_FD`, or `se
 process.py          the child's own rlimits, peak memory and stdin
 session.py          one job: target, user code, every case, timing, memory, lowering, trace
 target.py           native TPU or interpret mode simulating the chosen chip
-usercode.py         loading user and reference sources; errors trimmed to the user's lines
+usercode.py         loading user and reference sources under stable file names
 calls.py            calling kernels: mutable-ref inputs, output flattening, cost, summaries
+measure.py          timing and memory figures of a checked kernel
 interpret_fixes.py  version-guarded fixes to JAX's interpret mode
-checks/             compare outputs, time, account memory, read race reports
+errors/             the error translator: every user-facing error in the user's names and lines
+monitor/            watching the interpreter: names for ids, failures, waits and deadlocks, progress
+checks/             compare outputs per case, time, account memory, read race reports
 lowering/           the real TPU lowering check, static chip checks, IR text
 trace/              the kernel trace: capture, records, timeline, regions
 """

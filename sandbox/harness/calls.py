@@ -46,6 +46,19 @@ def prepare(fn: Callable[..., Any], inputs: Sequence[Any], mutable: tuple[int, .
     return Call(fn=jax.jit(fn), args=args, mutable=mutable)
 
 
+def run_reference(reference: Callable[..., Any], inputs: Sequence[Any]) -> Any:
+    """The reference's outputs, computed under `jax.jit` when it can be (op-by-op dispatch of a large
+    reference, e.g. an attention gradient, takes many times longer), else eagerly, as written.
+
+    Any failure under jit (a reference with Python control flow on values raises a tracer error)
+    falls back to the eager call, whose own error, if any, is the one reported.
+    """
+    try:
+        return jax.block_until_ready(jax.jit(reference)(*inputs))
+    except Exception:
+        return reference(*inputs)
+
+
 def flatten(prefix: str, value: Any) -> list[tuple[str, np.ndarray]]:
     """Name every array leaf of a result pytree: out, out[0], out['k'], …"""
     leaves = jax.tree_util.tree_flatten_with_path(value)[0]

@@ -10,6 +10,20 @@ from the grid coordinate instead, which is the instance's own (core, subcore) in
 meshes are left alone (their cores really are simulated, one thread each). Cross-subcore
 synchronisation still cannot work: the instances run one after another.
 
+`device_kind` (jax 0.12.0.1): kernels that pick tuned block sizes or code paths for a TPU generation
+ask `jax.devices()[0].device_kind` (JAX's ragged paged attention, megablox's `is_tpu()`), which in
+interpret mode on a CPU answers "cpu", so they raise or take a CPU path. The CPU `Device` class's
+`device_kind` property is replaced by one that answers the simulated chip's kind (e.g. "TPU v5p") to
+every caller outside JAX's own `jax/_src/` (JAX itself keeps seeing "cpu": its dispatch, caching and
+mesh code compare device kinds). The platform stays "cpu".
+
+`explicit_mesh` (jax 0.12.0.1): a multi-device job runs under the harness's device mesh (axis "x",
+carrying the chip; see `sandbox.harness.target`). A kernel that builds its own mesh over the same
+devices and hands it to `shard_map(..., mesh=mesh)` (JAX's shipped `all_gather` does) is refused
+("The context mesh … should match the mesh passed to shard_map"), since the two differ in axis types
+and in the chip the harness's carries. When the axis names and sizes are the same, the passed mesh
+is taken to be the context one: `shard_map` then runs under the harness's mesh, chip included.
+
 Every fix is guarded: it is applied only on the JAX version it was written and tested for, and only
 if the function it wraps still has the expected signature; otherwise nothing is changed (and the
 run reports no fix). `tests/sandbox/test_sparsecore_fix.py` shows the bug without the fix and the
@@ -20,24 +34,37 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
+DEVICE_KIND = "device_kind"
+EXPLICIT_MESH = "explicit_mesh"
 
 
 def applies(jax_version: str) -> bool:
     return jax_version == FIXED_JAX_VERSION
 
 
-def install() -> tuple[str, ...]:
-    """Apply every fix that applies to the running JAX; returns the names of the fixes in effect."""
+def install(device_kind: str | None = None) -> tuple[str, ...]:
+    """Apply every fix that applies to the running JAX; returns the names of the fixes in effect.
+
+    `device_kind`: the simulated chip's kind, for the `device_kind` fix (None: leave it alone).
+    """
     import jax
 
     if not applies(jax.__version__):
         return ()
-    return (SPARSECORE_AXIS_INDEX,) if _install_sparsecore_axis_index() else ()
+    fixes = []
+    if _install_sparsecore_axis_index():
+        fixes.append(SPARSECORE_AXIS_INDEX)
+    if device_kind is not None and _install_device_kind(device_kind):
+        fixes.append(DEVICE_KIND)
+    if _install_explicit_mesh():
+        fixes.append(EXPLICIT_MESH)
+    return tuple(fixes)
 
 
 def _install_sparsecore_axis_index() -> bool:
@@ -64,3 +91,79 @@ def _without_sparsecore_mesh(interpret: Callable[..., Any], tensor_core_mesh: ty
 
     wrapper._playground_fix = SPARSECORE_AXIS_INDEX  # type: ignore[attr-defined]
     return wrapper
+
+
+def _install_device_kind(kind: str) -> bool:
+    import jax
+
+    device_class = type(jax.devices()[0])
+    current: Any = device_class.__dict__.get("device_kind")
+    if current is None:
+        return False
+    if getattr(current, "fget", None) is not None and getattr(current.fget, "_playground_fix", None):
+        current.fget._playground_kind[0] = kind
+        return True
+    if not isinstance(current, property) and type(current).__name__ not in (
+        "getset_descriptor",
+        "nb_property",
+    ):
+        return False
+    original = current
+    simulated = [kind]
+
+    def device_kind(device: Any) -> str:
+        real = original.__get__(device, device_class)
+        caller = sys._getframe(1).f_code.co_filename
+        if real != "cpu" or _INTERNAL in caller:
+            return real
+        return simulated[0]
+
+    device_kind._playground_fix = DEVICE_KIND  # type: ignore[attr-defined]
+    device_kind._playground_kind = simulated  # type: ignore[attr-defined]
+    try:
+        device_class.device_kind = property(device_kind)
+    except (TypeError, AttributeError):  # an immutable class in some jaxlib: leave it
+        return False
+    return True
+
+
+# JAX's own modules keep the real answer; only user code and kernels outside `jax/_src` see the chip.
+_INTERNAL = "/jax/_src/"
+
+
+def _install_explicit_mesh() -> bool:
+    from jax._src import shard_map
+
+    current = shard_map._shmap_checks
+    if getattr(current, "_playground_fix", None) == EXPLICIT_MESH:
+        return True
+    if tuple(inspect.signature(current).parameters) != (
+        "mesh",
+        "axis_names",
+        "in_specs",
+        "out_specs",
+        "_smap",
+    ):
+        return False
+    shard_map._shmap_checks = _context_mesh_for_the_same_axes(current, shard_map.get_abstract_mesh)
+    return True
+
+
+def _context_mesh_for_the_same_axes(
+    checks: Callable[..., Any], context: Callable[[], Any]
+) -> Callable[..., Any]:
+    @functools.wraps(checks)
+    def wrapper(mesh: Any, *args: Any) -> Any:
+        current = context()
+        if mesh is not None and not current.empty and _same_axes(mesh, current):
+            mesh = None  # shard_map then takes the context mesh, the harness's
+        return checks(mesh, *args)
+
+    wrapper._playground_fix = EXPLICIT_MESH  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _same_axes(mesh: Any, other: Any) -> bool:
+    return tuple(mesh.axis_names) == tuple(other.axis_names) and tuple(mesh.axis_sizes) == tuple(
+        other.axis_sizes
+    )

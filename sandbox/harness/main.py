@@ -12,15 +12,21 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 
 from sandbox.harness import process
-from sandbox.protocol import EventWriter, Job, from_json_dict
+from sandbox.protocol import ErrorInfo, EventWriter, Job, from_json_dict
 
 
 def main(argv: list[str]) -> int:
     events_fd = int(argv[1])
     os.set_inheritable(events_fd, False)
-    return serve(events_fd)
+    code = serve(events_fd)
+    # Leave without the interpreter's exit handlers: after a failed kernel JAX's own atexit clean-up
+    # re-raises the failure onto the user's stderr, traceback and all; everything was reported.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def serve(events_fd: int, *, set_limits: bool = True) -> int:
@@ -32,12 +38,23 @@ def serve(events_fd: int, *, set_limits: bool = True) -> int:
         process.apply_limits(job.limits)
     # Imported only now, so `started` above precedes every JAX import (in a fresh interpreter).
     from sandbox.harness.session import Session
-    from sandbox.harness.usercode import error_info
 
     try:
         Session(job, events).run()
-    except Exception as exc:  # a fault of the harness itself, not of user code: say so
-        events.emit("error", error=error_info(exc, "harness"), fault="harness")
+    except Exception as exc:  # a fault of the harness itself, not of user code: say so, details to the log
+        events.emit("log", text="".join(traceback.format_exception(exc)))
+        events.emit("error", error=harness_fault(exc), fault="harness")
         return 70
     events.emit("done", peak_rss_bytes=process.peak_rss_bytes())
     return 0
+
+
+def harness_fault(exc: BaseException) -> ErrorInfo:
+    """What a user sees of our own bug: that it is ours, and nothing of our internals."""
+    text = (
+        f"the playground's harness failed ({type(exc).__name__}); this is a fault of the playground, "
+        "not of your kernel, and its details are in the server log"
+    )
+    return ErrorInfo(
+        type="InternalError", message=text, traceback=f"InternalError: {text}\n", phase="harness"
+    )

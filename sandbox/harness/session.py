@@ -2,44 +2,44 @@
 
 Catalog mode (`job.entry` set): the entry's reference makes inputs and expected outputs; the user's
 module supplies `entry.entry_point`. Scratch mode: the user's module supplies `make_inputs(seed)`,
-optionally `reference(*inputs)`, and `kernel(*inputs)`; without a reference the outputs are only
-summarised (status `ran`).
+optionally `reference(*inputs)` and `TOLERANCE`, and `kernel(*inputs)`; without a reference the
+outputs are only summarised (status `ran`).
+
+Every failure goes through the error translator (`sandbox.harness.errors`): the user gets an
+`error` event in their own terms, the server log a `log` event with the raw text. A kernel that
+fails in the simulator still gets its TPU lowering check, whenever tracing it succeeds.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
 import numpy as np
 
-from sandbox.harness import calls, usercode
+from sandbox.harness import calls, measure, usercode
 from sandbox.harness.checks import races, timing
-from sandbox.harness.checks.compare import compare, tolerance_for
-from sandbox.harness.checks.memory import kernel_memory
+from sandbox.harness.checks.cases import case_result, scratch_tolerances
+from sandbox.harness.errors import Scene, notes, translate
 from sandbox.harness.lowering import check as lowering
-from sandbox.harness.process import peak_rss_bytes
+from sandbox.harness.monitor import hooks as monitor_hooks
+from sandbox.harness.monitor.core import Monitor, UnfinishedKernelError
+from sandbox.harness.monitor.deadlock import Deadlock, DeadlockError
+from sandbox.harness.monitor.progress import Progress
 from sandbox.harness.target import Target, TargetError, configure
 from sandbox.harness.trace import capture as trace
-from sandbox.protocol import (
-    Case,
-    CaseResult,
-    Chip,
-    EventWriter,
-    MemoryUse,
-    Race,
-    Stats,
-    Timing,
-    Tolerance,
-    Trace,
-    chip_info,
-)
+from sandbox.protocol import Case, Chip, ErrorInfo, EventWriter, LoweringCheck, Tolerance, Trace, chip_info
 
 SCRATCH_CASE = Case(name="scratch", dtype="", seed=0)
+# After a deadlock is declared the stuck kernel normally unwinds within a poll (0.1 s); if it has not
+# come back after this long, the verdict is reported and the job ends without it.
+UNWIND_SECONDS = 4.0
 
 
 class Failed(Exception):
@@ -75,11 +75,17 @@ class Session:
         self.events = events
         self.race_log: races.RaceLog | None = None
         self.capture: trace.Capture | None = None
+        self.monitor: Monitor | None = None
+        self.progress: Progress | None = None
+        self.scene = Scene(files=(usercode.USER_FILE,), devices=job.devices, jax_version=jax.__version__)
+        self._unwound = threading.Event()
 
     def run(self) -> None:
         job = self.job
         try:
             target = self._phase("target", lambda: configure(job.chip, job.mode, job.options, job.devices))
+            if target.interpret:
+                self._watch(target)
             if target.interpret and target.options.detect_races:
                 self.race_log = races.RaceLog().attach()
             self.capture = _capture(job.trace, target)
@@ -90,23 +96,55 @@ class Session:
         except Failed:
             return
 
+    def _watch(self, target: Target) -> None:
+        """The interpreter monitor (before the trace capture: both wrap the interpreter, this one inside)."""
+        files = (usercode.USER_FILE, usercode.REFERENCE_FILE)
+        self.monitor = monitor_hooks.install(files, chip_info(target.chip))
+        self.scene = replace(self.scene, monitor=self.monitor, chip=chip_info(target.chip))
+        if self.monitor.available:
+            self.progress = Progress(self.monitor, self.events)
+            self.monitor.on_deadlock = self._deadlocked
+
     # -- phases ------------------------------------------------------------------------------
 
     def _phase(
-        self, phase: str, step: Callable[[], Any], files: tuple[str, ...] = (usercode.USER_FILE,)
+        self,
+        phase: str,
+        step: Callable[[], Any],
+        files: tuple[str, ...] = (usercode.USER_FILE,),
+        after_error: Callable[[], None] | None = None,
     ) -> Any:
         try:
             return step()
         except TargetError as exc:
-            self.events.emit("error", error=usercode.error_info(exc, phase, files), fault="request")
+            self._report(exc, phase, files, fault="request")
             raise Failed from exc
         except BaseException as exc:
+            self._unwound.set()  # a stuck kernel came back: the deadlock is reported from here
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and phase != "kernel":
                 raise
-            self.events.emit(
-                "error", error=usercode.error_info(exc, phase, files), memory=_is_memory_error(exc)
-            )
+            self._report(exc, phase, files, memory=_is_memory_error(exc))
+            if after_error is not None:
+                after_error()
             raise Failed from exc
+        finally:
+            self._unwound.set()
+
+    def _report(self, exc: BaseException, phase: str, files: tuple[str, ...], **extra: Any) -> None:
+        translation = translate(exc, phase, replace(self.scene, files=files))
+        self.events.emit("log", text=translation.log)
+        self.events.emit("error", error=translation.error, **extra)
+
+    def _deadlocked(self, deadlock: Deadlock) -> None:
+        """Declared by the watchdog: normally the kernel unwinds and `_phase` reports; if not, report here."""
+        self._unwound.clear()
+
+        def report_if_stuck() -> None:
+            if not self._unwound.wait(UNWIND_SECONDS):
+                self._report(DeadlockError(deadlock), "kernel", self.scene.files)
+                os._exit(3)
+
+        threading.Thread(target=report_if_stuck, daemon=True).start()
 
     def _load(self) -> CheckPlan:
         entry = self.job.entry
@@ -140,12 +178,16 @@ class Session:
         kernel = self._phase("import", lambda: _require(module, "kernel", "a scratch file"))
         make_inputs = self._phase("import", lambda: _require(module, "make_inputs", "a scratch file"))
         reference = getattr(module, "reference", None)
+        declared = getattr(module, "TOLERANCE", None)
+        tolerances = self._phase(
+            "import", lambda: scratch_tolerances(declared) if declared is not None else {}
+        )
         return CheckPlan(
             kernel,
             lambda case: make_inputs(case.seed),
             reference,
             (SCRATCH_CASE,),
-            {},
+            tolerances,
             (),
             (usercode.USER_FILE,),
         )
@@ -160,16 +202,32 @@ class Session:
         if first is not None:
             self._measure(target, plan, first)
 
-    def _check_lowering(self, target: Target, plan: CheckPlan, call: calls.Call) -> None:
-        """Lower for the job's chip (and `lower_chips`) with interpret mode off; on a TPU it compiles anyway."""
+    def _check_lowering(
+        self, target: Target, plan: CheckPlan, call: calls.Call, *, failed: bool = False
+    ) -> None:
+        """Lower for the job's chip (and `lower_chips`) with interpret mode off; on a TPU it compiles anyway.
+
+        After a failed simulated run the check is reported only if it got past tracing: a kernel that
+        cannot even be traced has nothing for the compiler to judge, and its error is already said.
+        """
         if not target.interpret:
             return
         wanted = tuple(dict.fromkeys(self.job.lower_chips))
         chips = dict.fromkeys((self.job.chip, *wanted))
-        checks = {c: lowering.check(plan.kernel, call.args, target, c) for c in chips}
+        checks = {c: self._lowering_check(plan, call, target, c) for c in chips}
         mine = checks[self.job.chip]
+        if failed and mine.jaxpr is None:
+            return
         listed = [checks[c] for c in wanted]
         self.events.emit("lowering", check=mine, warnings=mine.warnings, checks=listed)
+
+    def _lowering_check(self, plan: CheckPlan, call: calls.Call, target: Target, chip: Chip) -> LoweringCheck:
+        def explain(exc: BaseException, phase: str) -> ErrorInfo:
+            translation = translate(exc, phase, self.scene)
+            self.events.emit("log", text=translation.log)
+            return translation.error
+
+        return lowering.check(plan.kernel, call.args, target, chip, explain)
 
     def _run_case(
         self, target: Target, plan: CheckPlan, index: int, case: Case
@@ -178,21 +236,48 @@ class Session:
         expected = None
         if plan.reference is not None:
             reference = plan.reference
-            expected = self._phase("reference", lambda: calls.flatten("out", reference(*inputs)), plan.files)
+            expected = self._phase(
+                "reference", lambda: calls.flatten("out", calls.run_reference(reference, inputs)), plan.files
+            )
         self._take_race_texts()
         with target.chip_context():
             call = self._phase("kernel", lambda: calls.prepare(plan.kernel, inputs, plan.mutable))
+            lowering_after = (
+                (lambda: self._check_lowering(target, plan, call, failed=True)) if index == 0 else None
+            )
             with self._tracing(index == 0, case):
-                got, seconds = self._phase("kernel", lambda: calls.timed(call.run))
+                got, seconds = self._phase(
+                    "kernel", lambda: self._kernel_call(call, case), after_error=lowering_after
+                )
         race_texts = self._take_race_texts()
+        said = notes(self.monitor.take_notes(), self.scene) if self.monitor is not None else []
         if index == 0:
             self.events.emit("compiled", first_call_seconds=seconds)
         if expected is None:
             self.events.emit("outputs", outputs=[calls.summarize_output(n, a) for n, a in got])
         else:
-            result = self._case_result(case, inputs, got, expected, plan, seconds, target, race_texts)
+            raced = bool(race_texts) or (target.options.detect_races and target.interpret and _races_found())
+            result = case_result(
+                case, inputs, got, expected, plan.tolerances, seconds, race_texts, raced, said
+            )
             self.events.emit("case", index=index, of=len(plan.cases), result=result)
         return call, inputs, got, seconds
+
+    def _kernel_call(self, call: calls.Call, case: Case) -> tuple[list[tuple[str, np.ndarray]], float]:
+        """Run the kernel once; a kernel that ends with DMAs in flight or semaphores left raised fails."""
+        if self.monitor is not None:
+            self.monitor.reset()
+        with self._running("kernel", case.name):
+            got, seconds = calls.timed(call.run)
+        findings = self.monitor.take_findings() if self.monitor is not None else []
+        if findings:
+            raise UnfinishedKernelError(findings)
+        return got, seconds
+
+    @contextlib.contextmanager
+    def _running(self, phase: str, case: str) -> Iterator[None]:
+        with self.progress.running(phase, case) if self.progress is not None else contextlib.nullcontext():
+            yield
 
     @contextlib.contextmanager
     def _tracing(self, first: bool, case: Case) -> Iterator[None]:
@@ -210,123 +295,36 @@ class Session:
     def _take_race_texts(self) -> list[str]:
         return self.race_log.take() if self.race_log is not None else []
 
-    def _case_result(
-        self,
-        case: Case,
-        inputs: tuple[Any, ...],
-        got: list[tuple[str, np.ndarray]],
-        expected: list[tuple[str, np.ndarray]],
-        plan: CheckPlan,
-        seconds: float,
-        target: Target,
-        race_texts: list[str],
-    ) -> CaseResult:
-        checks = []
-        tolerance = None
-        for i, (name, want) in enumerate(expected):
-            tolerance = tolerance_for(str(want.dtype), plan.tolerances)
-            if i < len(got):
-                checks.append(compare(name, got[i][1], want, tolerance))
-        outputs = tuple(checks)
-        passed = len(got) == len(expected) and all(c.passed for c in outputs)
-        found = races.parse_all(race_texts)
-        # The detector's own flag covers only the last kernel call, but catches reports we missed.
-        raced = bool(race_texts) or (target.options.detect_races and target.interpret and _races_found())
-        if raced:
-            passed = False
-        return CaseResult(
-            name=case.name,
-            dtype=case.dtype,
-            dims=dict(case.dims),
-            input_shapes=tuple(tuple(np.shape(x)) for x in inputs),
-            tolerance=tolerance,
-            passed=passed,
-            outputs=outputs,
-            seconds=seconds,
-            note=_case_note(len(got), len(expected), raced, len(race_texts), found),
-            races=found,
-        )
-
     def _measure(self, target: Target, plan: CheckPlan, first: _FirstCall) -> None:
         call, inputs, outputs, first_seconds = first.call, first.inputs, first.outputs, first.seconds
         budget = self.job.timing_budget_seconds
         with target.chip_context():
-            kernel_stats = self._phase("timing", lambda: timing.measure(call.run_quietly, budget))
+            with self._running("timing", plan.cases[0].name):
+                kernel_stats = self._phase("timing", lambda: timing.measure(call.run_quietly, budget))
             closed = self._phase("memory", lambda: jax.make_jaxpr(call.fn)(*call.args))
-        ref_stats, flops, bytes_accessed = None, None, None
+        ref_stats, ref_note, flops, bytes_accessed = None, "", None, None
         if plan.reference is not None:
-            entry = self.job.entry
-            ref = jax.jit(plan.reference)
-            self._phase("reference timing", lambda: jax.block_until_ready(ref(*inputs)), plan.files)
-            ref_stats = timing.measure(lambda: jax.block_until_ready(ref(*inputs)), budget / 3)
+            ref_stats, ref_note = measure.time_reference(plan.reference, inputs, budget / 3)
             flops, bytes_accessed = calls.reference_cost(plan.reference, inputs)
+            entry = self.job.entry
             if entry is not None and entry.flops is not None:
                 flops, bytes_accessed = entry.flops, entry.bytes_accessed
         self.events.emit(
             "timing",
-            timing=self._timing(target, plan, first_seconds, kernel_stats, ref_stats, flops, bytes_accessed),
+            timing=measure.timing_result(
+                target,
+                plan.cases[0].name,
+                first_seconds,
+                kernel_stats,
+                ref_stats,
+                flops,
+                bytes_accessed,
+                ref_note,
+            ),
         )
-        self.events.emit("memory", memory=self._memory(target, closed, inputs, outputs))
-
-    def _timing(
-        self,
-        target: Target,
-        plan: CheckPlan,
-        first: float,
-        kernel: Stats,
-        ref: Stats | None,
-        flops: int | None,
-        bytes_accessed: int | None,
-    ) -> Timing:
-        chip = chip_info(target.chip)
-        roofline = chip.roofline_seconds(flops, bytes_accessed) if flops and bytes_accessed else None
-        return Timing(
-            first_call_seconds=first,
-            compile_seconds=max(first - kernel.median, 0.0),
-            kernel=kernel,
-            reference=ref,
-            ratio_to_reference=kernel.median / ref.median if ref and ref.median > 0 else None,
-            simulated=target.interpret,
-            roofline_seconds=roofline,
-            flops=flops,
-            bytes_accessed=bytes_accessed,
-            case=plan.cases[0].name,
-            note=(
-                "CPU simulation (TPU interpret mode): wall times are host times, not TPU performance; "
-                "compile time is estimated as first call minus the median run."
-            )
-            if target.interpret
-            else "",
-        )
-
-    def _memory(
-        self, target: Target, closed: Any, inputs: list[Any], outputs: list[tuple[str, np.ndarray]]
-    ) -> MemoryUse:
-        chip = chip_info(target.chip)
-        demand = kernel_memory(closed)
-        warnings = []
-        if demand.vmem_bytes > chip.vmem_bytes:
-            warnings.append(
-                f"VMEM: the kernel allocates {demand.vmem_bytes:,} bytes, more than the "
-                f"{chip.vmem_bytes:,} bytes of one {chip.device_kind} TensorCore"
-            )
-        if demand.smem_bytes > chip.smem_bytes:
-            warnings.append(
-                f"SMEM: the kernel allocates {demand.smem_bytes:,} bytes, more than the "
-                f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
-            )
-        return MemoryUse(
-            peak_rss_bytes=peak_rss_bytes(),
-            hbm_input_bytes=calls.nbytes(inputs),
-            hbm_output_bytes=calls.nbytes([a for _, a in outputs]),
-            vmem_bytes=demand.vmem_bytes if demand.kernels else None,
-            smem_bytes=demand.smem_bytes if demand.kernels else None,
-            semaphores=demand.semaphores if demand.kernels else None,
-            vmem_capacity_bytes=chip.vmem_bytes,
-            smem_capacity_bytes=chip.smem_bytes,
-            hbm_capacity_bytes=chip.hbm_bytes,
-            warnings=tuple(warnings),
-            note="" if demand.kernels else "no Pallas kernel found in the traced function",
+        self.events.emit(
+            "memory",
+            memory=self._phase("memory", lambda: measure.memory_result(target, closed, inputs, outputs)),
         )
 
 
@@ -361,17 +359,6 @@ def _races_found() -> bool:
 
     state = getattr(ipc, "races", None)
     return bool(state is not None and state.races_found)
-
-
-def _case_note(got: int, expected: int, raced: bool, reported: int, found: tuple[Race, ...]) -> str:
-    notes = []
-    if got != expected:
-        notes.append(f"the kernel returned {got} output(s), the reference {expected}")
-    if raced:
-        count = f"{reported} data race(s)" if reported else "a data race"
-        shown = f" (the first {len(found)} listed)" if reported > len(found) else ""
-        notes.append(f"{count} detected by the interpret-mode race detector{shown}")
-    return "; ".join(notes)
 
 
 def _is_memory_error(exc: BaseException) -> bool:

@@ -6,7 +6,10 @@ It also runs before any JAX backend exists, so the job's `JAX_PLATFORMS` decides
 and take a chip), `tpu,cpu` on one (a chip that fails to start is then an error, never a silent
 fallback to the CPU). On a chip, the chip the user chose must be the one JAX reports.
 TPU-only helpers (`emit_pipeline`, `get_tpu_info`) need a TPU device kind off-TPU, which the
-`chip_context()` abstract mesh supplies around every call into user code.
+`chip_context()` abstract mesh supplies around every call into user code. Its abstract device has the
+chip's own TensorCore count from the chip table (two on v5p and TPU7x), so `pltpu.TensorCoreMesh()`
+and `get_tpu_info().num_cores` see the chip as it is; `get_tpu_info().sparse_core` follows from the
+device kind.
 
 Multi-device jobs (`devices > 1`) also get the device mesh from `chip_context()`: a one-axis mesh
 named `DEVICE_AXIS` over all devices, set as the current mesh (`jax.set_mesh`), so user code calls
@@ -61,7 +64,8 @@ class Target:
                 stack.enter_context(jax.set_mesh(mesh))
                 abstract = mesh.abstract_mesh
             if self.interpret:
-                device = jax.sharding.AbstractDevice(chip_info(self.chip).device_kind, 1, "tpu")
+                info = chip_info(self.chip)
+                device = jax.sharding.AbstractDevice(info.device_kind, info.tensor_cores, "tpu")
                 stack.enter_context(jax.sharding.use_abstract_mesh(abstract.update(abstract_device=device)))
             yield
 
@@ -89,10 +93,13 @@ def configure(chip: Chip, mode: Mode, options: InterpretOptions, devices: int = 
     if jax.device_count() < devices:
         raise TargetError(f"the job needs {devices} devices, but this host has {jax.device_count()}")
     interpret = mode == "interpret" or (mode == "auto" and not has_tpu)
+    # Full tracebacks: the error translator cuts them to the user's lines itself, and JAX's filtered
+    # ones end in advice ("Set JAX_TRACEBACK_FILTERING=off") a user here cannot follow.
+    jax.config.update("jax_traceback_filtering", "off")
     fixes: tuple[str, ...] = ()
     if interpret:
         pltpu.set_tpu_interpret_mode(interpret_params(options))
-        fixes = interpret_fixes.install()
+        fixes = interpret_fixes.install(device_kind=chip_info(chip).device_kind)
     return Target(chip=chip, interpret=interpret, options=options, devices=devices, fixes=fixes)
 
 

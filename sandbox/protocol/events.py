@@ -48,6 +48,8 @@ EventKind = Literal[
     "versions",  # versions and device kind
     "trace",  # kernel trace of the first call (big: folded into the result, not forwarded as progress)
     "error",  # user code (or the harness) raised
+    "progress",  # how far the kernel got (grid steps, DMAs), every second or so while it runs
+    "log",  # full internal text for the server log (raw tracebacks); never shown to users
     "done",  # harness finished normally
 ]
 
@@ -130,6 +132,27 @@ class Finished:
     peak_rss_bytes: int
 
 
+@dataclass(frozen=True)
+class ProgressReported:
+    """How far user code got in a phase: seconds in it and the interpreter's counts since it began."""
+
+    phase: str
+    case: str
+    seconds: float
+    grid_steps: int = 0
+    block_copies: int = 0
+    dmas: int = 0
+    ref_ops: int = 0
+    semaphore_ops: int = 0
+
+
+@dataclass(frozen=True)
+class Logged:
+    """Raw text for the server's log (full tracebacks); never part of a RunResult."""
+
+    text: str
+
+
 # The schema of each kind's data: the harness writes exactly these, the reader accepts nothing else.
 PAYLOADS: dict[str, type] = {
     "started": Started,
@@ -144,6 +167,8 @@ PAYLOADS: dict[str, type] = {
     "trace": TraceRecorded,
     "error": Failed,
     "done": Finished,
+    "progress": ProgressReported,
+    "log": Logged,
 }
 
 

@@ -18,6 +18,8 @@ class RunStatus(enum.StrEnum):
     RESOURCE_LIMIT = "resource_limit"
     RAN = "ran"
     CANCELLED = "cancelled"
+    # Correct in the simulator, but the TPU compiler (the lowering check for the job's chip) rejects it.
+    REJECTED = "rejected"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,11 @@ class OutputCheck:
     inf_parity: bool
     error_map: tuple[tuple[float, ...], ...] = ()
     note: str = ""
+    # Elements where exactly one side is NaN or ±Inf, or both are infinite with different signs
+    # (counted in mismatch_count; never in max_abs_error, which is over finite pairs only).
+    nonfinite_mismatches: int = 0
+    nonfinite_where: str = ""  # e.g. "NaN in rows 192–255 (all columns)"
+    tolerance: Tolerance | None = None  # the tolerance this output was checked with
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,8 @@ class ErrorInfo:
     traceback: str
     line: int | None = None
     phase: str = ""
+    # True when the failure is a known limitation of JAX's TPU interpret mode, not the user's mistake.
+    limitation: bool = False
 
 
 @dataclass(frozen=True)

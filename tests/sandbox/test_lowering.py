@@ -118,8 +118,9 @@ def test_tiled_matmul_lowers_for_every_chip_with_its_ir():
 
 def test_mixed_element_block_passes_the_simulator_but_not_the_tpu_compiler():
     result = run(MIXED_ELEMENT, "v5e")
-    assert result.status == RunStatus.PASSED, result.summary
-    assert result.summary.endswith("; passes in the simulator, rejected by the TPU compiler for v5e")
+    assert result.status == RunStatus.REJECTED, result.summary
+    assert result.summary.startswith("rejected by the TPU compiler for v5e: NotImplementedError: All block")
+    assert result.summary.endswith("(1/1 cases), but this kernel would not compile for a TPU")
     report = result.lowering
     assert report.chip == "v5e" and report.lowers is False
     assert report.error.type == "NotImplementedError"
@@ -130,15 +131,19 @@ def test_mixed_element_block_passes_the_simulator_but_not_the_tpu_compiler():
     assert "interpret=False" in report.jaxpr.text and report.mosaic is None
 
 
-def test_two_core_mesh_on_v5e_is_a_warning():
+def test_two_core_mesh_on_v5e_is_refused_and_a_warning():
     result = run(TWO_CORES, "v5e")
-    assert result.status == RunStatus.PASSED, result.summary
+    # The simulator would run two cores on a one-core chip; the harness refuses, like the chip would.
+    assert result.status == RunStatus.ERROR, result.summary
+    assert result.error.message.startswith(
+        "pltpu.TensorCoreMesh(num_cores=2) asks for 2 TensorCores, but a TPU v5e has 1"
+    )
     # JAX 0.12.0.1 lowers it (iteration bounds 2) without complaint: the warning is ours.
     assert result.lowering.lowers is True
     assert "iteration_bounds = array<i64: 2>" in result.lowering.mosaic.text
     assert result.chip_warnings == (
-        "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore (the simulator "
-        "runs the extra cores anyway; the TPU lowering does not check this)",
+        "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore (the TPU lowering "
+        "does not check this)",
     )
     assert result.summary.endswith("; 1 chip-check warning for v5e")
 

@@ -108,7 +108,8 @@ def test_a_failing_runs_trace_shows_the_revisited_output_block():
     entry = CATALOG.get("tiled_matmul_pallas_call")
     wrong = next(w for w in entry.wrong if w.name == "k_axis_outermost")
     result = run(entry.slug, source=wrong.source)
-    assert result.status == RunStatus.ERROR and "Revisited block" in result.error.traceback
+    assert result.status == RunStatus.ERROR
+    assert "the same output block is written again at grid step (k=1, i=0, j=0)" in result.error.message
     # Grid (k, i, j): the output tile (i, j) is written at every step, and (0, 0) again at (1, 0, 0),
     # where the interpreter stops; the trace keeps everything up to there.
     (out,) = [o for o in result.trace.grid.operands if o.name == "out"]

@@ -1,4 +1,4 @@
-"""The `lowering` event through classify(): the simulator's status stands, the summary says the rest."""
+"""The `lowering` event through classify(): a kernel passes only if the TPU compiler for its chip accepts it."""
 
 import dataclasses
 import json
@@ -103,12 +103,25 @@ def run(*events: Event) -> RunResult:
     return classify(JOB, ex)
 
 
-def test_rejected_lowering_keeps_passed_and_says_so():
+def test_correct_in_the_simulator_but_rejected_by_the_compiler_is_rejected():
     result = run(case(True), lowering_event(report(lowers=False, error=ELEMENT_ERROR)))
-    assert result.status == RunStatus.PASSED
-    assert result.summary.endswith("; passes in the simulator, rejected by the TPU compiler for v5e")
+    assert result.status == RunStatus.REJECTED
+    assert result.summary == (
+        "rejected by the TPU compiler for v5e: NotImplementedError: All block dimensions must be Elements "
+        "or none of them can be Elements. (line 15); in the simulator the outputs match the reference "
+        "(1/1 cases), but this kernel would not compile for a TPU"
+    )
     assert result.lowering is not None and result.lowering.lowers is False
     assert result.lowering.error.message == ELEMENT_ERROR.message and result.lowering.error.line == 15
+
+
+def test_another_chip_rejecting_leaves_a_pass_on_the_jobs_chip():
+    mine, other = report("v5e"), report("v6e", lowers=False, error=ELEMENT_ERROR)
+    result = run(case(True), lowering_event(mine, mine, other))
+    assert result.status == RunStatus.PASSED
+    assert result.summary.endswith(
+        "match the reference (max abs error 0); rejected by the TPU compiler for v6e"
+    )
 
 
 def test_rejected_lowering_on_a_mismatch_does_not_claim_a_pass():
@@ -141,7 +154,9 @@ def test_all_chips_side_by_side():
     result = run(case(True), lowering_event(listed[0], *listed))
     assert [r.chip for r in result.lowerings] == list(CHIPS)
     assert [r.lowers for r in result.lowerings] == [False, True, False, True]
-    assert result.summary.endswith("; passes in the simulator, rejected by the TPU compiler for v5e, v6e")
+    assert result.status == RunStatus.REJECTED
+    assert result.summary.startswith("rejected by the TPU compiler for v5e: NotImplementedError")
+    assert result.summary.endswith("would not compile for a TPU; also rejected for v6e")
 
 
 def test_no_lowering_event_leaves_the_result_as_before():

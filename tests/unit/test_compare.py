@@ -75,3 +75,25 @@ def test_error_map_lights_the_wrong_block():
 def test_tolerance_defaults_and_declared():
     assert tolerance_for("int32") == Tolerance(0.0, 0.0)
     assert tolerance_for("float32", {"float32": Tolerance(1.0, 2.0)}) == Tolerance(1.0, 2.0)
+
+
+def test_nan_rows_a_kernel_never_wrote_are_counted_and_placed():
+    expected = np.ones((256, 128), np.float32)
+    got = expected.copy()
+    got[192:] = np.nan
+    check = compare("out", got, expected, TOL)
+    assert check.mismatch_count == check.nonfinite_mismatches == 64 * 128
+    assert check.nonfinite_where == "NaN in rows 192–255 (all 128 columns)"
+    assert check.max_abs_error == 0.0  # over finite pairs only: the reason NaN needs its own count
+    assert check.tolerance == TOL
+
+
+def test_scattered_non_finite_values_are_summarised():
+    expected = np.zeros((16, 16), np.float32)
+    got = expected.copy()
+    got[:, 5] = np.inf
+    got[3, 7] = np.nan
+    got[9, 11] = np.nan
+    check = compare("out", got, expected, TOL)
+    assert check.nonfinite_mismatches == 18
+    assert check.nonfinite_where == "NaN or Inf in all 16 rows (columns 5, 7, 11)"

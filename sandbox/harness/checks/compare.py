@@ -2,7 +2,9 @@
 
 Pure numpy, no JAX, so it is unit-testable in milliseconds and the same code checks every entry.
 An element matches when |got - expected| <= atol + rtol * |expected|, or when both are NaN, or both
-are the same infinity.
+are the same infinity. Non-finite mismatches (a NaN or an infinity on one side only, e.g. output rows
+a kernel never wrote) are counted apart, with where they are, because `max_abs_error` is over finite
+pairs only and would otherwise say 0 for an output full of NaN.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ DEFAULT_TOLERANCES: dict[str, Tolerance] = {
 EXACT = Tolerance(rtol=0.0, atol=0.0)
 
 
-def tolerance_for(dtype: str, declared: dict[str, Tolerance] | None = None) -> Tolerance:
+def tolerance_for(dtype: str, declared: dict[str, Tolerance] | None = None, output: str = "") -> Tolerance:
+    """An output's tolerance: declared for its name (`out[1]`), else for its dtype, else the default."""
+    if declared and output and output in declared:
+        return declared[output]
     if declared and dtype in declared:
         return declared[dtype]
     return DEFAULT_TOLERANCES.get(dtype, EXACT)
@@ -44,7 +49,7 @@ def as_float64(array: np.ndarray) -> np.ndarray:
 def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> OutputCheck:
     got, expected = np.asarray(got), np.asarray(expected)
     if got.shape != expected.shape:
-        return _shape_mismatch(name, got, expected)
+        return _shape_mismatch(name, got, expected, tol)
     g, e = as_float64(got), as_float64(expected)
     with np.errstate(invalid="ignore", over="ignore"):
         abs_err = np.abs(g - e)
@@ -56,6 +61,7 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
         rel_err = abs_err[finite] / np.maximum(np.abs(e[finite]), np.finfo(np.float64).tiny)
     bad = ~ok
     count = int(bad.sum())
+    nonfinite = bad & ~finite
     return OutputCheck(
         name=name,
         shape=tuple(got.shape),
@@ -74,7 +80,43 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
         ),
         error_map=error_map(abs_err, allowed, bad),
         note=_dtype_note(got, expected),
+        nonfinite_mismatches=int(nonfinite.sum()),
+        nonfinite_where=nonfinite_where(nonfinite, g),
+        tolerance=tol,
     )
+
+
+def nonfinite_where(nonfinite: np.ndarray, got: np.ndarray) -> str:
+    """Where the non-finite mismatches are, in words: "NaN in rows 192–255 (all 128 columns)"."""
+    count = int(nonfinite.sum())
+    if not count:
+        return ""
+    values = got[nonfinite]
+    kinds = [k for k, n in (("NaN", np.isnan(values).sum()), ("Inf", np.isinf(values).sum())) if n]
+    what = " or ".join(kinds) if kinds else "finite values where the reference is NaN or Inf"
+    if nonfinite.ndim == 0:
+        return what
+    grid = nonfinite.reshape(-1, nonfinite.shape[-1]) if nonfinite.ndim >= 2 else nonfinite.reshape(1, -1)
+    rows = np.flatnonzero(grid.any(axis=1))
+    cols = np.flatnonzero(grid.any(axis=0))
+    if nonfinite.ndim == 1:
+        return f"{what} at elements {_run(cols)}"
+    row_text = f"rows {_run(rows)}" if len(rows) < grid.shape[0] else f"all {grid.shape[0]} rows"
+    col_text = f"columns {_run(cols)}" if len(cols) < grid.shape[1] else f"all {grid.shape[1]} columns"
+    return f"{what} in {row_text} ({col_text})"
+
+
+def _run(indices: np.ndarray) -> str:
+    """ "192–255" for a contiguous run, "3, 7, 9–12 and 2 more places" otherwise (inclusive)."""
+    runs: list[tuple[int, int]] = []
+    for i in indices.tolist():
+        if runs and i == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    shown = [f"{a}" if a == b else f"{a}–{b}" for a, b in runs[:3]]
+    more = f" and {len(runs) - 3} more ranges" if len(runs) > 3 else ""
+    return ", ".join(shown) + more
 
 
 def error_map(abs_err: np.ndarray, allowed: np.ndarray, bad: np.ndarray) -> tuple[tuple[float, ...], ...]:
@@ -112,7 +154,7 @@ def _dtype_note(got: np.ndarray, expected: np.ndarray) -> str:
     return ""
 
 
-def _shape_mismatch(name: str, got: np.ndarray, expected: np.ndarray) -> OutputCheck:
+def _shape_mismatch(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> OutputCheck:
     return OutputCheck(
         name=name,
         shape=tuple(got.shape),
@@ -128,4 +170,5 @@ def _shape_mismatch(name: str, got: np.ndarray, expected: np.ndarray) -> OutputC
         nan_parity=False,
         inf_parity=False,
         note=f"shape differs: got {tuple(got.shape)}, expected {tuple(expected.shape)}",
+        tolerance=tol,
     )

@@ -3,7 +3,7 @@
 Interpret mode never checks VMEM/SMEM capacity (its buffers are host arrays), so the playground counts
 what the kernel asks for, the way Mosaic would allocate it:
 - `pallas_call`: each blocked operand gets 2 VMEM buffers (the automatic pipeline double-buffers;
-  1 buffer if the grid has a single point), operands in ANY/HBM get none, scalar-prefetch operands
+  1 buffer if the grid has a single point; a dynamic grid, sized at run time, counts as more), operands in ANY/HBM get none, scalar-prefetch operands
   live in SMEM, and `scratch_shapes` are added by memory space;
 - `pl.kernel` (`mpmd_map`): the kernel's scratch arguments;
 - inside either, `run_scoped` allocations (which is what `emit_pipeline` buffers are) nest: a scope
@@ -70,7 +70,7 @@ def _outside_kernels(jaxpr: Any) -> OnChip:
 def _pallas_call(eqn: Any) -> OnChip:
     mapping = eqn.params["grid_mapping"]
     kernel = _jaxpr_of(eqn.params["jaxpr"])
-    buffers = 1 if math.prod(mapping.grid or ()) <= 1 else 2
+    buffers = 1 if _grid_points(mapping.grid) <= 1 else 2
     demand = OnChip(kernels=1)
     for block in mapping.block_mappings:
         space = _space(block.block_aval)
@@ -84,6 +84,14 @@ def _pallas_call(eqn: Any) -> OnChip:
     scratch = invars[len(invars) - mapping.num_scratch_operands :] if mapping.num_scratch_operands else []
     demand += OnChip(smem_bytes=sum(_ref_bytes(v.aval) for v in prefetch))
     return demand + _refs(v.aval for v in scratch) + _scopes(kernel)
+
+
+def _grid_points(grid: Any) -> int:
+    """Points of a grid; a dynamic dimension (`DynamicGridDim`, sized at run time) counts as many."""
+    dims = tuple(grid or ())
+    if not all(isinstance(d, int) for d in dims):
+        return 2
+    return math.prod(dims)
 
 
 def _scopes(jaxpr: Any) -> OnChip:

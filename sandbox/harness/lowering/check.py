@@ -45,14 +45,21 @@ _INTERPRET_OFF: Any = None
 _USER_LOCATION = re.compile(r'"' + re.escape(usercode.USER_FILE) + r'":(\d+)')
 
 
-def check(fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chip) -> LoweringCheck:
+Explain = Callable[[BaseException, str], ErrorInfo]
+
+
+def check(
+    fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chip, explain: Explain | None = None
+) -> LoweringCheck:
     """Lower `fn(*args)` for `chip`, read its IR and run the static chip checks on the traced kernel.
 
-    `seconds` is the whole check: trace, lowering, IR texts and chip checks.
+    `seconds` is the whole check: trace, lowering, IR texts and chip checks. `explain` turns the
+    compiler's exception into the user's message (the harness's error translator); its line wins
+    unless it has none, then the line the compiler's MLIR location names is kept.
     """
     t0 = time.perf_counter()
     stage = _Stage()
-    error = _lower(fn, args, dataclasses.replace(target, chip=chip), stage)
+    error = _lower(fn, args, dataclasses.replace(target, chip=chip), stage, explain)
     texts = _Texts()
     warnings: tuple[str, ...] = ()
     if stage.jaxpr is not None:
@@ -105,13 +112,15 @@ class _Texts:
     note: str = ""
 
 
-def _lower(fn: Callable[..., Any], args: Sequence[Any], target: Target, stage: _Stage) -> ErrorInfo | None:
+def _lower(
+    fn: Callable[..., Any], args: Sequence[Any], target: Target, stage: _Stage, explain: Explain | None
+) -> ErrorInfo | None:
     """Trace and lower; what was reached goes into `stage`, a failure comes back as an ErrorInfo."""
     with target.chip_context(), _interpret_off(), _quiet():
         try:
             traced = jax.jit(fn).trace(*args)
         except Exception as exc:
-            return _error(exc, "trace for the TPU")
+            return _explained(exc, "trace for the TPU", explain)
         stage.jaxpr = traced.jaxpr
         stage.simulated = sum(
             1 for eqn in chipcheck.kernel_eqns(traced.jaxpr.jaxpr) if eqn.params.get("interpret")
@@ -121,8 +130,16 @@ def _lower(fn: Callable[..., Any], args: Sequence[Any], target: Target, stage: _
         try:
             stage.lowered = traced.lower(lowering_platforms=("tpu",))
         except Exception as exc:
-            return _error(exc, "TPU lowering")
+            return _explained(exc, "TPU lowering", explain)
     return None
+
+
+def _explained(exc: Exception, phase: str, explain: Explain | None) -> ErrorInfo:
+    raw = _error(exc, phase)
+    if explain is None:
+        return raw
+    translated = explain(exc, phase)
+    return dataclasses.replace(translated, line=translated.line or raw.line)
 
 
 @contextlib.contextmanager

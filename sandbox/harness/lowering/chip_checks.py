@@ -1,6 +1,7 @@
 """Static checks of a traced kernel against a chip: what interpret mode never checks, with the numbers.
 
-The simulator runs a two-core `TensorCoreMesh` on a one-core v5e, a SparseCore mesh on a chip without
+JAX's simulator runs a two-core `TensorCoreMesh` on a one-core v5e (the harness refuses it; the lowering
+check, which runs without the simulator, still warns), a SparseCore mesh on a chip without
 SparseCore, VMEM scratch larger than the chip has, and blocks of any shape; the TPU lowering catches
 only some of these (it lowers `TensorCoreMesh(num_cores=2)` for v5e without complaint). Each check
 here gives one warning that names the number that does not fit.
@@ -70,8 +71,8 @@ def _mesh(mesh: MeshUse, chip: ChipInfo) -> list[str]:
     if mesh.kind == "tensor_core" and mesh.num_cores > chip.tensor_cores:
         return [
             f"{where}: TensorCoreMesh has num_cores={mesh.num_cores}, but a {chip.device_kind} has "
-            f"{chip.tensor_cores} TensorCore{'s' if chip.tensor_cores > 1 else ''} (the simulator runs "
-            "the extra cores anyway; the TPU lowering does not check this)"
+            f"{chip.tensor_cores} TensorCore{'s' if chip.tensor_cores > 1 else ''} (the TPU lowering does "
+            "not check this)"
         ]
     if mesh.kind != "sparse_core":
         return []

@@ -1,0 +1,109 @@
+"""Timing and memory figures of a checked kernel, as the protocol's `Timing` and `MemoryUse`.
+
+The reference is timed jitted when it can be, and eagerly when it cannot (a reference written with
+Python control flow on values raises `ConcretizationTypeError` under `jax.jit`); a reference that
+cannot run at all for timing is skipped with a note. Timing the reference never turns a run that
+passed into an error: it already ran once, eagerly, to produce the expected outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from sandbox.harness import calls
+from sandbox.harness.checks import timing
+from sandbox.harness.checks.memory import kernel_memory
+from sandbox.harness.process import peak_rss_bytes
+from sandbox.harness.target import Target
+from sandbox.protocol import MemoryUse, Stats, Timing, chip_info
+
+SIMULATED_NOTE = (
+    "CPU simulation (TPU interpret mode): wall times are host times, not TPU performance; "
+    "compile time is estimated as first call minus the median run."
+)
+
+
+def time_reference(
+    reference: Callable[..., Any], inputs: Sequence[Any], budget: float
+) -> tuple[Stats | None, str]:
+    """The reference's timing, and a note when it could not be timed the usual (jitted) way."""
+    jitted = jax.jit(reference)
+    try:
+        jax.block_until_ready(jitted(*inputs))
+        return timing.measure(lambda: jax.block_until_ready(jitted(*inputs)), budget), ""
+    except Exception as exc:
+        why = f"{type(exc).__name__}"
+    try:
+        jax.block_until_ready(reference(*inputs))
+        stats = timing.measure(lambda: jax.block_until_ready(reference(*inputs)), budget)
+    except Exception as exc:
+        return (
+            None,
+            f"the reference could not be timed ({why} under jax.jit, {type(exc).__name__} without it)",
+        )
+    return stats, f"the reference cannot be jit-compiled ({why}), so it was timed without jax.jit"
+
+
+def timing_result(
+    target: Target,
+    case: str,
+    first: float,
+    kernel: Stats,
+    ref: Stats | None,
+    flops: int | None,
+    bytes_accessed: int | None,
+    ref_note: str = "",
+) -> Timing:
+    chip = chip_info(target.chip)
+    roofline = chip.roofline_seconds(flops, bytes_accessed) if flops and bytes_accessed else None
+    notes = [SIMULATED_NOTE] if target.interpret else []
+    if ref_note:
+        notes.append(ref_note[0].upper() + ref_note[1:] + ".")
+    return Timing(
+        first_call_seconds=first,
+        compile_seconds=max(first - kernel.median, 0.0),
+        kernel=kernel,
+        reference=ref,
+        ratio_to_reference=kernel.median / ref.median if ref and ref.median > 0 else None,
+        simulated=target.interpret,
+        roofline_seconds=roofline,
+        flops=flops,
+        bytes_accessed=bytes_accessed,
+        case=case,
+        note=" ".join(notes),
+    )
+
+
+def memory_result(
+    target: Target, closed: Any, inputs: Sequence[Any], outputs: list[tuple[str, np.ndarray]]
+) -> MemoryUse:
+    chip = chip_info(target.chip)
+    demand = kernel_memory(closed)
+    warnings = []
+    if demand.vmem_bytes > chip.vmem_bytes:
+        warnings.append(
+            f"VMEM: the kernel allocates {demand.vmem_bytes:,} bytes, more than the "
+            f"{chip.vmem_bytes:,} bytes of one {chip.device_kind} TensorCore"
+        )
+    if demand.smem_bytes > chip.smem_bytes:
+        warnings.append(
+            f"SMEM: the kernel allocates {demand.smem_bytes:,} bytes, more than the "
+            f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
+        )
+    return MemoryUse(
+        peak_rss_bytes=peak_rss_bytes(),
+        hbm_input_bytes=calls.nbytes(inputs),
+        hbm_output_bytes=calls.nbytes([a for _, a in outputs]),
+        vmem_bytes=demand.vmem_bytes if demand.kernels else None,
+        smem_bytes=demand.smem_bytes if demand.kernels else None,
+        semaphores=demand.semaphores if demand.kernels else None,
+        vmem_capacity_bytes=chip.vmem_bytes,
+        smem_capacity_bytes=chip.smem_bytes,
+        hbm_capacity_bytes=chip.hbm_bytes,
+        warnings=tuple(warnings),
+        note="" if demand.kernels else "no Pallas kernel found in the traced function",
+    )

@@ -1,0 +1,29 @@
+"""The kernel signals its semaphore twice but waits once: it ends with a count of 1 left over."""
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def make_inputs(seed):
+    return (jnp.ones((8, 128), jnp.float32),)
+
+
+def reference(x):
+    return x + 1
+
+
+def add_one_kernel(x_ref, o_ref, sem):
+    pl.semaphore_signal(sem, 1)
+    pl.semaphore_signal(sem, 1)  # MARK
+    pl.semaphore_wait(sem, 1)
+    o_ref[...] = x_ref[...] + 1
+
+
+def kernel(x):
+    return pl.pallas_call(
+        add_one_kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        scratch_shapes=[pltpu.SemaphoreType.REGULAR],
+    )(x)

@@ -1,0 +1,113 @@
+"""JAX's own Pallas TPU kernels (`jax/experimental/pallas/ops/tpu`), unmodified, as a user would run them.
+
+Each file in `real_kernels/` is a scratch file that imports a shipped kernel and checks it against a
+plain-JAX reference at small shapes; every row runs through a real backend and the harness, like a
+user's run. A row passes, or, where JAX's interpret mode itself cannot run the kernel correctly,
+asserts the exact explanation the user gets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sandbox.jobs import make_job
+from sandbox.protocol import Chip, InterpretOptions, RunResult, RunStatus
+from tests.sandbox.conftest import assert_nothing_internal, run_jobs
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent / "real_kernels"
+PASSED = RunStatus.PASSED
+
+
+@dataclass(frozen=True)
+class Real:
+    name: str
+    status: RunStatus = PASSED
+    # For a kernel interpret mode cannot run: the start of the summary the user gets.
+    headline: str = ""
+    chip: Chip = "v5p"
+    options: InterpretOptions | None = None
+    label: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.label or self.name
+
+    @property
+    def source(self) -> str:
+        return (HERE / f"{self.name}.py").read_text()
+
+
+OVERTAKEN = "returned for a later copy while an earlier one on the same semaphore was still in flight"
+SUITE = (
+    Real("matmul"),
+    Real("flash_attention_forward"),
+    Real("flash_attention_backward"),
+    Real("paged_attention"),
+    Real("splash_attention"),
+    Real("megablox_gmm"),
+    Real("prng_threefry"),
+    Real("rows_split_by_core_index"),
+    # Interpret mode runs a DMA when it is waited on, queued copies last-in first-out; the ring's
+    # waits can then return for the next step's copy while the rows they forward are still NaN
+    # (whether they do depends on how the device threads interleave: see the test below).
+    Real("all_gather", RunStatus.MISMATCH, "mismatch: 1/1 cases differ from the reference; case 'scratch'"),
+    Real("all_gather", options=InterpretOptions(dma_execution_mode="eager"), label="all_gather-eager"),
+    Real(
+        "ragged_paged_attention",
+        RunStatus.ERROR,
+        "error in kernel: AttributeError: reading or writing a reshaped ref (`ref.reshape(...)`) is not "
+        "supported by TPU interpret mode in JAX 0.12.0.1: a limitation of the simulator, not a mistake "
+        "in your kernel (JAX says: 'ReshapeTransform' object has no attribute 'indices'). The TPU "
+        "lowering check tells whether it compiles for a real TPU",
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, RunResult]:
+    jobs = [
+        make_job(row.source, chip=row.chip, options=row.options, timing_budget_seconds=0.05, trace=False)
+        for row in SUITE
+    ]
+    return {row.id: result for row, result in zip(SUITE, run_jobs(jobs), strict=True)}
+
+
+@pytest.mark.parametrize("row", SUITE, ids=lambda row: row.id)
+def test_a_shipped_kernel_runs_unmodified(row: Real, results: dict[str, RunResult]):
+    result = results[row.id]
+    if row.id == "all_gather" and result.status is PASSED:
+        pytest.skip("this time no copy overtook another: the ring gathered correctly")
+    assert result.status == row.status, result.summary
+    assert result.summary.startswith(row.headline), result.summary
+    if row.status is PASSED:
+        assert result.lowering is not None and result.lowering.lowers is True, result.summary
+        assert result.memory is not None and result.memory.vmem_bytes, "memory figures for every kernel"
+
+
+def test_interpret_mode_says_why_the_ring_all_gather_goes_wrong(results: dict[str, RunResult]):
+    (case,) = results["all_gather"].cases
+    if case.passed:
+        pytest.skip("this time no copy overtook another: the ring gathered correctly")
+    assert OVERTAKEN in case.note and OVERTAKEN in results["all_gather"].summary
+    assert "DMA execution mode 'eager' runs every copy at .start()" in case.note
+
+
+def test_a_limitation_of_interpret_mode_is_flagged_as_such(results: dict[str, RunResult]):
+    error = results["ragged_paged_attention"].error
+    assert error is not None and error.limitation
+    # Getting this far means the kernel found its TPU generation through `jax.devices()[0].device_kind`.
+    assert results["ragged_paged_attention"].lowering is not None
+
+
+def test_nothing_internal_reaches_a_user(results: dict[str, RunResult]):
+    for name, result in results.items():
+        assert_nothing_internal(name, result)
+
+
+def test_the_shipped_kernels_are_all_here():
+    assert {p.stem for p in HERE.glob("*.py")} == {row.name for row in SUITE}
