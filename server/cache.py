@@ -15,7 +15,7 @@ import time
 
 from sandbox.protocol import Job, RunResult, RunStatus, to_json_dict
 
-CACHEABLE = {RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR, RunStatus.RAN}
+CACHEABLE = {RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR, RunStatus.RAN, RunStatus.REJECTED}
 
 
 def job_key(job: Job, versions: str) -> str:

@@ -46,6 +46,7 @@ FORWARDED = {
     "memory",
     "error",
     "lowering",
+    "progress",
 }
 # IR texts can be hundreds of KB per chip: progress events carry verdicts only, the result has the texts.
 IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")
@@ -288,6 +289,8 @@ class Runner:
         run.push("running", {"slot": slot})
 
         def sink(event: Event) -> None:
+            if event.kind == "log":  # internal text (raw tracebacks): the server log only
+                log.info("run %s: job log: %s", run.id, str(event.data.get("text", ""))[:20000])
             if event.kind in FORWARDED:
                 data = slim(event.data) if event.kind == "lowering" else event.data
                 with contextlib.suppress(RuntimeError):  # the loop closed: the server is stopping
