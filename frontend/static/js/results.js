@@ -14,6 +14,7 @@ import { traceSummary } from "./trace.js";
 
 const STATUS_TEXT = {
   passed: "passed",
+  rejected: "rejected by the TPU compiler",
   mismatch: "mismatch",
   error: "error",
   timeout: "timeout",
@@ -51,6 +52,9 @@ function errorSection(error, onGoToLine) {
     h(
       "p",
       { class: "error-head" },
+      error.limitation
+        ? h("span", { class: "badge limitation", id: "limitation", title: "This fails because JAX's TPU interpret mode lacks the feature, not because of your kernel." }, "interpret-mode limitation")
+        : null,
       h("strong", { class: "error-type" }, error.type || "Error"),
       `${where}: `,
       h("span", { class: "error-message" }, error.message || ""),
