@@ -1,0 +1,469 @@
+"""Walk a kernel body's jaxpr as a TPU core would run it, collecting its work but touching no data.
+
+Two modes, one walker:
+- grid mode (`Walker(steps=n)`): a pallas_call body for all n grid steps at once. Scalars are
+  arrays over the steps; a branch costs where its predicate selects it (a mask); a loop's body
+  is walked once per iteration while any step still runs it. The result is MXU flops per dot kind
+  and vector ops per step (`Acc`). A body that starts DMAs or signals semaphores sets `syncs`:
+  it needs program mode.
+- program mode (`Walker(steps=None)`): one core, in order. Loops run iteration by iteration, a
+  branch runs the branch its (known) predicate picks, and the walk emits `cost.Program` events:
+  work between synchronisation points, DMA starts and waits, semaphore signals and waits, and a
+  step marker for every loop iteration that talks to the DMA engine.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from typing import Any
+
+import numpy as np
+from jax._src import tree_util
+from jax._src.pallas.mosaic.primitives import _dma_unflatten
+
+from sandbox.harness.model.evaluate import (
+    UNKNOWN,
+    Ref,
+    evaluate,
+    indexed_shape,
+    indexer,
+    inner,
+    itemsize,
+    read,
+    size,
+    space_of,
+)
+
+MAX_PROGRAM_EQNS = 3_000_000  # program mode stops past this many equations (a very long kernel)
+MAX_LOOP = 1_000_000
+GRID_LOOP_BUDGET = 1 << 22  # grid mode: iterations x steps walked exactly; more is costed from one
+CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+         "remat": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
+         "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}  # fmt: skip
+SYNCS = {"dma_start", "dma_wait", "semaphore_signal", "semaphore_wait"}
+FREE = {"program_id", "num_programs", "axis_index", "delay", "trace_start", "trace_stop", "debug_callback"}
+
+
+class ModelLimitError(Exception):
+    """The kernel is too long to simulate step by step."""
+
+
+class Acc:
+    """Work collected so far: MXU flops per dot kind and vector element ops (per step in grid mode)."""
+
+    def __init__(self, zero: Any) -> None:
+        self.zero = zero
+        self.mxu: dict[str, Any] = {}
+        self.vector: Any = zero
+
+    def add(self, kind: str | None, flops: float, vector: float, mask: Any) -> None:
+        if kind is not None:
+            self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * mask
+        if vector:
+            self.vector = self.vector + vector * mask
+
+    def absorb(self, other: Acc, times: Any = 1) -> None:
+        for kind, flops in other.mxu.items():
+            self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * times
+        self.vector = self.vector + other.vector * times
+
+    def weight(self) -> Any:
+        return sum(self.mxu.values(), start=self.zero) + self.vector
+
+
+def jaxpr_of(value: Any) -> Any:
+    return value if hasattr(value, "eqns") else getattr(value, "jaxpr", value)
+
+
+@functools.lru_cache(maxsize=4096)
+def has_sync(jaxpr: Any) -> bool:
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in SYNCS:
+            return True
+        for value in eqn.params.values():
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                sub = jaxpr_of(item)
+                if hasattr(sub, "eqns") and has_sync(sub):
+                    return True
+    return False
+
+
+def scan_counts(params: dict[str, Any]) -> tuple[int, int]:
+    """(constants, carries) of a scan: jax 0.12 packs them in `ft_in` (consts, carry, xs)."""
+    if "num_consts" in params:
+        return int(params["num_consts"]), int(params["num_carry"])
+    consts, carry, _ = params["ft_in"].unpack()
+    return len(consts.vals), len(carry.vals)
+
+
+def dot_kind(eqn: Any) -> str:
+    lhs, rhs = (str(v.aval.dtype) for v in eqn.invars[:2])
+    types = {lhs, rhs}
+    if types & {"float32", "float64"}:
+        precision = eqn.params.get("precision")
+        first = precision[0] if isinstance(precision, tuple) else precision
+        return "f32_3pass" if str(getattr(first, "name", "")) == "HIGH" else "f32"
+    if all(t.startswith(("int", "uint")) for t in types):
+        return "int8"
+    if any("float8" in t for t in types):
+        return "fp8"
+    return "bf16"
+
+
+def dot_flops(eqn: Any) -> int:
+    (lhs_contract, _), _ = eqn.params["dimension_numbers"]
+    lhs_shape = eqn.invars[0].aval.shape
+    depth = size(lhs_shape[d] for d in lhs_contract)
+    return 2 * size(eqn.outvars[0].aval.shape) * depth
+
+
+class Walker:
+    def __init__(
+        self,
+        *,
+        steps: int | None,
+        program_ids: dict[int, Any] | None = None,
+        grid: tuple[int, ...] = (),
+        core: int = 0,
+        core_axes: frozenset[str] = frozenset(),
+        label: str = "",
+    ) -> None:
+        self.sequential = steps is None
+        zero: Any = 0.0 if steps is None else np.zeros(steps)
+        self.acc = Acc(zero)
+        self.mask: Any = 1.0
+        self.program_ids = program_ids or {}
+        self.grid = grid
+        self.core = core
+        self.core_axes = core_axes
+        self.label = label
+        self.notes: set[str] = set()
+        self.syncs = False
+        self.events: list[tuple[Any, ...]] = []
+        self.pending = Acc(0.0)
+        self.eqns = 0
+        self._static: dict[int, tuple[Any, ...]] = {}
+        self._steps = 0
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def run(self, jaxpr: Any, env: dict[Any, Any]) -> list[Any]:
+        for eqn in jaxpr.eqns:
+            self.eqns += 1
+            if self.sequential and self.eqns > MAX_PROGRAM_EQNS:
+                raise ModelLimitError(f"more than {MAX_PROGRAM_EQNS:,} operations to simulate")
+            name = eqn.primitive.name
+            handler = getattr(self, "_" + name, None)
+            if handler is not None:
+                handler(eqn, env)
+                continue
+            values = [read(env, v) for v in eqn.invars]
+            out = evaluate(eqn, values)
+            if out is not None:
+                env[eqn.outvars[0]] = out[0]
+            elif name in CALLS:
+                self._call(eqn, env, eqn.params[CALLS[name]])
+            elif name not in FREE:
+                self._vector(eqn)
+        return [read(env, v) for v in jaxpr.outvars]
+
+    def _call(self, eqn: Any, env: dict[Any, Any], closed: Any) -> None:
+        jaxpr = jaxpr_of(closed)
+        inner_env = dict(
+            zip(jaxpr.constvars, [np.asarray(c) for c in getattr(closed, "consts", ())], strict=False)
+        )
+        inner_env.update(zip(jaxpr.invars, [read(env, v) for v in eqn.invars], strict=False))
+        for var, value in zip(eqn.outvars, self.run(jaxpr, inner_env), strict=False):
+            env[var] = value
+
+    def _vector(self, eqn: Any) -> None:
+        elements = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
+        if elements > 1:
+            self._work(None, 0, elements)
+
+    def _work(self, kind: str | None, flops: float, vector: float) -> None:
+        if self.sequential:
+            self.pending.add(kind, flops, vector, 1)
+        else:
+            self.acc.add(kind, flops, vector, self.mask)
+
+    def _sync(self) -> None:
+        if self.pending.mxu or self.pending.vector:
+            self.events.append(("work", dict(self.pending.mxu), float(self.pending.vector)))
+            self.pending = Acc(0.0)
+
+    def flush(self) -> None:
+        self._sync()
+
+    def step(self, label: str) -> None:
+        self._sync()
+        self.events.append(("step", label))
+
+    # -- primitives with their own rules -------------------------------------------------------
+
+    def _dot_general(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self._work(dot_kind(eqn), dot_flops(eqn), 0)
+
+    def _program_id(self, eqn: Any, env: dict[Any, Any]) -> None:
+        env[eqn.outvars[0]] = self.program_ids.get(eqn.params["axis"], UNKNOWN)
+
+    def _num_programs(self, eqn: Any, env: dict[Any, Any]) -> None:
+        axis = eqn.params["axis"]
+        env[eqn.outvars[0]] = np.asarray(self.grid[axis]) if axis < len(self.grid) else UNKNOWN
+
+    def _axis_index(self, eqn: Any, env: dict[Any, Any]) -> None:
+        names = eqn.params["axis_name"]
+        names = names if isinstance(names, tuple) else (names,)
+        known = all(n in self.core_axes for n in names)
+        env[eqn.outvars[0]] = np.asarray(self.core, np.int32) if known else UNKNOWN
+
+    def _get(self, eqn: Any, env: dict[Any, Any]) -> None:
+        ref = read(env, eqn.invars[0])
+        out = eqn.outvars[0]
+        if isinstance(ref, Ref) and ref.space == "smem":
+            env[out] = self._lookup(ref, tree_util.tree_unflatten(eqn.params["tree"], eqn.invars[1:]), env)
+        else:
+            self._vector(eqn)
+
+    def _lookup(self, ref: Ref, transforms: Any, env: dict[Any, Any]) -> Any:
+        index = indexer(transforms, env)
+        if ref.values is None or index is None or len(index) != ref.values.ndim:
+            return UNKNOWN
+        arrays = [np.asarray(i).astype(np.int64) for i in index]
+        if any(((a < 0) | (a >= n)).any() for a, n in zip(arrays, ref.values.shape, strict=True)):
+            return UNKNOWN
+        return np.asarray(ref.values[tuple(arrays)])
+
+    def _swap(self, eqn: Any, env: dict[Any, Any]) -> None:
+        ref, value = read(env, eqn.invars[0]), read(env, eqn.invars[1])
+        if not (isinstance(ref, Ref) and ref.space == "smem"):
+            self._work(None, 0, size(eqn.invars[1].aval.shape))
+            return
+        index = indexer(tree_util.tree_unflatten(eqn.params["tree"], eqn.invars[2:]), env)
+        if eqn.outvars:
+            env[eqn.outvars[0]] = self._lookup(
+                ref, tree_util.tree_unflatten(eqn.params["tree"], eqn.invars[2:]), env
+            )
+        if not self.sequential or ref.values is None or index is None or value is UNKNOWN:
+            ref.values = None  # per-step SMEM state is not tracked in grid mode
+            return
+        ref.values = ref.values.copy()
+        ref.values[tuple(int(i) for i in index)] = value
+
+    def _addupdate(self, eqn: Any, env: dict[Any, Any]) -> None:
+        ref = read(env, eqn.invars[0])
+        if isinstance(ref, Ref) and ref.space == "smem":
+            ref.values = None
+        else:
+            self._work(None, 0, 2 * size(eqn.invars[1].aval.shape))
+
+    def _run_scoped(self, eqn: Any, env: dict[Any, Any]) -> None:
+        body = jaxpr_of(eqn.params["jaxpr"])
+        inner_env = dict(zip(body.constvars, [read(env, v) for v in eqn.invars], strict=False))
+        for i, var in enumerate(body.invars):
+            aval = inner(var.aval)
+            key = (id(eqn), i)
+            inner_env[var] = Ref(key, tuple(aval.shape), aval.dtype, space_of(var.aval, "vmem"))
+        outs = self.run(body, inner_env)
+        for var, value in zip(eqn.outvars, outs, strict=False):
+            env[var] = value
+
+    def _cond(self, eqn: Any, env: dict[Any, Any]) -> None:
+        branches = [jaxpr_of(b) for b in eqn.params["branches"]]
+        which = read(env, eqn.invars[0])
+        operands = [read(env, v) for v in eqn.invars[1:]]
+        if which is not UNKNOWN:
+            which = np.clip(np.asarray(which).astype(np.int64), 0, len(branches) - 1)
+        if self.sequential:
+            if which is UNKNOWN:
+                self.notes.add("a branch depends on data: its last (usually the working) branch is assumed")
+                which = len(branches) - 1
+            outs = self.run(
+                branches[int(which)], dict(zip(branches[int(which)].invars, operands, strict=False))
+            )
+        elif which is UNKNOWN:
+            outs = self._costliest(branches, operands)
+        else:
+            outs = self._masked(branches, operands, which)
+        for var, value in zip(eqn.outvars, outs, strict=False):
+            env[var] = value
+
+    def _masked(self, branches: list[Any], operands: list[Any], which: Any) -> list[Any]:
+        saved, results = self.mask, []
+        for b, branch in enumerate(branches):
+            selected = which == b
+            if not np.any(selected):
+                results.append([UNKNOWN] * len(branch.outvars))
+                continue
+            self.mask = saved * selected
+            results.append(self.run(branch, dict(zip(branch.invars, operands, strict=False))))
+        self.mask = saved
+        outs = []
+        for i in range(len(branches[0].outvars)):
+            options = [r[i] for r in results]
+            known = all(o is not UNKNOWN and not isinstance(o, Ref) for o in options)
+            outs.append(np.choose(which, np.broadcast_arrays(*options)) if known else UNKNOWN)
+        return outs
+
+    def _costliest(self, branches: list[Any], operands: list[Any]) -> list[Any]:
+        self.notes.add("a branch depends on data: the costlier branch is assumed at every step")
+        saved = self.acc
+        accs = []
+        for branch in branches:
+            self.acc = Acc(saved.zero)
+            self.run(branch, dict(zip(branch.invars, operands, strict=False)))
+            accs.append(self.acc)
+        self.acc = saved
+        weights = np.stack([np.broadcast_to(a.weight(), np.shape(saved.zero)) for a in accs])
+        best = np.argmax(weights, axis=0)
+        for b, acc in enumerate(accs):
+            saved.absorb(acc, best == b)
+        return [UNKNOWN] * len(branches[0].outvars)
+
+    def _scan(self, eqn: Any, env: dict[Any, Any]) -> None:
+        body = jaxpr_of(eqn.params["jaxpr"])
+        length = eqn.params["length"]
+        consts_n, carry_n = scan_counts(eqn.params)
+        values = [read(env, v) for v in eqn.invars]
+        consts, carry, xs = (
+            values[:consts_n],
+            values[consts_n : consts_n + carry_n],
+            values[consts_n + carry_n :],
+        )
+        if not self.sequential and length * np.size(self.acc.zero) > GRID_LOOP_BUDGET:
+            carry = self._scan_once(body, [*consts, *([UNKNOWN] * (carry_n + len(xs)))], length)[:carry_n]
+        else:
+            stepped = self.sequential and has_sync(body)
+            for i in range(length):
+                if stepped:
+                    self.step(f"{self.label}loop step {i}")
+                x = [
+                    v[i] if isinstance(v, np.ndarray) and v.ndim and len(v) == length else UNKNOWN for v in xs
+                ]
+                carry = self.run(body, dict(zip(body.invars, [*consts, *carry, *x], strict=False)))[:carry_n]
+        for var, value in zip(
+            eqn.outvars, [*carry, *([UNKNOWN] * (len(eqn.outvars) - carry_n))], strict=False
+        ):
+            env[var] = value
+
+    def _scan_once(self, body: Any, values: list[Any], length: int) -> list[Any]:
+        """Grid mode, a long loop: walk its body once with unknown carries and count it `length` times."""
+        self.notes.add(f"a loop of {length} iterations is costed from one iteration (its carries unknown)")
+        saved = self.acc
+        self.acc = Acc(saved.zero)
+        outs = self.run(body, dict(zip(body.invars, values, strict=False)))
+        saved.absorb(self.acc, length)
+        self.acc = saved
+        return [UNKNOWN] * len(outs)
+
+    def _while(self, eqn: Any, env: dict[Any, Any]) -> None:
+        cond, body = jaxpr_of(eqn.params["cond_jaxpr"]), jaxpr_of(eqn.params["body_jaxpr"])
+        cn, bn = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
+        values = [read(env, v) for v in eqn.invars]
+        cconsts, bconsts, carry = values[:cn], values[cn : cn + bn], values[cn + bn :]
+        saved = self.mask
+        stepped = self.sequential and has_sync(body)
+        for i in range(MAX_LOOP):
+            (go,) = self.run(cond, dict(zip(cond.invars, [*cconsts, *carry], strict=False)))
+            if go is UNKNOWN:
+                self.notes.add("a while loop's trip count depends on data: one iteration is assumed")
+                go = np.asarray(i == 0)
+            self.mask = saved * go if not self.sequential else saved
+            if not np.any(go):
+                break
+            if stepped:
+                self.step(f"{self.label}loop step {i}")
+            carry = self.run(body, dict(zip(body.invars, [*bconsts, *carry], strict=False)))
+        self.mask = saved
+        for var, value in zip(eqn.outvars, carry, strict=False):
+            env[var] = value
+
+    # -- synchronisation: DMAs and semaphores (program mode) -----------------------------------
+
+    def _dma_start(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self.syncs = True
+        if not self.sequential:
+            return
+        size_bytes, way, sem, _ = self._dma(eqn, env)
+        self._sync()
+        self.events.append(("dma", size_bytes, sem, way))
+
+    def _dma_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self.syncs = True
+        if not self.sequential:
+            return
+        size_bytes, _, sem, send = self._dma(eqn, env)
+        self._sync()
+        self.events.append(("wait", send if eqn.params.get("is_wait_send") else sem, size_bytes))
+
+    def _dma(self, eqn: Any, env: dict[Any, Any]) -> tuple[int, str, Any, Any]:
+        tree = eqn.params["tree"]
+        static = self._static.get(id(eqn))
+        if static is None:
+            avals = _dma_unflatten(tree, [v.aval for v in eqn.invars])
+            dst = avals[1]
+            shape = indexed_shape(
+                getattr(dst, "transforms", ()), tuple(inner(getattr(dst, "ref", dst)).shape)
+            )
+            static = (size(shape) * itemsize(inner(getattr(dst, "ref", dst)).dtype),)
+            self._static[id(eqn)] = static
+        src, dst, dst_sem, src_sem, device = _dma_unflatten(tree, eqn.invars)
+        if device is not None:
+            self.notes.add("remote DMAs are costed as local copies (the interconnect is not modelled)")
+        way = self._way(self._ref(src, env), self._ref(dst, env))
+        return static[0], way, self._sem(dst_sem, env), self._sem(src_sem, env)
+
+    @staticmethod
+    def _way(src: Ref | None, dst: Ref | None) -> str:
+        src_hbm = src is None or src.space == "hbm"
+        dst_hbm = dst is None or dst.space == "hbm"
+        return {(True, False): "in", (False, True): "out", (True, True): "hbm"}.get((src_hbm, dst_hbm), "")
+
+    @staticmethod
+    def _ref(part: Any, env: dict[Any, Any]) -> Ref | None:
+        value = read(env, getattr(part, "ref", part))
+        return value if isinstance(value, Ref) else None
+
+    def _sem(self, part: Any, env: dict[Any, Any]) -> Any:
+        if part is None:
+            return None
+        ref = self._ref(part, env)
+        index = indexer(getattr(part, "transforms", ()), env) or []
+        return (ref.key if ref is not None else None, tuple(int(i) for i in index))
+
+    def _semaphore_signal(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self.syncs = True
+        if not self.sequential:
+            return
+        sem, transforms, value, device, core_index = tree_util.tree_unflatten(
+            eqn.params["args_tree"], eqn.invars
+        )
+        target: Any = self.core
+        if isinstance(device, dict):
+            named = [read(env, v) for k, v in device.items() if k in self.core_axes]
+            target = named[0] if named else UNKNOWN
+        elif core_index is not None:
+            target = read(env, core_index)
+        if target is UNKNOWN or (device is not None and not isinstance(device, dict)):
+            self.notes.add("a semaphore signal to another device is not modelled")
+            return
+        inc = read(env, value)
+        key = self._sem(_Part(sem, transforms), env)
+        self._sync()
+        self.events.append(("signal", int(target), key, 1 if inc is UNKNOWN else int(inc)))
+
+    def _semaphore_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self.syncs = True
+        if not self.sequential:
+            return
+        sem, transforms, value, _ = tree_util.tree_unflatten(eqn.params["args_tree"], eqn.invars)
+        count = read(env, value)
+        self._sync()
+        self.events.append(
+            ("sem_wait", self._sem(_Part(sem, transforms), env), 1 if count is UNKNOWN else int(count))
+        )
+
+
+class _Part(collections.namedtuple("_Part", "ref transforms")):
+    """A semaphore and its indexing, shaped like the DMA parts `_sem` reads."""
