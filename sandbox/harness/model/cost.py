@@ -92,6 +92,7 @@ class Steps:
     critical: int  # the slowest core
     mxu_flops: dict[str, float] = field(default_factory=dict)  # whole kernel, per dot kind
     min_bytes: float = 0.0
+    hbm_bytes: float = 0.0  # every byte the DMAs move, including copies outside any step
     notes: list[str] = field(default_factory=list)
 
 
@@ -156,6 +157,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
         critical=critical,
         mxu_flops={k: float(v.sum()) for k, v in grid.mxu.items()},
         min_bytes=grid.min_bytes,
+        hbm_bytes=float(grid.copy_in.sum() + grid.copy_out.sum() + grid.prologue_bytes),
         notes=list(grid.notes),
     )
 
@@ -207,6 +209,7 @@ class _Core:
     rows: list[_Row] = field(default_factory=list)
     fill: float | None = None
     mxu: collections.Counter[str] = field(default_factory=collections.Counter)
+    moved: float = 0.0
 
 
 def program_steps(program: Program, rates: Rates) -> Steps:
@@ -266,6 +269,7 @@ def _apply(
         seconds = size / rates.bandwidth if way else 0.0
         s.engine = begin + seconds
         s.pending[semaphore].append([s.engine, size])
+        s.moved += size if way else 0
         if row is not None:
             row.copy += seconds
             row.copy_in += size if way in ("in", "hbm") else 0
@@ -341,5 +345,6 @@ def _as_steps(program: Program, rates: Rates, cores: list[_Core]) -> Steps:
         critical=critical,
         mxu_flops=dict(mxu),
         min_bytes=program.min_bytes,
+        hbm_bytes=sum(state.moved for state in cores),
         notes=list(program.notes),
     )

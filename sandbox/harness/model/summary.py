@@ -79,7 +79,7 @@ def summarize(
         roofline_seconds=float(roofline),
         roofline_fraction=float(roofline / seconds) if seconds > 0 else 0.0,
         flops=int(sum(float(s.flops.sum()) for s in kernels)),
-        hbm_bytes=int(sum(float(s.copy_in.sum() + s.copy_out.sum()) for s in kernels)),
+        hbm_bytes=int(sum(s.hbm_bytes for s in kernels)),
         min_hbm_bytes=int(min_bytes),
         compute_seconds=float(parts[0]),
         memory_seconds=float(parts[1]),
@@ -114,7 +114,7 @@ def _kernel(steps: Steps) -> KernelEstimate:
         fill_seconds=float(steps.fill),
         drain_seconds=float(steps.drain),
         flops=int(steps.flops.sum()),
-        hbm_bytes=int(steps.copy_in.sum() + steps.copy_out.sum()),
+        hbm_bytes=int(steps.hbm_bytes),
     )
 
 
