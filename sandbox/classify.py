@@ -13,9 +13,12 @@ import re
 import signal
 from typing import Any
 
+from sandbox import sweeps
 from sandbox.protocol import (
     CaseResult,
+    ConfigResult,
     ErrorInfo,
+    Estimate,
     Event,
     Execution,
     Job,
@@ -43,6 +46,9 @@ def sanitize(text: str) -> str:
 def classify(job: Job, execution: Execution) -> RunResult:
     facts = _Facts(execution.events)
     status, summary, limit = _verdict(job, execution, facts)
+    sweep = sweeps.gather(job, facts.configs)
+    if sweep is not None:
+        status, summary = sweeps.verdict(sweep, status, summary)
     summary += _lowering_suffix(status, facts)
     memory = facts.memory
     if memory is not None and execution.peak_rss_bytes > memory.peak_rss_bytes:
@@ -69,6 +75,8 @@ def classify(job: Job, execution: Execution) -> RunResult:
         lowerings=facts.lowerings,
         chip_warnings=facts.chip_warnings,
         trace=facts.trace,
+        estimate=facts.estimate,
+        sweep=sweep,
     )
 
 
@@ -92,6 +100,8 @@ class _Facts:
         self.memory: MemoryUse | None = _last(by_kind, "memory", "memory")
         self.versions: Versions | None = _last(by_kind, "versions", "versions")
         self.trace: Trace | None = _last(by_kind, "trace", "trace")
+        self.estimate: Estimate | None = _last(by_kind, "estimate", "estimate")
+        self.configs: tuple[ConfigResult, ...] = tuple(e.result for e in by_kind.get("config", []))
         found: list[VersionsFound] = by_kind.get("versions", [])
         self.interpret = found[-1].interpret if found else None
         checked: list[LoweringChecked] = by_kind.get("lowering", [])

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 from sandbox.catalog import CatalogEntry
-from sandbox.limits import default_limits
-from sandbox.protocol import CHIPS, Chip, InterpretOptions, Job, Limits, Mode
+from sandbox.limits import default_limits, sweep_limits
+from sandbox.protocol import CHIPS, Chip, InterpretOptions, Job, Limits, Mode, SweepSpec
 
 
 class JobError(ValueError):
@@ -64,3 +65,22 @@ def with_entry_defaults(options: InterpretOptions | None, entry: CatalogEntry | 
     if options is not None:
         return options
     return entry.options if entry is not None else InterpretOptions()
+
+
+def make_sweep_job(
+    source: str,
+    spec: SweepSpec,
+    *,
+    entry: CatalogEntry | None = None,
+    chip: Chip = "v5e",
+    mode: Mode = "auto",
+    options: InterpretOptions | None = None,
+    limits: Limits | None = None,
+    job_id: str | None = None,
+) -> Job:
+    """A job that runs the configs of `spec` (all, or the shard `spec.only`) in one child."""
+    job = make_job(
+        source, entry=entry, chip=chip, mode=mode, options=options, limits=limits, job_id=job_id, trace=False
+    )
+    configs = len(spec.only) if spec.only else spec.total
+    return replace(job, sweep=spec, limits=sweep_limits(job.limits, configs), timing_budget_seconds=0.0)

@@ -18,6 +18,9 @@ OUTPUT_BYTES = 64 * KIB
 OUTPUT_KILL_BYTES = 8 * MIB
 SOURCE_BYTES = 64 * KIB
 SCRATCH_BYTES = 64 * MIB
+# A sweep job checks many configs in one child: its wall and CPU limits grow with its configs.
+SWEEP_WALL_SECONDS_PER_CONFIG = 20.0
+SWEEP_CPU_SECONDS_PER_CONFIG = 40
 # The hardened backend's CPU share per job (a cgroup quota, in cores), beside the CPU-time limit.
 CPU_CORES = 1.0
 
@@ -35,3 +38,14 @@ def default_limits(**overrides: float | int) -> Limits:
     }
     values.update(overrides)
     return Limits(**values)  # type: ignore[arg-type]
+
+
+def sweep_limits(base: Limits, configs: int) -> Limits:
+    """`base` with room for `configs` configs checked one after another in one job."""
+    from dataclasses import replace
+
+    return replace(
+        base,
+        wall_seconds=base.wall_seconds + SWEEP_WALL_SECONDS_PER_CONFIG * configs,
+        cpu_seconds=base.cpu_seconds + SWEEP_CPU_SECONDS_PER_CONFIG * configs,
+    )

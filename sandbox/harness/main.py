@@ -32,10 +32,11 @@ def serve(events_fd: int, *, set_limits: bool = True) -> int:
         process.apply_limits(job.limits)
     # Imported only now, so `started` above precedes every JAX import (in a fresh interpreter).
     from sandbox.harness.session import Session
+    from sandbox.harness.sweep import SweepSession
     from sandbox.harness.usercode import error_info
 
     try:
-        Session(job, events).run()
+        (SweepSession if job.sweep is not None else Session)(job, events).run()
     except Exception as exc:  # a fault of the harness itself, not of user code: say so
         events.emit("error", error=error_info(exc, "harness"), fault="harness")
         return 70

@@ -45,10 +45,13 @@ _INTERPRET_OFF: Any = None
 _USER_LOCATION = re.compile(r'"' + re.escape(usercode.USER_FILE) + r'":(\d+)')
 
 
-def check(fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chip) -> LoweringCheck:
+def check(
+    fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chip, *, ir: bool = True
+) -> LoweringCheck:
     """Lower `fn(*args)` for `chip`, read its IR and run the static chip checks on the traced kernel.
 
-    `seconds` is the whole check: trace, lowering, IR texts and chip checks.
+    `seconds` is the whole check: trace, lowering, IR texts and chip checks. `ir=False` leaves the IR
+    texts out (a sweep needs only the verdict); `args` may be `jax.ShapeDtypeStruct`s.
     """
     t0 = time.perf_counter()
     stage = _Stage()
@@ -56,7 +59,7 @@ def check(fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chi
     texts = _Texts()
     warnings: tuple[str, ...] = ()
     if stage.jaxpr is not None:
-        texts = _texts(stage)
+        texts = _texts(stage) if ir else texts
         try:
             warnings = chipcheck.warnings(chipcheck.facts(stage.jaxpr), chip_info(chip))
         except Exception as exc:  # a jaxpr the checks do not know: say so, keep the lowering result
