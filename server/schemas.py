@@ -176,6 +176,12 @@ class ChipOut(Wire):
     hbm_bandwidth: float = Field(..., description="Bytes per second.")
     bf16_flops: float = Field(..., description="bf16 operations per second at peak.")
     sparse_core: SparseCoreOut | None
+    # The TPU time model's rates (sources in sandbox/protocol/chips.py).
+    int8_ops: float = Field(..., description="MXU int8 operations per second (0: not supported).")
+    fp8_ops: float = Field(..., description="MXU fp8 operations per second (0: not supported).")
+    vector_ops: float = Field(..., description="Vector-unit element operations per second.")
+    step_seconds: float = Field(..., description="Fixed cost of one pipeline (grid) step.")
+    launch_seconds: float = Field(..., description="Fixed cost of one kernel launch.")
 
 
 class LessonStepCreate(Wire):

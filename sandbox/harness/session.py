@@ -22,6 +22,7 @@ from sandbox.harness.checks import races, timing
 from sandbox.harness.checks.compare import compare, tolerance_for
 from sandbox.harness.checks.memory import kernel_memory
 from sandbox.harness.lowering import check as lowering
+from sandbox.harness.model.runs import estimate_call
 from sandbox.harness.process import peak_rss_bytes
 from sandbox.harness.target import Target, TargetError, configure
 from sandbox.harness.trace import capture as trace
@@ -267,6 +268,9 @@ class Session:
             timing=self._timing(target, plan, first_seconds, kernel_stats, ref_stats, flops, bytes_accessed),
         )
         self.events.emit("memory", memory=self._memory(target, closed, inputs, outputs))
+        estimate = estimate_call(call.fn, call.args, target)  # the TPU time model (sandbox.harness.model)
+        if estimate is not None:
+            self.events.emit("estimate", estimate=estimate)
 
     def _timing(
         self,

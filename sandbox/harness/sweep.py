@@ -179,7 +179,9 @@ class SweepSession:
             first = rejected[0]
             chips = ", ".join(v.chip for v in rejected)
             result = _replace(
-                result, status="rejected", reason=f"rejected by the TPU compiler for {chips}: {_sentence(first.message)}"
+                result,
+                status="rejected",
+                reason=f"rejected by the TPU compiler for {chips}: {_sentence(first.message)}",
             )
         return result
 

@@ -14,26 +14,23 @@ Two modes, one walker:
 
 from __future__ import annotations
 
-import collections
 import functools
 from typing import Any
 
 import numpy as np
 from jax._src import tree_util
-from jax._src.pallas.mosaic.primitives import _dma_unflatten
 
 from sandbox.harness.model.evaluate import (
     UNKNOWN,
     Ref,
     evaluate,
-    indexed_shape,
     indexer,
     inner,
-    itemsize,
     read,
     size,
     space_of,
 )
+from sandbox.harness.model.syncs import Synchronisation
 
 MAX_PROGRAM_EQNS = 3_000_000  # program mode stops past this many equations (a very long kernel)
 MAX_LOOP = 1_000_000
@@ -118,7 +115,7 @@ def dot_flops(eqn: Any) -> int:
     return 2 * size(eqn.outvars[0].aval.shape) * depth
 
 
-class Walker:
+class Walker(Synchronisation):
     def __init__(
         self,
         *,
@@ -378,92 +375,3 @@ class Walker:
         self.mask = saved
         for var, value in zip(eqn.outvars, carry, strict=False):
             env[var] = value
-
-    # -- synchronisation: DMAs and semaphores (program mode) -----------------------------------
-
-    def _dma_start(self, eqn: Any, env: dict[Any, Any]) -> None:
-        self.syncs = True
-        if not self.sequential:
-            return
-        size_bytes, way, sem, _ = self._dma(eqn, env)
-        self._sync()
-        self.events.append(("dma", size_bytes, sem, way))
-
-    def _dma_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
-        self.syncs = True
-        if not self.sequential:
-            return
-        size_bytes, _, sem, send = self._dma(eqn, env)
-        self._sync()
-        self.events.append(("wait", send if eqn.params.get("is_wait_send") else sem, size_bytes))
-
-    def _dma(self, eqn: Any, env: dict[Any, Any]) -> tuple[int, str, Any, Any]:
-        tree = eqn.params["tree"]
-        static = self._static.get(id(eqn))
-        if static is None:
-            avals = _dma_unflatten(tree, [v.aval for v in eqn.invars])
-            dst = avals[1]
-            shape = indexed_shape(
-                getattr(dst, "transforms", ()), tuple(inner(getattr(dst, "ref", dst)).shape)
-            )
-            static = (size(shape) * itemsize(inner(getattr(dst, "ref", dst)).dtype),)
-            self._static[id(eqn)] = static
-        src, dst, dst_sem, src_sem, device = _dma_unflatten(tree, eqn.invars)
-        if device is not None:
-            self.notes.add("remote DMAs are costed as local copies (the interconnect is not modelled)")
-        way = self._way(self._ref(src, env), self._ref(dst, env))
-        return static[0], way, self._sem(dst_sem, env), self._sem(src_sem, env)
-
-    @staticmethod
-    def _way(src: Ref | None, dst: Ref | None) -> str:
-        src_hbm = src is None or src.space == "hbm"
-        dst_hbm = dst is None or dst.space == "hbm"
-        return {(True, False): "in", (False, True): "out", (True, True): "hbm"}.get((src_hbm, dst_hbm), "")
-
-    @staticmethod
-    def _ref(part: Any, env: dict[Any, Any]) -> Ref | None:
-        value = read(env, getattr(part, "ref", part))
-        return value if isinstance(value, Ref) else None
-
-    def _sem(self, part: Any, env: dict[Any, Any]) -> Any:
-        if part is None:
-            return None
-        ref = self._ref(part, env)
-        index = indexer(getattr(part, "transforms", ()), env) or []
-        return (ref.key if ref is not None else None, tuple(int(i) for i in index))
-
-    def _semaphore_signal(self, eqn: Any, env: dict[Any, Any]) -> None:
-        self.syncs = True
-        if not self.sequential:
-            return
-        sem, transforms, value, device, core_index = tree_util.tree_unflatten(
-            eqn.params["args_tree"], eqn.invars
-        )
-        target: Any = self.core
-        if isinstance(device, dict):
-            named = [read(env, v) for k, v in device.items() if k in self.core_axes]
-            target = named[0] if named else UNKNOWN
-        elif core_index is not None:
-            target = read(env, core_index)
-        if target is UNKNOWN or (device is not None and not isinstance(device, dict)):
-            self.notes.add("a semaphore signal to another device is not modelled")
-            return
-        inc = read(env, value)
-        key = self._sem(_Part(sem, transforms), env)
-        self._sync()
-        self.events.append(("signal", int(target), key, 1 if inc is UNKNOWN else int(inc)))
-
-    def _semaphore_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
-        self.syncs = True
-        if not self.sequential:
-            return
-        sem, transforms, value, _ = tree_util.tree_unflatten(eqn.params["args_tree"], eqn.invars)
-        count = read(env, value)
-        self._sync()
-        self.events.append(
-            ("sem_wait", self._sem(_Part(sem, transforms), env), 1 if count is UNKNOWN else int(count))
-        )
-
-
-class _Part(collections.namedtuple("_Part", "ref transforms")):
-    """A semaphore and its indexing, shaped like the DMA parts `_sem` reads."""
