@@ -95,6 +95,9 @@ class CatalogDetail(CatalogSummary):
     interpret_notes: str
     options: RunOptions = Field(..., description="The interpret options this entry runs with by default.")
     wrong: list[WrongKernelOut]
+    tune: dict[str, Any] | None = Field(
+        None, description="The entry's tunables for a sweep: {bind, values, size, check} (see /api/sweeps)."
+    )
 
 
 class SandboxHealth(Wire):

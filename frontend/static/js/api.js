@@ -121,3 +121,58 @@ export function followRun(run, onEvent) {
 
 export const createLesson = (lesson) => request("POST", "/api/lessons", lesson);
 export const getLesson = (id) => request("GET", `/api/lessons/${enc(id)}`);
+
+// -- sweeps ("Tune"): one sweep over shard runs; its events are its own (see server/routes/sweeps.py)
+
+export const createSweep = (sweep) => request("POST", "/api/sweeps", sweep);
+export const getSweep = (id) => request("GET", `/api/sweeps/${enc(id)}`);
+export const cancelSweep = (id) => request("DELETE", `/api/sweeps/${enc(id)}`);
+
+const SWEEP_EVENTS = ["queued", "running", "config", "error", "done"];
+
+/** Follow a sweep's events like `followRun`: `onEvent(kind, data)`, the last is `done`. Returns `{close()}`. */
+export function followSweep(sweep, onEvent) {
+  let finished = false;
+  let timer = null;
+  const source = new EventSource(sweep.events_url);
+  const finish = () => {
+    finished = true;
+    source.close();
+    clearTimeout(timer);
+  };
+  for (const kind of SWEEP_EVENTS) {
+    source.addEventListener(kind, (event) => {
+      if (finished) return;
+      let data = {};
+      try {
+        data = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (kind === "done") finish();
+      onEvent(kind, data);
+    });
+  }
+  const poll = async () => {
+    if (finished) return;
+    try {
+      const state = await getSweep(sweep.id);
+      if (state.state === "done" && state.result) {
+        finish();
+        onEvent("done", state.result);
+        return;
+      }
+    } catch (error) {
+      if (error.status === 404) {
+        finish();
+        onEvent("lost", { message: error.message });
+        return;
+      }
+    }
+    timer = setTimeout(poll, 1000);
+  };
+  source.onerror = () => {
+    if (!finished && source.readyState === EventSource.CLOSED) poll();
+  };
+  return { close: finish };
+}
