@@ -134,7 +134,7 @@ def merge(parts: Sequence[SweepResult], spec: SweepSpec) -> SweepResult:
 
 def verdict(sweep: SweepResult, status: RunStatus, summary: str) -> tuple[RunStatus, str]:
     """A finished sweep passes if any config is ok; a stopped one keeps its status and says how far it got."""
-    counts = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in _counts(sweep.configs).items())
+    counts = ", ".join(f"{n} {s.replace('_vmem', ' VMEM')}" for s, n in _counts(sweep.configs).items())
     size = ",".join(f"{k}={v}" for k, v in sweep.spec.size.items())
     head = f"swept {len(sweep.configs)} of {sweep.total} configs on {sweep.chip} at {size}"
     if status is not RunStatus.RAN:

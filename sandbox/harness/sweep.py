@@ -15,16 +15,18 @@ Each config goes out as a `config` event as soon as it is judged (the page fills
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import jax
+from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import calls, usercode
 from sandbox.harness.checks import timing
@@ -37,6 +39,9 @@ from sandbox.protocol import Case, ConfigResult, EventWriter, Job, LoweringVerdi
 from sandbox.protocol.sweep import ParamValue
 
 MEASURE_BUDGET_SECONDS = 0.5  # per config, on a TPU host
+# `force_tpu_interpret_mode(True)`: pallas_call and pl.kernel get `interpret=True`, the generic
+# interpreter (the stubs type the parameter as InterpretParams only).
+_GENERIC: Any = True
 
 
 class Stop(Exception):
@@ -194,40 +199,72 @@ class SweepSession:
         dims: dict[str, int],
         spent: dict[str, float],
     ) -> ConfigResult:
+        """Run the config at `dims` against the reference.
+
+        In the simulator, JAX's generic Pallas interpreter goes first: it is several times faster
+        than TPU interpret mode (no simulated DMAs, semaphores or cores). TPU interpret mode, the
+        authority, decides whenever the generic one fails or disagrees with the reference.
+        """
         t0 = time.perf_counter()
         where = ", ".join(f"{k}={v}" for k, v in dims.items())
         try:
             inputs = tuple(plan.make_inputs(dims))
             expected = self._expected(plan, inputs, dims)
-            with target.chip_context():
-                got = calls.prepare(functools.partial(plan.kernel, **params), inputs, plan.mutable).run()
         except Exception as exc:
             spent["check"] = time.perf_counter() - t0
             return _replace(result, status="error", reason=f"at {where}: {_first_line(exc)}")
+        verdict: tuple[str, Any] = ("error", None)
+        how = "on the TPU"
+        for generic in (True, False) if target.interpret else (False,):
+            verdict = self._compare(target, plan, params, inputs, expected, generic)
+            how = "generic interpreter" if generic else "TPU interpret mode" if target.interpret else how
+            if verdict[0] == "ok":
+                break
         spent["check"] = time.perf_counter() - t0
+        kind, found = verdict
+        if kind == "error":
+            return _replace(result, status="error", reason=f"at {where}: {found}")
         if expected is None:
             return _replace(
-                result, reason=_ok_reason(result, f"ran at {where} (no reference to check against)")
+                result, reason=_ok_reason(result, f"ran at {where} ({how}; no reference to check)")
             )
+        worst = max((c.max_abs_error or 0.0 for c in found), default=0.0)
+        bad = next((c for c in found if not c.passed), None)
+        if kind == "wrong":
+            detail = f"{bad.mismatch_count:,} of {bad.total:,} elements differ" if bad else "outputs missing"
+            reason = f"wrong at {where}: {detail} (max abs error {worst:.3g})"
+            return _replace(result, status="wrong", correct=False, max_abs_error=worst, reason=reason)
+        return _replace(
+            result,
+            correct=True,
+            max_abs_error=worst,
+            reason=_ok_reason(result, f"correct at {where} ({how})"),
+        )
+
+    def _compare(
+        self,
+        target: Target,
+        plan: SweepPlan,
+        params: dict[str, ParamValue],
+        inputs: tuple[Any, ...],
+        expected: Any,
+        generic: bool,
+    ) -> tuple[str, Any]:
+        """("ok" | "wrong", output checks) or ("error", what went wrong)."""
+        try:
+            with target.chip_context(), _generic_interpreter(generic):
+                got = calls.prepare(functools.partial(plan.kernel, **params), inputs, plan.mutable).run()
+        except Exception as exc:
+            return "error", _first_line(exc)
+        if expected is None:
+            return "ok", []
         checks = [
             compare(name, got[i][1], want, tolerance_for(str(want.dtype), plan.tolerances))
             for i, (name, want) in enumerate(expected)
             if i < len(got)
         ]
-        worst = max((c.max_abs_error or 0.0 for c in checks), default=0.0)
-        bad = next((c for c in checks if not c.passed), None)
-        if bad is not None or len(checks) != len(expected):
-            detail = f"{bad.mismatch_count:,} of {bad.total:,} elements differ" if bad else "outputs missing"
-            return _replace(
-                result,
-                status="wrong",
-                correct=False,
-                max_abs_error=worst,
-                reason=f"wrong at {where}: {detail} (max abs error {worst:.3g})",
-            )
-        return _replace(
-            result, correct=True, max_abs_error=worst, reason=_ok_reason(result, f"correct at {where}")
-        )
+        good = len(checks) == len(expected) and all(c.passed for c in checks)
+        return ("ok" if good else "wrong"), checks
 
     def _expected(self, plan: SweepPlan, inputs: tuple[Any, ...], dims: dict[str, int]) -> Any:
         if plan.reference is None:
@@ -259,6 +296,16 @@ class SweepSession:
             )
         spent["measure"] = time.perf_counter() - t0
         return _replace(result, measured_seconds=stats.median)
+
+
+@contextlib.contextmanager
+def _generic_interpreter(on: bool) -> Iterator[None]:
+    """Kernels built inside run under JAX's generic Pallas interpreter (`interpret=True`)."""
+    if not on:
+        yield
+        return
+    with pltpu.force_tpu_interpret_mode(_GENERIC):
+        yield
 
 
 def _scratch_plan(module: types.ModuleType) -> SweepPlan:

@@ -6,11 +6,11 @@
 import { h, s } from "./dom.js";
 import { num, seconds } from "./format.js";
 
-const CELL = 46;
+const CELL = 52;
 const GAP = 2;
 const LABEL_W = 56;
 const LABEL_H = 16;
-const MARK = { rejected: "✗ compiler", over_vmem: "VMEM", wrong: "wrong", error: "error" };
+const MARK = { rejected: "✗ lower", over_vmem: "VMEM", wrong: "wrong", error: "error" };
 
 export const paramsText = (params) => Object.entries(params).map(([k, v]) => `${k}=${v}`).join(", ");
 
@@ -92,12 +92,14 @@ export function heatMap(spec, configs, metric = "time", best = null) {
     const c = axes[1] ? cols[1].indexOf(config.params[cols[0]]) : 0;
     panels.get(key).push({ config, r, c });
   }
-  const order = [...panels.keys()].sort();
+  // Panels in the order of the values as given (not as text: 512 before 4096).
+  const rank = (key) => rest.map(([n, values], i) => values.indexOf(panels.get(key)[0].config.params[n]) * 1000 ** (rest.length - i)).reduce((a, b) => a + b, 0);
+  const order = [...panels.keys()].sort((a, b) => rank(a) - rank(b));
   const scale = metric === "roofline" ? "share of the roofline (higher is better)" : "estimated time (shorter is better)";
   return h(
     "div",
     { class: "heatmap-wrap", id: "tune-heatmap", dataset: { metric, cells: configs.length, panels: order.length } },
     order.map((key) => panel(key, rows, cols, panels.get(key), metric, values, best)),
-    h("p", { class: "muted legend" }, `Color: ${scale}${values.length ? `, from ${metric === "roofline" ? `${num(100 * Math.max(...values))}%` : seconds(Math.min(...values))} (green) to ${metric === "roofline" ? `${num(100 * Math.min(...values))}%` : seconds(Math.max(...values))} (red)` : ""}. Marked cells are not candidates: ✗ compiler (the TPU lowering rejects it), VMEM (over the chip's VMEM), wrong, error; hover a cell for why.`),
+    h("p", { class: "muted legend" }, `Color: ${scale}${values.length ? `, from ${metric === "roofline" ? `${num(100 * Math.max(...values))}%` : seconds(Math.min(...values))} (green) to ${metric === "roofline" ? `${num(100 * Math.min(...values))}%` : seconds(Math.max(...values))} (red)` : ""}. Marked cells are not candidates: ✗ lower (the TPU compiler rejects it), VMEM (over the chip's VMEM), wrong, error; hover a cell for why.`),
   );
 }

@@ -225,7 +225,7 @@ export function renderResult(root, result, ctx) {
       result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
       estimateSection(result.estimate, ctx.chips?.find((c) => c.name === (result.chip || ctx.chip))?.title),
-      rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip),
+      rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip, result.estimate),
       loweringSection(result, ctx),
       extrasSection(result),
       footer(result),
