@@ -33,6 +33,7 @@ def grid(
         mxu={"bf16": np.array(flops, dtype=float)},
         vector=np.zeros(n),
         min_bytes=float(sum(copy_in) + sum(copy_out)),
+        cores=len(set(core or [0])),
     )
 
 

@@ -120,8 +120,10 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     copy, stall = np.zeros(n), np.zeros(n)
     compute = rates.compute(grid.mxu, grid.vector.astype(float))
     core_end, fills, drains = {}, {}, {}
-    for c in np.unique(grid.core):
-        idx = np.nonzero(grid.core == c)[0]
+    for c in range(int(grid.core.max()) + 1 if n else 0):
+        idx = np.nonzero(grid.core == c)[0] if grid.cores > 1 else np.arange(n)
+        if not len(idx):
+            continue
         cin = grid.copy_in[idx] / rates.bandwidth
         cout = grid.copy_out[idx] / rates.bandwidth
         during = np.concatenate([cin[1:], [0.0]]) + np.concatenate([[0.0], cout[:-1]])

@@ -13,6 +13,7 @@ trace capture; `sandbox.harness.model.estimate` reports the model as unavailable
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -110,6 +111,73 @@ RULES: dict[str, Callable[..., Any]] = {
     "ceil": np.ceil,
     "square": np.square,
 }
+
+
+def _py_div(a: Any, b: Any) -> Any:
+    if isinstance(a, float) or isinstance(b, float):
+        return a / b
+    q = abs(a) // abs(b) if b else 0
+    return -q if (a < 0) != (b < 0) else q
+
+
+def _py_rem(a: Any, b: Any) -> Any:
+    if isinstance(a, float) or isinstance(b, float):
+        return math.fmod(a, b)
+    return a - b * _py_div(a, b) if b else 0
+
+
+# The same rules on plain Python numbers: a program (one core, in order) evaluates many scalar
+# equations one at a time, where numpy's per-call cost would dominate.
+PY_RULES: dict[str, Callable[..., Any]] = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": _py_div,
+    "rem": _py_rem,
+    "max": max,
+    "min": min,
+    "neg": operator.neg,
+    "abs": abs,
+    "sign": lambda a: (a > 0) - (a < 0),
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "and": operator.and_,
+    "or": operator.or_,
+    "xor": operator.xor,
+    "not": lambda a: (not a) if isinstance(a, bool) else ~a,
+    "select_n": lambda which, *cases: cases[int(which)],
+    "clamp": lambda lo, x, hi: min(max(x, lo), hi),
+    "shift_left": operator.lshift,
+    "shift_right_arithmetic": operator.rshift,
+    "shift_right_logical": operator.rshift,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "square": lambda a: a * a,
+}
+IDENTITY = ("reshape", "squeeze", "broadcast_in_dim", "copy", "copy_p", "reduce_precision")
+
+
+def scalar_rules(eqn: Any) -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+    """(numpy rule, Python rule) for a scalar equation the model can compute, else None."""
+    if len(eqn.outvars) != 1 or getattr(eqn.outvars[0].aval, "shape", None) != ():
+        return None
+    name = eqn.primitive.name
+    if name in RULES:
+        return RULES[name], PY_RULES[name]
+    if name == "convert_element_type":
+        dtype = np.dtype(eqn.params["new_dtype"])
+        cast = bool if dtype.kind == "b" else int if dtype.kind in "iu" else float
+        return (lambda a: np.asarray(a).astype(dtype)), cast
+    if name == "integer_pow":
+        y = eqn.params["y"]
+        return (lambda a: np.power(a, y)), (lambda a: a**y)
+    if name in IDENTITY:
+        return (lambda a: np.asarray(a)), (lambda a: a)
+    return None
 
 
 def evaluate(eqn: Any, values: Sequence[Any]) -> list[Any] | None:

@@ -64,8 +64,9 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         raise ModelLimitError(f"{name}: {steps:,} grid steps, more than the model walks ({MAX_GRID_STEPS:,})")
     ids = np.indices(grid).reshape(len(grid), -1).astype(np.int32)
     core, cores = _cores(grid, ids, eqn.params.get("compiler_params"), chip)
-    order = np.argsort(core, kind="stable")
-    ids, core = ids[:, order], core[order]
+    if cores > 1:  # each core's steps together, in grid order within the core
+        order = np.argsort(core, kind="stable")
+        ids, core = ids[:, order], core[order]
     program_ids = {axis: ids[axis] for axis in range(len(mapping.grid))}
     notes: list[str] = []
     prefetch = [
@@ -179,6 +180,11 @@ def distinct_columns(index: np.ndarray) -> int:
     key = np.zeros(index.shape[1], dtype=np.int64)
     for row, n in zip(index - low, span, strict=True):
         key = key * int(n) + row
+    total = int(np.prod(span))
+    if total <= 1 << 24:  # a bitmap of the key range: linear, no sort
+        seen = np.zeros(total, dtype=bool)
+        seen[key] = True
+        return int(seen.sum())
     return len(np.unique(key))
 
 
@@ -223,7 +229,7 @@ def _program(
             _waits(walker.events, inputs, changed, s, "in")
             if s != steps[-1]:
                 _copies(walker.events, inputs, changed, s + 1, "in")
-            walker.program_ids = {axis: np.asarray(ids[axis, s]) for axis in range(ids.shape[0])}
+            walker.program_ids = {axis: int(ids[axis, s]) for axis in range(ids.shape[0])}
             walker.run(body, dict(env))
             walker.flush()
             written = [o for o in outputs if o.copied and (s == steps[-1] or changed[id(o)][s + 1])]

@@ -22,9 +22,21 @@ class Synchronisation:
     core_axes: frozenset[str]
     notes: set[str]
     events: list[tuple[Any, ...]]
-    _static: dict[int, tuple[Any, ...]]
+    _static: dict[Any, tuple[Any, ...]]
+
+    def _unflatten(self, eqn: Any, tree_key: str, leaves: Any) -> Any:
+        """An equation's unflattened arguments (refs, indexers over Vars), worked out once."""
+        key = (id(eqn), tree_key)
+        found = self._static.get(key)
+        if found is None:
+            found = (tree_util.tree_unflatten(eqn.params[tree_key], leaves),)
+            self._static[key] = found
+        return found[0]
 
     def _sync(self) -> None:
+        raise NotImplementedError
+
+    def _read(self, env: dict[Any, Any], atom: Any) -> Any:
         raise NotImplementedError
 
     def _dma_start(self, eqn: Any, env: dict[Any, Any]) -> None:
@@ -52,9 +64,10 @@ class Synchronisation:
             shape = indexed_shape(
                 getattr(dst, "transforms", ()), tuple(inner(getattr(dst, "ref", dst)).shape)
             )
-            static = (size(shape) * itemsize(inner(getattr(dst, "ref", dst)).dtype),)
+            parts = _dma_unflatten(tree, eqn.invars)  # the same Vars at every step: unflattened once
+            static = (size(shape) * itemsize(inner(getattr(dst, "ref", dst)).dtype), parts)
             self._static[id(eqn)] = static
-        src, dst, dst_sem, src_sem, device = _dma_unflatten(tree, eqn.invars)
+        src, dst, dst_sem, src_sem, device = static[1]
         if device is not None:
             self.notes.add("remote DMAs are costed as local copies (the interconnect is not modelled)")
         way = self._way(self._ref(src, env), self._ref(dst, env))
@@ -82,19 +95,17 @@ class Synchronisation:
         self.syncs = True
         if not self.sequential:
             return
-        sem, transforms, value, device, core_index = tree_util.tree_unflatten(
-            eqn.params["args_tree"], eqn.invars
-        )
+        sem, transforms, value, device, core_index = self._unflatten(eqn, "args_tree", eqn.invars)
         target: Any = self.core
         if isinstance(device, dict):
-            named = [read(env, v) for k, v in device.items() if k in self.core_axes]
+            named = [self._read(env, v) for k, v in device.items() if k in self.core_axes]
             target = named[0] if named else UNKNOWN
         elif core_index is not None:
-            target = read(env, core_index)
+            target = self._read(env, core_index)
         if target is UNKNOWN or (device is not None and not isinstance(device, dict)):
             self.notes.add("a semaphore signal to another device is not modelled")
             return
-        inc = read(env, value)
+        inc = self._read(env, value)
         key = self._sem(_Part(sem, transforms), env)
         self._sync()
         self.events.append(("signal", int(target), key, 1 if inc is UNKNOWN else int(inc)))
@@ -103,8 +114,8 @@ class Synchronisation:
         self.syncs = True
         if not self.sequential:
             return
-        sem, transforms, value, _ = tree_util.tree_unflatten(eqn.params["args_tree"], eqn.invars)
-        count = read(env, value)
+        sem, transforms, value, _ = self._unflatten(eqn, "args_tree", eqn.invars)
+        count = self._read(env, value)
         self._sync()
         self.events.append(
             ("sem_wait", self._sem(_Part(sem, transforms), env), 1 if count is UNKNOWN else int(count))

@@ -18,15 +18,15 @@ import functools
 from typing import Any
 
 import numpy as np
-from jax._src import tree_util
+from jax._src import core as jcore
 
 from sandbox.harness.model.evaluate import (
     UNKNOWN,
     Ref,
-    evaluate,
     indexer,
     inner,
     read,
+    scalar_rules,
     size,
     space_of,
 )
@@ -40,6 +40,17 @@ CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_cal
          "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}  # fmt: skip
 SYNCS = {"dma_start", "dma_wait", "semaphore_signal", "semaphore_wait"}
 FREE = {"program_id", "num_programs", "axis_index", "delay", "trace_start", "trace_stop", "debug_callback"}
+
+
+_RULE, _HANDLER, _CALL, _VECTOR = object(), object(), object(), object()
+
+
+def _atom(var: Any) -> tuple[bool, Any, Any]:
+    """(is a literal, its numpy value or the Var, its Python value)."""
+    if isinstance(var, jcore.Literal):
+        value = np.asarray(var.val)
+        return True, value, value.item()
+    return False, var, None
 
 
 class ModelLimitError(Exception):
@@ -140,37 +151,78 @@ class Walker(Synchronisation):
         self.events: list[tuple[Any, ...]] = []
         self.pending = Acc(0.0)
         self.eqns = 0
-        self._static: dict[int, tuple[Any, ...]] = {}
-        self._steps = 0
+        self._static: dict[Any, tuple[Any, ...]] = {}
+        self._plans: dict[int, tuple[Any, list[tuple[object, Any, Any]]]] = {}
 
     # -- the walk ------------------------------------------------------------------------------
 
     def run(self, jaxpr: Any, env: dict[Any, Any]) -> list[Any]:
+        plan = self._plan(jaxpr)
+        self.eqns += len(plan)
+        if self.sequential and self.eqns > MAX_PROGRAM_EQNS:
+            raise ModelLimitError(f"more than {MAX_PROGRAM_EQNS:,} operations to simulate")
+        python = self.sequential
+        for kind, eqn, extra in plan:
+            if kind is _RULE:
+                rule_np, rule_py, atoms, out = extra
+                args = []
+                for literal, np_value, py_value in atoms:
+                    value = (py_value if python else np_value) if literal else env.get(np_value, UNKNOWN)
+                    if value is UNKNOWN or type(value) is Ref:
+                        break
+                    args.append(value)
+                else:
+                    try:
+                        env[out] = rule_py(*args) if python else np.asarray(rule_np(*args))
+                    except (TypeError, ValueError, ArithmeticError, IndexError):
+                        env[out] = UNKNOWN
+                    continue
+                env[out] = UNKNOWN
+            elif kind is _HANDLER:
+                extra(eqn, env)
+            elif kind is _CALL:
+                self._call(eqn, env, extra)
+            else:
+                self._work(None, 0, extra)
+        return [self._read(env, v) for v in jaxpr.outvars]
+
+    def _read(self, env: dict[Any, Any], atom: Any) -> Any:
+        """A value: Python numbers in program mode (one core, in order), numpy arrays in grid mode."""
+        value = read(env, atom)
+        if self.sequential and isinstance(value, np.ndarray) and value.ndim == 0:
+            return value.item()
+        return value
+
+    def _plan(self, jaxpr: Any) -> list[tuple[object, Any, Any]]:
+        """How to walk each equation of `jaxpr`, worked out once per jaxpr."""
+        found = self._plans.get(id(jaxpr))
+        if found is not None:
+            return found[1]
+        plan: list[tuple[object, Any, Any]] = []
         for eqn in jaxpr.eqns:
-            self.eqns += 1
-            if self.sequential and self.eqns > MAX_PROGRAM_EQNS:
-                raise ModelLimitError(f"more than {MAX_PROGRAM_EQNS:,} operations to simulate")
             name = eqn.primitive.name
             handler = getattr(self, "_" + name, None)
+            rules = None if handler is not None else scalar_rules(eqn)
             if handler is not None:
-                handler(eqn, env)
-                continue
-            values = [read(env, v) for v in eqn.invars]
-            out = evaluate(eqn, values)
-            if out is not None:
-                env[eqn.outvars[0]] = out[0]
+                plan.append((_HANDLER, eqn, handler))
+            elif rules is not None:
+                atoms = tuple(_atom(v) for v in eqn.invars)
+                plan.append((_RULE, eqn, (*rules, atoms, eqn.outvars[0])))
             elif name in CALLS:
-                self._call(eqn, env, eqn.params[CALLS[name]])
+                plan.append((_CALL, eqn, eqn.params[CALLS[name]]))
             elif name not in FREE:
-                self._vector(eqn)
-        return [read(env, v) for v in jaxpr.outvars]
+                elements = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
+                if elements > 1:
+                    plan.append((_VECTOR, eqn, elements))
+        self._plans[id(jaxpr)] = (jaxpr, plan)  # the jaxpr is kept alive with its plan
+        return plan
 
     def _call(self, eqn: Any, env: dict[Any, Any], closed: Any) -> None:
         jaxpr = jaxpr_of(closed)
         inner_env = dict(
             zip(jaxpr.constvars, [np.asarray(c) for c in getattr(closed, "consts", ())], strict=False)
         )
-        inner_env.update(zip(jaxpr.invars, [read(env, v) for v in eqn.invars], strict=False))
+        inner_env.update(zip(jaxpr.invars, [self._read(env, v) for v in eqn.invars], strict=False))
         for var, value in zip(eqn.outvars, self.run(jaxpr, inner_env), strict=False):
             env[var] = value
 
@@ -207,19 +259,23 @@ class Walker(Synchronisation):
 
     def _num_programs(self, eqn: Any, env: dict[Any, Any]) -> None:
         axis = eqn.params["axis"]
-        env[eqn.outvars[0]] = np.asarray(self.grid[axis]) if axis < len(self.grid) else UNKNOWN
+        known = axis < len(self.grid)
+        env[eqn.outvars[0]] = (
+            (self.grid[axis] if self.sequential else np.asarray(self.grid[axis])) if known else UNKNOWN
+        )
 
     def _axis_index(self, eqn: Any, env: dict[Any, Any]) -> None:
         names = eqn.params["axis_name"]
         names = names if isinstance(names, tuple) else (names,)
         known = all(n in self.core_axes for n in names)
-        env[eqn.outvars[0]] = np.asarray(self.core, np.int32) if known else UNKNOWN
+        core = self.core if self.sequential else np.asarray(self.core, np.int32)
+        env[eqn.outvars[0]] = core if known else UNKNOWN
 
     def _get(self, eqn: Any, env: dict[Any, Any]) -> None:
-        ref = read(env, eqn.invars[0])
+        ref = self._read(env, eqn.invars[0])
         out = eqn.outvars[0]
         if isinstance(ref, Ref) and ref.space == "smem":
-            env[out] = self._lookup(ref, tree_util.tree_unflatten(eqn.params["tree"], eqn.invars[1:]), env)
+            env[out] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[1:]), env)
         else:
             self._vector(eqn)
 
@@ -230,18 +286,17 @@ class Walker(Synchronisation):
         arrays = [np.asarray(i).astype(np.int64) for i in index]
         if any(((a < 0) | (a >= n)).any() for a, n in zip(arrays, ref.values.shape, strict=True)):
             return UNKNOWN
-        return np.asarray(ref.values[tuple(arrays)])
+        found = np.asarray(ref.values[tuple(arrays)])
+        return found.item() if self.sequential and found.ndim == 0 else found
 
     def _swap(self, eqn: Any, env: dict[Any, Any]) -> None:
-        ref, value = read(env, eqn.invars[0]), read(env, eqn.invars[1])
+        ref, value = self._read(env, eqn.invars[0]), self._read(env, eqn.invars[1])
         if not (isinstance(ref, Ref) and ref.space == "smem"):
             self._work(None, 0, size(eqn.invars[1].aval.shape))
             return
-        index = indexer(tree_util.tree_unflatten(eqn.params["tree"], eqn.invars[2:]), env)
+        index = indexer(self._unflatten(eqn, "tree", eqn.invars[2:]), env)
         if eqn.outvars:
-            env[eqn.outvars[0]] = self._lookup(
-                ref, tree_util.tree_unflatten(eqn.params["tree"], eqn.invars[2:]), env
-            )
+            env[eqn.outvars[0]] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[2:]), env)
         if not self.sequential or ref.values is None or index is None or value is UNKNOWN:
             ref.values = None  # per-step SMEM state is not tracked in grid mode
             return
@@ -249,7 +304,7 @@ class Walker(Synchronisation):
         ref.values[tuple(int(i) for i in index)] = value
 
     def _addupdate(self, eqn: Any, env: dict[Any, Any]) -> None:
-        ref = read(env, eqn.invars[0])
+        ref = self._read(env, eqn.invars[0])
         if isinstance(ref, Ref) and ref.space == "smem":
             ref.values = None
         else:
@@ -257,7 +312,7 @@ class Walker(Synchronisation):
 
     def _run_scoped(self, eqn: Any, env: dict[Any, Any]) -> None:
         body = jaxpr_of(eqn.params["jaxpr"])
-        inner_env = dict(zip(body.constvars, [read(env, v) for v in eqn.invars], strict=False))
+        inner_env = dict(zip(body.constvars, [self._read(env, v) for v in eqn.invars], strict=False))
         for i, var in enumerate(body.invars):
             aval = inner(var.aval)
             key = (id(eqn), i)
@@ -268,21 +323,19 @@ class Walker(Synchronisation):
 
     def _cond(self, eqn: Any, env: dict[Any, Any]) -> None:
         branches = [jaxpr_of(b) for b in eqn.params["branches"]]
-        which = read(env, eqn.invars[0])
-        operands = [read(env, v) for v in eqn.invars[1:]]
-        if which is not UNKNOWN:
-            which = np.clip(np.asarray(which).astype(np.int64), 0, len(branches) - 1)
+        which = self._read(env, eqn.invars[0])
+        operands = [self._read(env, v) for v in eqn.invars[1:]]
         if self.sequential:
             if which is UNKNOWN:
                 self.notes.add("a branch depends on data: its last (usually the working) branch is assumed")
                 which = len(branches) - 1
-            outs = self.run(
-                branches[int(which)], dict(zip(branches[int(which)].invars, operands, strict=False))
-            )
-        elif which is UNKNOWN:
-            outs = self._costliest(branches, operands)
-        else:
+            branch = branches[min(max(int(which), 0), len(branches) - 1)]
+            outs = self.run(branch, dict(zip(branch.invars, operands, strict=False)))
+        elif which is not UNKNOWN:
+            which = np.clip(np.asarray(which).astype(np.int64), 0, len(branches) - 1)
             outs = self._masked(branches, operands, which)
+        else:
+            outs = self._costliest(branches, operands)
         for var, value in zip(eqn.outvars, outs, strict=False):
             env[var] = value
 
@@ -322,7 +375,7 @@ class Walker(Synchronisation):
         body = jaxpr_of(eqn.params["jaxpr"])
         length = eqn.params["length"]
         consts_n, carry_n = scan_counts(eqn.params)
-        values = [read(env, v) for v in eqn.invars]
+        values = [self._read(env, v) for v in eqn.invars]
         consts, carry, xs = (
             values[:consts_n],
             values[consts_n : consts_n + carry_n],
@@ -357,7 +410,7 @@ class Walker(Synchronisation):
     def _while(self, eqn: Any, env: dict[Any, Any]) -> None:
         cond, body = jaxpr_of(eqn.params["cond_jaxpr"]), jaxpr_of(eqn.params["body_jaxpr"])
         cn, bn = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
-        values = [read(env, v) for v in eqn.invars]
+        values = [self._read(env, v) for v in eqn.invars]
         cconsts, bconsts, carry = values[:cn], values[cn : cn + bn], values[cn + bn :]
         saved = self.mask
         stepped = self.sequential and has_sync(body)
