@@ -55,7 +55,9 @@ def model_alone(source: str, entry_point: str, size: int, repeats: int) -> None:
     for bm, bk, bn in itertools.product(*BLOCKS.values()):
         fn = functools.partial(kernel, bm=bm, bk=bk, bn=bn)
         t_trace, closed = best_of(repeats, lambda fn=fn: trace(fn, args, chip_context(CHIP)))
-        t_model, estimate = best_of(repeats, lambda c=closed: estimate_jaxpr(c, known_values(args), CHIP, timeline=False))
+        t_model, estimate = best_of(
+            repeats, lambda c=closed: estimate_jaxpr(c, known_values(args), CHIP, timeline=False)
+        )
         traced.append(t_trace)
         modelled.append(t_model)
         steps.append(sum(k.steps for k in estimate.kernels))
@@ -74,15 +76,24 @@ def programs(repeats: int) -> None:
         case = next(c for c in entry.cases if c.tpu_only)
         reference = usercode.load_module(f"ref_{slug}", entry.reference_source, usercode.REFERENCE_FILE)
         module = usercode.load_module(f"k_{slug}", entry.solution_source, usercode.USER_FILE)
-        args = jax.eval_shape(lambda: tuple(reference.make_inputs(case)))
+        args = jax.eval_shape(functools.partial(_inputs, reference, case))
         fn = getattr(module, entry.entry_point)
         if entry.mutable_inputs:
             fn = functools.partial(_with_ref, fn)
         chip = chip_info(entry.chips[0] if "v5p" not in entry.chips else "v5p")
         t_trace, closed = best_of(1, lambda fn=fn, args=args, chip=chip: trace(fn, args, chip_context(chip)))
-        t_model, estimate = best_of(repeats, lambda c=closed, chip=chip: estimate_jaxpr(c, known_values(args), chip, timeline=False))
+        t_model, estimate = best_of(
+            repeats,
+            lambda c=closed, a=args, chip=chip: estimate_jaxpr(c, known_values(a), chip, timeline=False),
+        )
         steps = sum(k.steps for k in estimate.kernels)
-        print(f"  {slug} ({case.name}, {chip.name}): {steps:,} steps; trace {t_trace * 1e3:.0f} ms, model {t_model * 1e3:.0f} ms ({t_model / steps * 1e6:.0f} us per step)")
+        print(
+            f"  {slug} ({case.name}, {chip.name}): {steps:,} steps; trace {t_trace * 1e3:.0f} ms, model {t_model * 1e3:.0f} ms ({t_model / steps * 1e6:.0f} us per step)"
+        )
+
+
+def _inputs(reference: Any, case: Any) -> tuple[Any, ...]:
+    return tuple(reference.make_inputs(case))
 
 
 def _with_ref(fn: Any, x: Any, w: Any) -> Any:
@@ -109,7 +120,9 @@ def whole_sweep() -> None:
     print(f"  one job, {len(configs)} configs: {wall:.1f} s wall, {wall / len(configs):.2f} s per config")
     for phase in ("trace", "model", "lower", "check"):
         spent = [c.host_seconds[phase] for c in configs if phase in c.host_seconds]
-        print(f"    {phase:6}: {len(spent):2} configs, median {statistics.median(spent) * 1e3:7.1f} ms, max {max(spent) * 1e3:7.1f} ms, total {sum(spent):6.1f} s")
+        print(
+            f"    {phase:6}: {len(spent):2} configs, median {statistics.median(spent) * 1e3:7.1f} ms, max {max(spent) * 1e3:7.1f} ms, total {sum(spent):6.1f} s"
+        )
     judged = sum(sum(c.host_seconds.values()) for c in configs)
     print(f"    outside the configs (child start, JAX import, inputs): {wall - judged:.1f} s")
 

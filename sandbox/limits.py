@@ -19,8 +19,8 @@ OUTPUT_KILL_BYTES = 8 * MIB
 SOURCE_BYTES = 64 * KIB
 SCRATCH_BYTES = 64 * MIB
 # A sweep job checks many configs in one child: its wall and CPU limits grow with its configs.
-SWEEP_WALL_SECONDS_PER_CONFIG = 20.0
-SWEEP_CPU_SECONDS_PER_CONFIG = 40
+SWEEP_WALL_SECONDS_PER_CONFIG = 10.0
+SWEEP_CPU_SECONDS_PER_CONFIG = 20
 # The hardened backend's CPU share per job (a cgroup quota, in cores), beside the CPU-time limit.
 CPU_CORES = 1.0
 

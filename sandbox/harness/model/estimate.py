@@ -22,9 +22,10 @@ from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness.model.cost import Grid, Rates, Steps, grid_steps, program_steps
 from sandbox.harness.model.grid import model_pallas_call
+from sandbox.harness.model.ops import CALLS, jaxpr_of
 from sandbox.harness.model.program import model_kernel
 from sandbox.harness.model.summary import summarize
-from sandbox.harness.model.walker import CALLS, ModelLimitError, jaxpr_of
+from sandbox.harness.model.walker import ModelLimitError
 from sandbox.protocol.chips import ChipInfo
 from sandbox.protocol.estimate import Estimate
 

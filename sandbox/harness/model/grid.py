@@ -21,7 +21,8 @@ import numpy as np
 
 from sandbox.harness.model.cost import Event, Grid, Program
 from sandbox.harness.model.evaluate import UNKNOWN, Ref, inner, itemsize, size, space_of
-from sandbox.harness.model.walker import ModelLimitError, Walker, jaxpr_of
+from sandbox.harness.model.ops import jaxpr_of
+from sandbox.harness.model.walker import ModelLimitError, Walker
 from sandbox.protocol.chips import ChipInfo
 
 MAX_GRID_STEPS = 1 << 22
