@@ -88,7 +88,7 @@ def summarize(
         kernels=tuple(_kernel(s) for s in kernels),
         classes=_classes(kernels),
         timeline=_timeline(kernels) if timeline else (),
-        timeline_truncated=sum(len(s.start) for s in kernels) > MAX_TIMELINE,
+        timeline_truncated=timeline and sum(len(s.start) for s in kernels) > MAX_TIMELINE,
         assumptions=ASSUMPTIONS,
         notes=notes,
         model_seconds=model_seconds,
