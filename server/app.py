@@ -22,7 +22,7 @@ from server.bodylimit import BodyLimit
 from server.cache import ResultCache
 from server.clients import parse_networks
 from server.ratelimit import RateLimiter
-from server.routes import catalog, lessons, meta, pages, runs, shares
+from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
 from server.runner import Runner
 from server.settings import Settings
 
@@ -82,4 +82,5 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
     app.add_middleware(BodyLimit, limit=settings.body_bytes)
     for router in (runs.router, catalog.router, meta.router, shares.router, lessons.router, pages.router):
         app.include_router(router)
+    app.include_router(sweeps.router)  # a sweep ("Tune"): shard runs of the same queue
     return app

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from sandbox.protocol.chips import Chip
+from sandbox.protocol.sweep import SweepSpec
 
 Mode = Literal["auto", "interpret", "tpu"]
 
@@ -88,3 +89,5 @@ class Job:
     lower_chips: tuple[Chip, ...] = ()
     # Record a kernel trace during the first call of the first case (interpret mode; `sandbox.harness.trace.capture`).
     trace: bool = True
+    # A sweep ("Tune", `sandbox.protocol.sweep`): check, lower and estimate each config instead of one run.
+    sweep: SweepSpec | None = None

@@ -19,6 +19,7 @@ import { SharePanel } from "./share.js";
 import { storage } from "./storage.js";
 import { Toolbar } from "./toolbar.js";
 import { renderTrace } from "./trace.js";
+import { TunePanel } from "./tune.js";
 import { setupTabs, setupTheme, showTab } from "./ui.js";
 
 const DRAFT_PREFIX = "pp:draft:";
@@ -57,6 +58,7 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   state.entry = entry;
   state.shareMode = fromShare;
   renderEntryInfo(entry, reference);
+  tune.entryChanged(entry);
   toolbar.allowChips(entry ? entry.chips : toolbar.chips);
   // An entry's own options are its defaults (the race demo needs the detector); a share or a
   // lesson step brings its own right after this.
@@ -226,6 +228,7 @@ const reference = createEditor($("#reference"), { readOnly: true, label: "Refere
 const progress = new Progress($("#progress"), $("#progress-label"), $("#run-log"));
 const runs = new RunControl(notices, runHooks);
 const sharePanel = new SharePanel($("#share-panel"), { current: editorState, notices });
+const tune = new TunePanel($("#tune"), { current: editorState, entry: () => state.entry, chips: () => state.entry?.chips ?? toolbar.chips, load, notices });
 window.playground = { editor, reference };
 
 function wireControls() {

@@ -6,6 +6,7 @@
 import { casesSection, errorMapsSection, mismatchSection, racesSection } from "./cases.js";
 import { memoryBar } from "./charts.js";
 import { h, section } from "./dom.js";
+import { estimateSection } from "./estimate.js";
 import { bytes, count, isNum, num, ratio, seconds, shape } from "./format.js";
 import { loweringSection } from "./lowering.js";
 import { userLine } from "./marks.js";
@@ -29,7 +30,7 @@ const STATUS_TEXT = {
 export const RESULT_FIELDS = [
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
-  "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace",
+  "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace", "estimate", "sweep",
 ];
 export const CASE_FIELDS = ["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races"];
 
@@ -227,7 +228,8 @@ export function renderResult(root, result, ctx) {
       errorMapsSection(cases),
       result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
-      rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip),
+      estimateSection(result.estimate, ctx.chips?.find((c) => c.name === (result.chip || ctx.chip))?.title),
+      rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip, result.estimate),
       loweringSection(result, ctx),
       extrasSection(result),
       footer(result),
