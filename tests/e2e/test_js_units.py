@@ -240,6 +240,17 @@ SOURCE_MARKS = {
         },
         [(2, "error", "ValueError: bad block")],
     ),
+    "an exercise's hole marks the line that called todo()": (
+        {
+            "error": {
+                "type": "NotImplementedError",
+                "message": "TODO at line 47: B's index map",
+                "traceback": 'Traceback (most recent call last):\n  File "kernel.py", line 47, in <lambda>\n'
+                '  File "kernel.py", line 25, in todo\n',
+            }
+        },
+        [(47, "error", "NotImplementedError: TODO at line 47: B's index map")],
+    ),
     "an error only in library frames marks nothing": (
         {
             "error": {
