@@ -94,7 +94,7 @@ def test_teacher_builds_a_lesson_and_a_student_opens_it(page, open_page, live_se
     page.click("#lesson-clear")
     page.fill("#lesson-builder-title", "Two kernels")
     page.click("#lesson-add")
-    page.fill(".lesson-step[data-index='0'] textarea", "The *new* API.")
+    page.fill("#lesson-step-note", "The *new* API.")
     page.click("#lesson-builder-close")
     page.click("#catalog-button")
     page.click("#catalog-dialog .entry-card[data-slug='tiled_matmul_pallas_call']")
@@ -126,10 +126,21 @@ def test_present_button_toggles_the_mode_and_keeps_it_in_the_link(page, live_ser
     page.click("#present")
     assert page.get_attribute("html", "data-present") == "1"
     assert "present=1" in page.url
-    font = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.cm-content')).fontSize)")
-    assert font >= 20
+    assert effective_font_px(page, ".cm-content") >= 18
     page.click("#present")
     assert page.get_attribute("html", "data-present") is None and "present" not in page.url
+
+
+def effective_font_px(page, selector: str) -> float:
+    """The font size of `selector` as the screen shows it: CSS px times the page's zoom."""
+    return page.evaluate(
+        """(selector) => {
+            const el = document.querySelector(selector);
+            const zoom = el.getBoundingClientRect().width / el.offsetWidth;
+            return parseFloat(getComputedStyle(el).fontSize) * zoom;
+        }""",
+        selector,
+    )
 
 
 def share(live_server, **fields) -> str:
