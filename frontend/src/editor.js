@@ -6,7 +6,7 @@
 // the light and dark theme is pure CSS: no editor reconfiguration.
 
 import { basicSetup } from "codemirror";
-import { indentWithTab } from "@codemirror/commands";
+import { indentWithTab, isolateHistory } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
 import { HighlightStyle, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { MergeView } from "@codemirror/merge";
@@ -119,9 +119,13 @@ export function createEditor(parent, { doc = "", onChange = null, onRun = null, 
   return {
     view,
     getValue: () => view.state.doc.toString(),
-    /** Replace the whole text; the change is one undoable step. */
+    /** Replace the whole text; the change is one undoable step of its own (never merged with typing). */
     setValue(text) {
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, effects: setMarks.of([]) });
+      view.dispatch({
+        changes: { from: 0, to: view.state.doc.length, insert: text },
+        effects: setMarks.of([]),
+        annotations: isolateHistory.of("full"),
+      });
     },
     focus: () => view.focus(),
     /**

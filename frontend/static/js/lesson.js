@@ -37,7 +37,6 @@ export class LessonPlayer {
     this.timer = setInterval(() => this.checkNewer(), CHECK_SECONDS * 1000);
     this.onVisible = () => document.visibilityState === "visible" && this.checkNewer();
     document.addEventListener("visibilitychange", this.onVisible);
-    if (lesson.latest_revision > lesson.revision) this.announce({ revision: lesson.latest_revision, revision_url: `${lesson.url}?rev=${lesson.latest_revision}` });
   }
 
   get step() {
