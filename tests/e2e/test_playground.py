@@ -34,7 +34,7 @@ def source(page) -> str:
 
 def show_solution(page) -> None:
     """Load the worked solution, saying yes if the page asks first (it asks once per entry)."""
-    show_solution(page)
+    page.click("#solution")
     if page.locator("#confirm-dialog[open]").count():
         page.click("#confirm-yes")
 

@@ -31,9 +31,16 @@ export function runStatusText(kind, data, expected = null) {
   }
 }
 
-/** Scroll `el` into view unless its top is already on screen (`force`: scroll anyway). */
+/** How much of the top of the window a sticky header covers (the phone layout keeps Run there). */
+function coveredTop() {
+  const bar = document.querySelector(".topbar");
+  return bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().bottom : 0;
+}
+
+/** Scroll the window so `el`'s top shows below any sticky header, unless it already does (`force`: anyway). */
 export function showResultInView(el, force = false) {
-  const box = el.getBoundingClientRect();
-  const visible = box.top >= 0 && box.top < window.innerHeight - 80;
-  if (force || !visible) el.scrollIntoView({ behavior: "smooth", block: "start" });
+  const top = el.getBoundingClientRect().top;
+  const covered = coveredTop();
+  const visible = top >= covered && top < window.innerHeight - 80;
+  if (force || !visible) window.scrollTo({ top: window.scrollY + top - covered - 6, behavior: "smooth" });
 }
