@@ -136,6 +136,11 @@ class SqliteLessonStore:
         return LessonRevision(lesson_id, 1, 1, record, now, now, True)
 
     def revise(self, lesson_id: str, record: LessonRecord, token: str) -> tuple[LessonRevision, bool]:
+        heads = self.database.rows("SELECT token_sha256 FROM lesson_heads WHERE id = ?", (lesson_id,))
+        if not heads:
+            raise UnknownLessonError(lesson_id)
+        if not hmac.compare_digest(heads[0][0], token_hash(token)):
+            raise LessonTokenError(lesson_id)  # before anything is written
         stored, _ = self.contents.put(record)
         with self.database.transaction() as db:
             head = db.execute(

@@ -73,6 +73,8 @@ def test_three_step_lesson_in_presentation_mode(page, live_server):
 
     page.keyboard.press("Alt+ArrowLeft")
     expect(page.locator("#lesson-position")).to_have_attribute("data-step", "1")
+    assert page.text_content("#status") == "passed", "a step's result comes back with the step"
+    assert "Your last result on this step" in page.inner_text("#snapshot-note")
     page.click("#lesson-next")
     expect(page.locator("#lesson-position")).to_have_attribute("data-step", "2")
     assert source(page) == TILED.solution_source, "the student's edit of step 2 is kept"

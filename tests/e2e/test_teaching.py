@@ -84,9 +84,15 @@ def test_teacher_revises_a_lesson_while_a_student_is_on_it(page, open_page, live
     page.fill("#lesson-step-note", "Predict **which rows** go wrong.")
     page.click("#note-preview")
     expect(page.locator("#lesson-step-preview strong")).to_have_text("which rows")
+    first = ".lesson-step[data-index='0'] .lesson-step-what"
+    page.drag_and_drop(".lesson-step[data-index='1']", ".lesson-step[data-index='0']")  # by dragging
+    assert page.inner_text(first).strip().endswith("# step two")
+    page.drag_and_drop(".lesson-step[data-index='1']", ".lesson-step[data-index='0']")
+    assert page.inner_text(first).strip().endswith("# step one")
     page.locator(".lesson-step[data-index='1'] .lesson-step-head").focus()
-    page.keyboard.press("Alt+ArrowUp")  # reorder by keys: step two first
-    assert page.inner_text(".lesson-step[data-index='0'] .lesson-step-what").strip().endswith("# step two")
+    page.keyboard.press("Alt+ArrowUp")  # and by keys: step two first
+    assert page.inner_text(first).strip().endswith("# step two")
+    assert page.inner_text("#lesson-step-heading").startswith("Step 2:"), "the selection follows its step"
     page.click("#lesson-create")
     expect(page.locator("#lesson-revision-url")).to_have_value(f"{live_server.url}/l/{created['id']}?rev=2")
     assert page.input_value("#lesson-url") == f"{live_server.url}{created['url']}"

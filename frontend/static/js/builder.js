@@ -95,8 +95,9 @@ export class LessonBuilder {
 
   move(i, to) {
     if (to < 0 || to >= this.draft.steps.length || to === i) return;
+    const chosen = this.draft.steps[this.selected];
     this.draft.steps = moved(this.draft.steps, i, to);
-    if (this.selected === i) this.selected = to;
+    this.selected = chosen ? this.draft.steps.indexOf(chosen) : null; // the selection follows its step
     this.store();
     this.render();
     this.dialog.querySelector(`.lesson-step[data-index='${to}'] .lesson-step-head`)?.focus();
