@@ -14,26 +14,6 @@ import pytest
 
 from sandbox.protocol import RunResult
 from sandbox.protocol.chips import CHIP_TABLE
-from tests.e2e.conftest import new_page, unexpected_errors
-
-
-@pytest.fixture(scope="module")
-def js(browser, live_server):
-    """`js(module, body, arg)`: run `body` (JS, with `m` the imported module and `arg`) in the page."""
-    page = new_page(browser)
-    page.goto(live_server.url + "/")
-    page.wait_for_selector("html[data-ready='1']")
-
-    def run(module: str, body: str, arg: object = None) -> typing.Any:
-        return page.evaluate(
-            f"async (arg) => {{ const m = await import('/static/js/{module}'); {body} }}", arg
-        )
-
-    yield run
-    errors = unexpected_errors(page)
-    page.context.close()
-    assert not errors, f"errors in the page: {errors}"
-
 
 # -- timeline.js: pairDmas -----------------------------------------------------------------------
 
@@ -105,84 +85,6 @@ def test_lower_bound_is_the_chip_tables_roofline(js, chip, flop, byte, bound):
     )
     assert got["seconds"] == pytest.approx(chip.roofline_seconds(flop, byte))
     assert got["bound"] == bound
-
-
-# -- markdown.js: safeHref, renderMarkdown ----------------------------------------------------
-
-BASE = "https://playground.example/l/AAAAAAAAAAA?step=2"
-SAFE_HREF = {
-    "https": ("https://docs.jax.dev/en/latest/pallas/", "https://docs.jax.dev/en/latest/pallas/"),
-    "http, trimmed": ("  http://example.com/a  ", "http://example.com/a"),
-    "scheme in capitals, normalised": ("HTTPS://Example.COM", "https://example.com/"),
-    "a path on this site": ("/s/AAAAAAAAAAA", "/s/AAAAAAAAAAA"),
-    "a relative path, resolved": ("../tiled_matmul/README.md", "/tiled_matmul/README.md"),
-    "a fragment stays on this page": ("#blockspec", "/l/AAAAAAAAAAA?step=2#blockspec"),
-    "mail is not a web link": ("mailto:teacher@example.edu", None),
-    "javascript": ("javascript:alert(1)", None),
-    "javascript, mixed case and padded": ("  JavaScript:alert(1)", None),
-    "javascript behind a control character": ("\x01javascript:alert(1)", None),
-    "javascript with a tab inside": ("java\tscript:alert(1)", None),
-    "data": ("data:text/html,<script>alert(1)</script>", None),
-    "vbscript": ("vbscript:msgbox(1)", None),
-    "file": ("file:///etc/passwd", None),
-    "protocol-relative": ("//evil.example/x", None),
-    "a backslash path that leaves the site": ("/\\evil.example/", None),
-    "two backslashes": ("\\\\evil.example/x", None),
-}
-
-
-@pytest.mark.parametrize("url, expected", SAFE_HREF.values(), ids=list(SAFE_HREF))
-def test_safe_href(js, url, expected):
-    assert js("markdown.js", "return m.safeHref(arg.url, arg.base);", {"url": url, "base": BASE}) == expected
-
-
-def rendered(js, text: str) -> dict:
-    return js(
-        "markdown.js",
-        """
-        const root = document.createElement("div");
-        root.append(m.renderMarkdown(arg.text, { base: arg.base }));
-        return { links: [...root.querySelectorAll("a")].map((a) => [a.textContent, a.getAttribute("href"), a.rel, a.target]),
-                 tags: [...root.querySelectorAll("*")].map((el) => el.localName),
-                 text: root.textContent };
-        """,
-        {"text": text, "base": BASE},
-    )
-
-
-# What a reader can follow: the hrefs of the rendered links (a refused link stays its text).
-MARKDOWN_LINKS = {
-    "a web link": ("[docs](https://docs.jax.dev/)", ["https://docs.jax.dev/"]),
-    "a control character before javascript:": ("[x](\x01javascript:alert(1))", []),
-    # markdown-it percent-encodes the backslash: a path on this site, not a way off it.
-    "a backslash path stays on the site": ("[x](/\\evil.example/)", ["/%5Cevil.example/"]),
-    "javascript: spelt with an entity": ("[x](&#x6A;avascript:alert(1))", []),
-    "slashes spelt with entities": ("[x](&#47;&#47;evil.example/)", []),
-    "a path on this site": ("[step 3](/l/AAAAAAAAAAA?step=3)", ["/l/AAAAAAAAAAA?step=3"]),
-    "an autolink to javascript:": ("<javascript:alert(1)>", []),
-}
-
-
-@pytest.mark.parametrize("text, hrefs", MARKDOWN_LINKS.values(), ids=list(MARKDOWN_LINKS))
-def test_markdown_links_follow_the_rule(js, text, hrefs):
-    out = rendered(js, text)
-    assert [link[1] for link in out["links"] if link[1] is not None] == hrefs
-    for _, href, rel, target in out["links"]:
-        assert (rel, target) == (("noopener noreferrer", "_blank") if href else ("", ""))
-    assert (
-        "x" in out["text"] or "step 3" in out["text"] or "docs" in out["text"] or "javascript" in out["text"]
-    )
-
-
-def test_markdown_shows_html_as_text_and_drops_images(js):
-    out = rendered(
-        js,
-        "# Title\n\n<img src=x onerror=alert(1)><script>alert(2)</script>\n\n![cat](https://x.example/cat.png) **bold** `code`",
-    )
-    assert out["tags"][0] == "h3"
-    assert "img" not in out["tags"] and "script" not in out["tags"]
-    assert "<img src=x onerror=alert(1)>" in out["text"]
-    assert {"strong", "code"} <= set(out["tags"])
 
 
 # -- marks.js: sourceMarks -----------------------------------------------------------------------
