@@ -18,7 +18,9 @@ from sandbox.backends import (
 )
 from sandbox.catalog import load_catalog
 from server import problems, versions
+from server.bodylimit import BodyLimit
 from server.cache import ResultCache
+from server.clients import parse_networks
 from server.ratelimit import RateLimiter
 from server.routes import catalog, lessons, meta, pages, runs, shares
 from server.runner import Runner
@@ -51,7 +53,9 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
             per_client=settings.per_client_queue,
             runs_kept=settings.runs_kept,
             cache=ResultCache(settings.cache_size),
+            per_address=settings.per_address_queue,
             limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
+            address_limiter=RateLimiter(settings.address_rate_per_minute, settings.address_rate_burst),
             versions=versions.cache_key(),
         )
         app.state.runner = runner
@@ -72,8 +76,10 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
     )
     app.state.settings, app.state.catalog = settings, catalog_
     app.state.backend_name, app.state.backend_note = name, note
+    app.state.trusted_proxies = parse_networks(settings.trusted_proxies)
     problems.install(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024)
+    app.add_middleware(BodyLimit, limit=settings.body_bytes)
     for router in (runs.router, catalog.router, meta.router, shares.router, lessons.router, pages.router):
         app.include_router(router)
     return app

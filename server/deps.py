@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 
 from sandbox.catalog import Catalog
 from server import versions
+from server.clients import Client, identify
 from server.lessons import LessonStore, lesson_store
 from server.runner import Runner
 from server.schemas import VersionInfo
@@ -57,17 +58,16 @@ def _lessons(request: Request) -> LessonStore:
     return lesson_store(_database(request))
 
 
-def client_id(request: Request) -> str:
-    """Who a run belongs to, for fairness: the browser's own id if it sent one, else its address."""
-    given = request.headers.get("x-playground-client", "")[:64]
-    host = request.client.host if request.client else "unknown"
-    return f"{host}/{given}" if given else host
+def _client(request: Request) -> Client:
+    """Who a run belongs to, for fairness: a network address and, within it, the browser's own id."""
+    peer = request.client.host if request.client else None
+    return identify(peer, dict(request.headers), request.app.state.trusted_proxies)
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
 RunnerDep = Annotated[Runner, Depends(_runner)]
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
-ClientDep = Annotated[str, Depends(client_id)]
+ClientDep = Annotated[Client, Depends(_client)]
 SharesDep = Annotated[ShareStore, Depends(_shares)]
 LessonsDep = Annotated[LessonStore, Depends(_lessons)]
 VersionsDep = Annotated[VersionInfo, Depends(_versions)]

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 MEDIA_TYPE = "application/problem+json"
@@ -34,6 +35,43 @@ class ProblemError(Exception):
         self.extensions = extensions
 
 
+class Problem(BaseModel):
+    """The body of every error response (RFC 9457), for the OpenAPI document."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+
+
+_MEANINGS = {
+    400: "Malformed request (e.g. the body is not JSON)",
+    403: "Not allowed: a lesson's edit token is missing or wrong",
+    404: "No such resource",
+    405: "Method not allowed",
+    413: "Request or source too large",
+    422: "Invalid request",
+    429: "Too many runs from this client or address (see Retry-After)",
+    500: "A fault of the server",
+    503: "The queue is full (see Retry-After)",
+}
+
+
+def problem_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error statuses, each an `application/problem+json` Problem."""
+    return {
+        code: {
+            "model": Problem,  # registers the schema; the body is sent as problem+json
+            "description": _MEANINGS[code],
+            "content": {MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        for code in (*codes, 500)
+    }
+
+
 def problem_response(
     status: int,
     title: str,
@@ -46,7 +84,18 @@ def problem_response(
     body = {"type": "about:blank", "title": title, "status": status, "detail": detail, **extensions}
     if instance:
         body["instance"] = instance
-    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+    return JSONResponse(_unicode(body), status_code=status, media_type=MEDIA_TYPE, headers=headers)
+
+
+def _unicode(value: Any) -> Any:
+    """Strings that can be sent as UTF-8 (a request may have carried lone surrogates into a message)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_unicode(k): _unicode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unicode(v) for v in value]
+    return value
 
 
 def install(app: FastAPI) -> None:
@@ -79,12 +128,12 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "HTTP error")
+        headers = dict(getattr(exc, "headers", None) or {})
+        if exc.status_code == 405:
+            # Starlette names only the first route's methods; a path may have several routes.
+            headers["Allow"] = ", ".join(_allowed_methods(request))
         return problem_response(
-            exc.status_code,
-            title,
-            str(exc.detail),
-            instance=request.url.path,
-            headers=getattr(exc, "headers", None),
+            exc.status_code, title, str(exc.detail), instance=request.url.path, headers=headers
         )
 
     @app.exception_handler(Exception)
@@ -96,6 +145,15 @@ def install(app: FastAPI) -> None:
             "the server failed; this is our fault, not yours",
             instance=request.url.path,
         )
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        pattern, allowed = getattr(route, "path_regex", None), getattr(route, "methods", None)
+        if pattern is not None and allowed and pattern.match(request.url.path):
+            methods |= set(allowed)
+    return sorted(methods)
 
 
 def _error(e: dict[str, Any]) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """The run queue: the one place that owns queueing, fairness, concurrency, cancellation and cleanup.
 
-Runs wait in per-client FIFO queues served round-robin, so one client that submits many runs cannot
-starve the others; `slots` worker tasks take the next run and execute it on the sandbox backend in
+Runs wait in a two-level round-robin queue (`server.fairqueue`: network addresses take turns, and
+browsers within an address), so one client that submits many runs, however many browser ids it
+mints, cannot starve the others; caps and rate limits hold per browser and per address; `slots` worker tasks take the next run and execute it on the sandbox backend in
 a thread (backends are blocking). Every run keeps its event log, so a Server-Sent-Events subscriber
 that connects late (or reconnects) replays everything it missed.
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import itertools
 import logging
 import secrets
 import threading
@@ -28,6 +28,8 @@ from sandbox.backends import Backend
 from sandbox.classify import classify
 from sandbox.protocol import Event, Execution, Job, RunResult, RunStatus, never_ran, to_json_dict
 from server.cache import ResultCache, job_key
+from server.clients import Client
+from server.fairqueue import FairQueue
 from server.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
@@ -75,16 +77,18 @@ class RateLimitedError(Exception):
 
 
 class ClientBusyError(Exception):
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"this client already has {limit} runs queued or running")
-        self.limit = limit
+    def __init__(self, limit: int, whose: str = "you") -> None:
+        super().__init__(
+            f"{whose} already {'has' if whose != 'you' else 'have'} {limit} runs queued or running"
+        )
+        self.limit, self.whose = limit, whose
 
 
 @dataclass
 class Run:
     id: str
     job: Job
-    client: str
+    client: Client
     created: float = field(default_factory=time.time)
     state: State = "queued"
     result: RunResult | None = None
@@ -106,14 +110,18 @@ class Runner:
         slots: int,
         queue_size: int,
         per_client: int,
+        per_address: int | None = None,
         runs_kept: int,
         cache: ResultCache | None = None,
         limiter: RateLimiter | None = None,
+        address_limiter: RateLimiter | None = None,
         versions: str = "",
     ) -> None:
         self.backend = backend
         self.cache = cache or ResultCache(0)
         self.limiter = limiter or RateLimiter(per_minute=0, burst=0)
+        self.address_limiter = address_limiter or RateLimiter(per_minute=0, burst=0)
+        self.per_address = per_address if per_address is not None else per_client
         self.versions = versions
         self.keys: dict[str, str] = {}
         self.slots, self.queue_size, self.per_client, self.runs_kept = (
@@ -123,7 +131,7 @@ class Runner:
             runs_kept,
         )
         self.runs: collections.OrderedDict[str, Run] = collections.OrderedDict()
-        self.queues: collections.OrderedDict[str, collections.deque[Run]] = collections.OrderedDict()
+        self.queue: FairQueue[Run] = FairQueue()
         self.running: set[str] = set()
         self._work = asyncio.Condition()
         self._workers: dict[int, asyncio.Task[None]] = {}
@@ -166,38 +174,40 @@ class Runner:
         """How long the oldest queued run has waited while a slot was free (0: the queue moves)."""
         if len(self.running) >= self.slots:
             return 0.0
-        waiting = [r.created for q in self.queues.values() for r in q]
+        waiting = [r.created for r in self.queue]
         return max(0.0, time.time() - min(waiting)) if waiting else 0.0
 
     # -- API -----------------------------------------------------------------------------------
 
     @property
     def queued(self) -> int:
-        return sum(len(q) for q in self.queues.values())
+        return len(self.queue)
 
-    def submit(self, job: Job, client: str, *, fresh: bool = False) -> Run:
+    def submit(self, job: Job, client: Client, *, fresh: bool = False) -> Run:
         key = job_key(job, self.versions)
         cached = None if fresh else self.cache.get(key)
         if cached is not None:
             return self._cached_run(job, client, cached)
         if self.queued >= self.queue_size:
             raise QueueFullError(self.retry_after())
-        active = sum(1 for r in self.runs.values() if r.client == client and r.state != "done")
-        if active >= self.per_client:
+        active = [r for r in self.runs.values() if r.state != "done" and r.client.address == client.address]
+        if sum(1 for r in active if r.client == client) >= self.per_client:
             raise ClientBusyError(self.per_client)
-        wait = self.limiter.take(client)
+        if len(active) >= self.per_address:
+            raise ClientBusyError(self.per_address, "your network address")
+        wait = max(self.limiter.take(client.key), self.address_limiter.take(client.address))
         if wait:
             raise RateLimitedError(wait)
         run = Run(id=new_run_id(), job=job, client=client)
         self.keys[run.id] = key
         self.runs[run.id] = run
-        self.queues.setdefault(client, collections.deque()).append(run)
+        self.queue.push(client.address, client.browser, run)
         self._forget_old()
         self._announce_positions()
         asyncio.get_running_loop().create_task(self._notify())
         return run
 
-    def _cached_run(self, job: Job, client: str, result: RunResult) -> Run:
+    def _cached_run(self, job: Job, client: Client, result: RunResult) -> Run:
         run = Run(id=new_run_id(), job=job, client=client, state="done", result=result)
         self.runs[run.id] = run
         run.push("done", to_json_dict(result))
@@ -208,19 +218,17 @@ class Runner:
         return self.runs.get(run_id)
 
     def position(self, run: Run) -> int | None:
-        """1-based place in the dispatch order (round-robin over clients), None unless queued."""
+        """1-based place in the dispatch order (round-robin over addresses), None unless queued."""
         if run.state != "queued":
             return None
-        for place, queued in enumerate(self._dispatch_order(), start=1):
+        for place, queued in enumerate(self.queue.order(), start=1):
             if queued is run:
                 return place
         return None
 
     def cancel(self, run: Run) -> None:
         if run.state == "queued":
-            queue = self.queues.get(run.client)
-            if queue is not None and run in queue:
-                queue.remove(run)
+            self.queue.remove(run.client.address, run.client.browser, run)
             self._finish(run, never_ran(None, cancelled=True))
             self._announce_positions()
         else:
@@ -247,21 +255,8 @@ class Runner:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _dispatch_order(self) -> list[Run]:
-        queues = [list(q) for q in self.queues.values() if q]
-        return [r for group in itertools.zip_longest(*queues) for r in group if r is not None]
-
     def _take(self) -> Run | None:
-        for client, queue in list(self.queues.items()):
-            if queue:
-                run = queue.popleft()
-                # Round-robin: the served client goes to the back of the rotation.
-                self.queues.move_to_end(client)
-                if not queue:
-                    del self.queues[client]
-                return run
-            del self.queues[client]
-        return None
+        return self.queue.take()
 
     async def _notify(self) -> None:
         async with self._work:
@@ -355,7 +350,7 @@ class Runner:
         )
 
     def _announce_positions(self) -> None:
-        for place, run in enumerate(self._dispatch_order(), start=1):
+        for place, run in enumerate(self.queue.order(), start=1):
             last = next((e for e in reversed(run.events) if e["kind"] == "queued"), None)
             if last is None or last["data"]["position"] != place:
                 eta = self._mean_seconds() * ((place - 1) // self.slots + 1 + (1 if self.running else 0))

@@ -17,7 +17,17 @@ ChipName = Chip
 
 
 class Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: JSON types as declared (no "fresh": 0 for false, no "random_seed": false for 0).
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_unicode(cls, data: Any) -> Any:
+        # JSON may carry lone surrogates ("\\ud800"), which no UTF-8 store or response can hold.
+        where = _unencodable(data, "")
+        if where is not None:
+            raise ValueError(f"{where or 'text'}: not valid Unicode text (a lone surrogate such as \\ud800)")
+        return data
 
 
 class RunOptions(Wire):
@@ -87,11 +97,28 @@ class CatalogDetail(CatalogSummary):
     wrong: list[WrongKernelOut]
 
 
+class SandboxHealth(Wire):
+    backend: str
+    ok: bool
+    detail: str
+    restarts: int = Field(..., description="Times the sandbox replaced a broken part of itself (its pool).")
+    quarantined_slots: int = Field(..., description="Slots out of service: a job there could not be stopped.")
+
+
 class Health(Wire):
-    status: Literal["ok", "degraded"]
+    status: Literal["ok", "degraded", "unhealthy"] = Field(
+        ..., description="unhealthy (HTTP 503): runs cannot complete; degraded: they can, with less capacity."
+    )
+    problems: list[str]
     queued: int
     running: int
     slots: int
+    slots_alive: int
+    worker_restarts: int
+    oldest_wait_seconds: float = Field(
+        ..., description="How long the oldest queued run has waited with a slot free."
+    )
+    sandbox: SandboxHealth
 
 
 class VersionInfo(Wire):
@@ -221,3 +248,21 @@ class LessonRevisionSummary(Wire):
     title: str
     steps: int
     revision_url: str
+
+
+def _unencodable(value: Any, path: str) -> str | None:
+    """The path of the first string in `value` that UTF-8 cannot encode, or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and _unencodable(key, path) is not None:
+            return path or "a field name"
+        found = _unencodable(item, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None

@@ -15,8 +15,10 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sandbox import limits
+from sandbox import limits, tpuhost
 from sandbox.catalog import DEFAULT_ROOT
+from sandbox.protocol import CHIPS, Chip
+from server.clients import parse_networks
 
 # One `frame-ancestors` source: any site, a keyword, a scheme, or an origin (maybe `*.` subdomains).
 FRAME_SOURCE = re.compile(
@@ -43,17 +45,39 @@ class Settings(BaseSettings):
         64, description="Runs that may wait in the queue; beyond it: 503 with Retry-After."
     )
     per_client_queue: int = Field(
-        8, description="Runs one client may have queued or running at once (429 beyond)."
+        8, description="Runs one browser may have queued or running at once (429 beyond)."
+    )
+    per_address_queue: int = Field(
+        24,
+        description="Runs one network address may have queued or running at once, however many browser "
+        "ids it uses (429 beyond).",
     )
     cache_size: int = Field(256, description="Results of identical runs kept for reuse (0: no cache).")
-    rate_per_minute: float = Field(30, description="Runs per minute one client may start (0: unlimited).")
-    rate_burst: int = Field(10, description="Runs one client may start at once before the rate applies.")
+    rate_per_minute: float = Field(30, description="Runs per minute one browser may start (0: unlimited).")
+    rate_burst: int = Field(10, description="Runs one browser may start at once before the rate applies.")
+    address_rate_per_minute: float = Field(
+        90,
+        description="Runs per minute one network address may start, all its browsers together (0: unlimited).",
+    )
+    address_rate_burst: int = Field(
+        30, description="Runs one network address may start at once before its rate applies."
+    )
+    trusted_proxies: str = Field(
+        "",
+        description="Reverse proxies whose `X-Forwarded-For` / `Forwarded` headers name the client, as "
+        "space-separated addresses or networks (`10.0.0.5 10.1.0.0/16`); empty: the peer is the client.",
+    )
     runs_kept: int = Field(500, description="Finished runs kept in memory for `GET /api/runs/{id}`.")
     wall_seconds: float = Field(limits.WALL_SECONDS, description="Wall-clock limit per run, in seconds.")
     cpu_seconds: int = Field(limits.CPU_SECONDS, description="CPU-time limit per run, in seconds.")
     memory_bytes: int = Field(limits.MEMORY_BYTES, description="Memory limit per run, in bytes.")
     output_bytes: int = Field(limits.OUTPUT_BYTES, description="Bytes of stdout and of stderr kept per run.")
     source_bytes: int = Field(limits.SOURCE_BYTES, description="Largest accepted source, in bytes.")
+    body_bytes: int = Field(
+        4 << 20,
+        description="Largest accepted request body, in bytes (a lesson carries up to 30 sources); refused "
+        "with 413 as it streams in, never read whole first.",
+    )
     timing_budget_seconds: float = Field(1.0, description="Time spent on repeated timing runs per job.")
     share_salt: str = Field(
         "",
@@ -65,9 +89,18 @@ class Settings(BaseSettings):
         description="Sites that may show `/embed/{id}` in a frame (CSP `frame-ancestors`): `*` (any), "
         "`'none'`, or space-separated origins such as `https://course.example.edu`.",
     )
-    tpu: Literal["auto", "yes", "no"] = Field(
-        "auto", description="Whether this host has a TPU (`auto`: look for TPU device nodes)."
+    tpu: Literal["auto", "yes", "no"] | Chip = Field(
+        "auto",
+        description="Whether this host has a TPU, and which chip: `auto` (its TPU chips as sysfs shows "
+        "them, as the job runner finds them), `no`, a chip (`v5e`, `v5p`, `v6e`, `tpu7x`), or `yes` "
+        "(a TPU whose chip the runner checks).",
     )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: str) -> str:
+        parse_networks(value)  # raises ValueError naming the entry that is not an address or network
+        return value
 
     @field_validator("embed_origins")
     @classmethod
@@ -85,5 +118,19 @@ class Settings(BaseSettings):
 
     def has_tpu(self) -> bool:
         if self.tpu != "auto":
-            return self.tpu == "yes"
-        return any(Path(p).exists() for p in ("/dev/accel0", "/dev/vfio/0"))
+            return self.tpu != "no"
+        try:
+            return tpuhost.host_chip() is not None
+        except tpuhost.TpuHostError:
+            return True  # chips of a kind this playground does not know: the runner says why
+
+    def tpu_chip(self) -> Chip | None:
+        """This host's TPU chip, when known: a native run on another chip is refused up front."""
+        if self.tpu in CHIPS:
+            return self.tpu  # type: ignore[return-value]
+        if self.tpu != "auto":
+            return None
+        try:
+            return tpuhost.host_chip()
+        except tpuhost.TpuHostError:
+            return None

@@ -6,10 +6,10 @@ from fastapi import APIRouter
 
 from server import convert
 from server.deps import CatalogDep
-from server.problems import ProblemError
+from server.problems import ProblemError, problem_responses
 from server.schemas import CatalogDetail, CatalogSummary
 
-router = APIRouter(prefix="/api/catalog", tags=["catalog"])
+router = APIRouter(responses=problem_responses(404, 422), prefix="/api/catalog", tags=["catalog"])
 
 
 @router.get("", response_model=list[CatalogSummary])

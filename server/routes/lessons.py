@@ -25,7 +25,7 @@ from server.lessons import (
     UnknownLessonError,
     new_token,
 )
-from server.problems import ProblemError
+from server.problems import ProblemError, problem_responses
 from server.schemas import (
     LessonCreate,
     LessonCreated,
@@ -39,7 +39,7 @@ from server.schemas import (
 from server.settings import Settings
 from server.shares import ShareStore
 
-router = APIRouter(prefix="/api/lessons", tags=["lessons"])
+router = APIRouter(prefix="/api/lessons", tags=["lessons"], responses=problem_responses(400, 404, 413, 422))
 TOKEN_HEADER = "X-Lesson-Token"
 
 
@@ -64,10 +64,18 @@ def create_lesson(
     token = new_token()
     lesson = store.create(record_of(body, shares, settings, catalog, running), token)
     response.headers["Location"] = f"/api/lessons/{lesson.lesson}"
-    return LessonCreated(**_links(lesson), token=token, edit_url=f"{lesson_url(lesson.lesson)}#edit={token}")
+    return _created(lesson, token)
 
 
-@router.put("/{lesson_id}", response_model=LessonCreated)
+@router.put(
+    "/{lesson_id}",
+    status_code=201,
+    response_model=LessonCreated,
+    responses={
+        200: {"model": LessonCreated, "description": "The latest revision already holds this: no new one"},
+        **problem_responses(403),
+    },
+)
 def revise_lesson(
     lesson_id: str,
     body: LessonCreate,
@@ -90,7 +98,7 @@ def revise_lesson(
             403, "Not your lesson", f"the edit token does not open lesson {lesson_id!r}; use its edit link"
         ) from None
     response.status_code = 201 if new else 200
-    return LessonCreated(**_links(lesson))
+    return _created(lesson)
 
 
 @router.get("/{lesson_id}", response_model=LessonPublic)
@@ -132,13 +140,17 @@ def _unknown(lesson_id: str) -> ProblemError:
     return ProblemError(404, "Unknown lesson", f"no lesson {lesson_id!r}; check the link")
 
 
-def _links(lesson: LessonRevision) -> dict[str, object]:
-    return {
-        "id": lesson.lesson,
-        "url": lesson_url(lesson.lesson),
-        "revision": lesson.number,
-        "revision_url": revision_url(lesson.lesson, lesson.number),
-    }
+def _created(lesson: LessonRevision, token: str | None = None) -> LessonCreated:
+    """The links to a saved revision; with `token` (only when the lesson is created), the edit link."""
+    url = lesson_url(lesson.lesson)
+    return LessonCreated(
+        id=lesson.lesson,
+        url=url,
+        revision=lesson.number,
+        revision_url=revision_url(lesson.lesson, lesson.number),
+        token=token,
+        edit_url=f"{url}#edit={token}" if token else None,
+    )
 
 
 def record_of(

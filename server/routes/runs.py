@@ -12,11 +12,13 @@ from sandbox.jobs import JobError, make_job
 from sandbox.protocol import to_json_dict
 from server import convert
 from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep
-from server.problems import ProblemError
+from server.problems import ProblemError, problem_responses
 from server.runner import ClientBusyError, QueueFullError, RateLimitedError, Run, Runner
 from server.schemas import RunCreated, RunRequest, RunState
 
-router = APIRouter(prefix="/api/runs", tags=["runs"])
+router = APIRouter(
+    prefix="/api/runs", tags=["runs"], responses=problem_responses(400, 404, 413, 422, 429, 503)
+)
 KEEPALIVE_SECONDS = 15.0
 
 
@@ -45,6 +47,15 @@ async def create_run(
             "No TPU",
             "mode 'tpu' was asked for, but this server has no TPU; use 'auto' or 'interpret'",
             field="mode",
+        )
+    host_chip = settings.tpu_chip()
+    if body.mode == "tpu" and host_chip is not None and body.chip != host_chip:
+        raise ProblemError(
+            422,
+            "Wrong chip",
+            f"this server's TPU is a {host_chip}, not a {body.chip}: choose {host_chip} to run natively, "
+            f"or mode 'interpret' to simulate a {body.chip}",
+            field="chip",
         )
     if len(body.source.encode()) > settings.source_bytes:
         raise ProblemError(
@@ -87,7 +98,7 @@ async def create_run(
         raise ProblemError(
             429,
             "Too many runs",
-            f"you already have {exc.limit} runs queued or running; wait for one to finish",
+            f"{exc}; wait for one to finish",
             headers={"Retry-After": "5"},
         ) from exc
     response.headers["Location"] = f"/api/runs/{run.id}"

@@ -11,19 +11,24 @@ from sandbox.catalog import Catalog
 from server import snapshots, versions
 from server.deps import CatalogDep, RunnerDep, SettingsDep, SharesDep, VersionsDep
 from server.editor_state import check_editor_state, iso_utc
-from server.problems import ProblemError
+from server.problems import ProblemError, problem_responses
 from server.runner import Runner
 from server.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
 from server.shares import Share, ShareRecord
 
-router = APIRouter(prefix="/api/shares", tags=["shares"])
+router = APIRouter(prefix="/api/shares", tags=["shares"], responses=problem_responses(400, 404, 413, 422))
 
 
 def share_url(share_id: str) -> str:
     return f"/s/{share_id}"
 
 
-@router.post("", status_code=201, response_model=ShareCreated)
+@router.post(
+    "",
+    status_code=201,
+    response_model=ShareCreated,
+    responses={200: {"model": ShareCreated, "description": "Shared before: the same id"}},
+)
 def create_share(
     body: ShareCreate,
     store: SharesDep,

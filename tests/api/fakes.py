@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 import time
 
+from sandbox.backends import BackendHealth
 from sandbox.protocol import (
     CaseResult,
+    Event,
     Execution,
     Job,
     OutputCheck,
@@ -53,6 +55,7 @@ class FakeBackend:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.jobs: list[Job] = []
+        self.state = BackendHealth(ok=True, detail="fake")
 
     def run(self, job: Job, on_event, cancel: threading.Event) -> Execution:
         self.jobs.append(job)
@@ -66,6 +69,9 @@ class FakeBackend:
             while not (cancel.is_set() or self.release.is_set()):
                 time.sleep(0.005)
             cancelled = cancel.is_set()
+        if "unreadable" in job.source:
+            # What a broken or hostile report could become without the watcher's schema check.
+            events.append(Event("case", {"index": "zero", "result": {"passed": True}}))
         if not cancelled:
             events += [
                 new_event("case", **passing_case()),
@@ -85,6 +91,9 @@ class FakeBackend:
             stdout_truncated=False,
             stderr_truncated=False,
         )
+
+    def health(self) -> BackendHealth:
+        return self.state
 
     def close(self) -> None:
         self.release.set()

@@ -3,7 +3,15 @@ import pytest
 
 def test_health_reports_queue(client):
     body = client.get("/api/health").json()
-    assert body == {"status": "ok", "queued": 0, "running": 0, "slots": 1}
+    assert body["status"] == "ok" and body["problems"] == []
+    assert (body["queued"], body["running"], body["slots"], body["slots_alive"]) == (0, 0, 1, 1)
+    assert body["sandbox"] == {
+        "backend": "fake",
+        "ok": True,
+        "detail": "fake",
+        "restarts": 0,
+        "quarantined_slots": 0,
+    }
 
 
 def test_version_names_the_pinned_jax_and_backend(client):

@@ -101,3 +101,48 @@ def test_error_paths_return_problem_details(client, name, method, path, kwargs, 
     assert set(body) >= {"type", "title", "status", "detail"}
     assert body["status"] == status and body["title"]
     assert phrase in body["detail"] or any(phrase in e["field"] for e in body.get("errors", []))
+
+
+def test_lone_surrogates_are_a_422_everywhere_text_enters(client):
+    for path, body in [
+        ("/api/runs", '{"source": "x = \\"\\ud800\\""}'),
+        ("/api/shares", '{"source": "ok", "chip": "v5p", "options": {"\\udc80": true}}'),
+        ("/api/lessons", '{"title": "\\ud800", "steps": [{"source": "x"}]}'),
+    ]:
+        response = client.post(path, content=body, headers={"content-type": "application/json"})
+        assert response.status_code == 422, (path, response.text)
+        assert response.headers["content-type"] == "application/problem+json"
+        assert "not valid Unicode text" in response.json()["detail"]
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read(backend, tmp_path):
+    from tests.api.conftest import make_client
+
+    with make_client(backend, tmp_path, body_bytes=1000) as client:
+        declared = client.post("/api/runs", content=b"x" * 5000, headers={"content-type": "application/json"})
+        assert declared.status_code == 413 and declared.json()["title"] == "Request too large"
+
+        def chunks():  # no Content-Length: counted as it streams
+            for _ in range(10):
+                yield b" " * 500
+
+        streamed = client.post("/api/runs", content=chunks(), headers={"content-type": "application/json"})
+        assert streamed.status_code == 413
+        assert streamed.headers["content-type"] == "application/problem+json"
+
+
+def test_a_native_run_on_a_chip_the_host_lacks_is_refused(backend, tmp_path):
+    from tests.api.conftest import make_client
+
+    with make_client(backend, tmp_path, tpu="v6e") as client:
+        refused = client.post("/api/runs", json={"source": "x", "mode": "tpu", "chip": "v5e"})
+        accepted = client.post("/api/runs", json={"source": "x", "mode": "tpu", "chip": "v6e"})
+        version = client.get("/api/version").json()
+    backend.release.set()
+    assert refused.status_code == 422 and refused.headers["content-type"] == "application/problem+json"
+    assert refused.json()["detail"] == (
+        "this server's TPU is a v6e, not a v5e: choose v6e to run natively, or mode 'interpret' to "
+        "simulate a v5e"
+    )
+    assert accepted.status_code == 201
+    assert version["device_kind"] == "TPU v6e (Trillium) (native)" and version["mode"] == "tpu"

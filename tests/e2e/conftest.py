@@ -13,20 +13,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
-import time
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from server.app import create_app
 from server.settings import Settings
+from tests.live import serving
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -71,21 +68,8 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         timing_budget_seconds=0.3,  # frugal: the machine is shared; timings are not under test here
     )
     app = create_app(settings)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the live server did not start")
-        time.sleep(0.05)
-    yield LiveServer(f"http://127.0.0.1:{port}", app, settings)
-    server.should_exit = True
-    thread.join(timeout=30)
-    sock.close()
+    with serving(app) as url:
+        yield LiveServer(url, app, settings)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,66 @@
+"""Two-level round-robin: addresses take turns, and within an address its browsers take turns.
+
+A class of thirty, each at their own address, gets one run each before anyone gets a second; a
+script that mints a new browser id per request still sits at one address and gets one turn per
+round. Items are kept in FIFO order per (address, browser).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from collections.abc import Iterator
+
+
+class FairQueue[T]:
+    def __init__(self) -> None:
+        # address -> browser -> FIFO; both levels rotate (the served one moves to the back).
+        self._queues: collections.OrderedDict[str, collections.OrderedDict[str, collections.deque[T]]] = (
+            collections.OrderedDict()
+        )
+
+    def __len__(self) -> int:
+        return sum(len(q) for browsers in self._queues.values() for q in browsers.values())
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.order())
+
+    def push(self, address: str, browser: str, item: T) -> None:
+        browsers = self._queues.setdefault(address, collections.OrderedDict())
+        browsers.setdefault(browser, collections.deque()).append(item)
+
+    def take(self) -> T | None:
+        """The next item in turn, or None when empty."""
+        for address, browsers in self._queues.items():
+            for browser, queue in browsers.items():
+                item = queue.popleft()
+                browsers.move_to_end(browser)
+                if not queue:
+                    del browsers[browser]
+                self._queues.move_to_end(address)
+                if not browsers:
+                    del self._queues[address]
+                return item
+        return None
+
+    def remove(self, address: str, browser: str, item: T) -> bool:
+        browsers = self._queues.get(address)
+        queue = browsers.get(browser) if browsers is not None else None
+        if queue is None or item not in queue:
+            return False
+        queue.remove(item)
+        if not queue:
+            del self._queues[address][browser]
+            if not self._queues[address]:
+                del self._queues[address]
+        return True
+
+    def order(self) -> list[T]:
+        """Every item in the order `take` would hand them out."""
+        per_address = [self._interleave(list(browsers.values())) for browsers in self._queues.values()]
+        return self._interleave(per_address)
+
+    @staticmethod
+    def _interleave(sequences: list[collections.deque[T]] | list[list[T]]) -> list[T]:
+        rounds = itertools.zip_longest(*(list(s) for s in sequences))
+        return [item for group in rounds for item in group if item is not None]
