@@ -104,7 +104,9 @@ def run_api(runs: list[Run], data_dir: Path) -> dict[str, Outcome]:
         slots=WORKERS,
         queue_size=64,
         per_client_queue=64,
+        per_address_queue=64,  # every run comes from this one test client and address
         rate_per_minute=0,
+        address_rate_per_minute=0,
         cache_size=0,
         timing_budget_seconds=TIMING_BUDGET_SECONDS,
     )
