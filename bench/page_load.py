@@ -66,6 +66,7 @@ def screenshot(browser, url: str, path: Path) -> None:
     page.goto(f"{url}/?entry=tiled_matmul")
     page.wait_for_selector(READY)
     page.click("#solution")
+    page.click("#confirm-yes")  # the page asks once before it shows a solution
     page.click("#run")
     page.wait_for_selector("html[data-running='0'] #result[data-status]", timeout=120_000)
     page.evaluate("() => document.getElementById('notices').replaceChildren()")

@@ -1,4 +1,4 @@
-// Build the committed editor bundle: static/vendor/codemirror/ (served as /static/vendor/codemirror/)
+// Build the committed bundle (CodeMirror 6, markdown-it, DOMPurify): static/vendor/codemirror/ (served as /static/vendor/codemirror/)
 //   codemirror.esm.min.js  one ES module, with a banner naming every bundled package and its licence
 //   versions.json          {"packages": {name: version}, "esbuild": version}: what was actually bundled
 //   LICENSES.txt           the full licence text of every bundled package
@@ -30,11 +30,13 @@ function packageOf(inputPath) {
 function readPackage(name) {
   const dir = join(here, "node_modules", name);
   const meta = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-  const licenseFile = readdirSync(dir)
+  // Every licence file (DOMPurify ships one per licence it offers; punycode.js names its LICENSE-MIT.txt).
+  const licenseFiles = readdirSync(dir)
     .sort()
-    .find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
-  if (!licenseFile) throw new Error(`${name}: no licence file found`);
-  return { name, version: meta.version, license: meta.license, text: readFileSync(join(dir, licenseFile), "utf8").trim() };
+    .filter((f) => /^(licen[cs]e|copying)([-.][\w.-]+)?$/i.test(f));
+  if (!licenseFiles.length) throw new Error(`${name}: no licence file found`);
+  const text = licenseFiles.map((f) => readFileSync(join(dir, f), "utf8").trim()).join(`\n\n${"-".repeat(78)}\n\n`);
+  return { name, version: meta.version, license: meta.license, text };
 }
 
 const result = await esbuild.build({
@@ -57,7 +59,7 @@ const packages = names.map(readPackage);
 // when src/editor.js changed but the committed bundle was not rebuilt.
 const sourceSha = createHash("sha256").update(readFileSync(join(here, "src", "editor.js"))).digest("hex");
 const banner =
-  "/*! Pallas Playground editor bundle: CodeMirror 6 and its dependencies, built by frontend/build.mjs\n" +
+  "/*! Pallas Playground bundle: CodeMirror 6, markdown-it, DOMPurify and their dependencies, built by frontend/build.mjs\n" +
   ` * with esbuild ${esbuild.version} from frontend/package-lock.json. Licences: LICENSES.txt beside this file.\n` +
   ` * entry frontend/src/editor.js sha256 ${sourceSha}\n` +
   packages.map((p) => ` * ${p.name}@${p.version} ${p.license}\n`).join("") +

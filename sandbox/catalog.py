@@ -1,10 +1,11 @@
 """The kernel catalog: `kernels_catalog/catalog.toml` (order) plus one folder per entry.
 
 Each folder holds `entry.toml` (metadata, cases, tolerances), `reference.py` (plain jnp:
-`make_inputs(case)` and `reference(*inputs)`), `kernel.py` (the worked solution), optionally
-`template.py` (what a learner starts from; defaults to the solution), `README.md` (shown in the UI)
-and `wrong/*.py` (known-wrong kernels the checker must reject). Loading validates everything and
-raises `CatalogError` naming the file and the field, so a malformed entry stops start-up.
+`make_inputs(case)` and `reference(*inputs)`), `kernel.py` (the worked solution), `template.py`
+(the exercise a learner starts from: the solution with `# TODO` holes, each a `todo()` call that
+stops the run saying what is missing), `README.md` (shown in the UI) and `wrong/*.py` (known-wrong
+kernels the checker must reject; what is wrong is told only by `entry.toml`'s `why`, never in the
+file, so loading one spoils nothing). Loading validates everything and raises `CatalogError` naming the file and the field, so a malformed entry stops start-up.
 
 Optional `entry.toml` fields: `devices` (default 1; more than one runs the job on that many
 simulated devices with a one-axis device mesh `"x"` set as the current mesh, see `sandbox.harness.target`),
@@ -41,7 +42,7 @@ from sandbox.protocol import (
 
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "kernels_catalog"
 LEVELS = ("beginner", "intermediate", "advanced")
-REQUIRED_FILES = ("entry.toml", "reference.py", "kernel.py", "README.md")
+REQUIRED_FILES = ("entry.toml", "reference.py", "kernel.py", "template.py", "README.md")
 
 
 class CatalogError(Exception):
@@ -140,8 +141,6 @@ def load_entry(folder: Path) -> CatalogEntry:
     chips = tuple(_field(meta, "chips", list, path))
     if not chips or any(c not in CHIPS for c in chips):
         raise CatalogError(f"{path}: field 'chips': {chips!r} must be a non-empty subset of {CHIPS}")
-    solution = (folder / "kernel.py").read_text()
-    template = folder / "template.py"
     cost = meta.get("cost", {})
     return CatalogEntry(
         slug=slug,
@@ -158,8 +157,8 @@ def load_entry(folder: Path) -> CatalogEntry:
         docs=_field(meta, "docs", str, path),
         readme=(folder / "README.md").read_text(),
         reference_source=(folder / "reference.py").read_text(),
-        solution_source=solution,
-        template_source=template.read_text() if template.is_file() else solution,
+        solution_source=(folder / "kernel.py").read_text(),
+        template_source=(folder / "template.py").read_text(),
         wrong=_wrong(folder, meta, path),
         flops=cost.get("flops"),
         bytes_accessed=cost.get("bytes_accessed"),

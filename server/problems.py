@@ -49,6 +49,7 @@ class Problem(BaseModel):
 
 _MEANINGS = {
     400: "Malformed request (e.g. the body is not JSON)",
+    403: "Not allowed: a lesson's edit token is missing or wrong",
     404: "No such resource",
     405: "Method not allowed",
     413: "Request or source too large",

@@ -141,6 +141,12 @@ class ShareCreate(Wire):
     entry: str | None = Field(None, description="Catalog entry slug; null for scratch mode.")
     chip: ChipName = "v5p"
     options: RunOptions = Field(default_factory=RunOptions)
+    run: str | None = Field(
+        None,
+        max_length=64,
+        description="A finished run of exactly this state: its result is kept with the share (trimmed: no "
+        "trace, no IR texts, short output).",
+    )
 
 
 class ShareCreated(Wire):
@@ -157,6 +163,8 @@ class SharePublic(Wire):
     options: RunOptions
     versions: dict[str, str | None] = Field(..., description="The server's versions when it was shared.")
     created: str = Field(..., description="When it was first shared (ISO 8601, UTC).")
+    result: dict[str, Any] | None = Field(None, description="The RunResult kept with the share, if any.")
+    result_at: str | None = Field(None, description="When that result was computed (ISO 8601, UTC).")
 
 
 class SparseCoreOut(Wire):
@@ -213,8 +221,12 @@ class LessonCreate(Wire):
 
 
 class LessonCreated(Wire):
-    id: str = Field(..., description="11-character content-addressed id.")
-    url: str = Field(..., description="The page that opens this lesson.")
+    id: str = Field(..., description="The lesson's stable 11-character id.")
+    url: str = Field(..., description="The stable link: always the latest revision.")
+    revision: int = Field(..., description="The revision this save made (or found unchanged).")
+    revision_url: str = Field(..., description="The link to exactly this revision.")
+    token: str | None = Field(None, description="The edit token (only when the lesson is created).")
+    edit_url: str | None = Field(None, description="The author's edit link, token in its fragment.")
 
 
 class LessonStepPublic(Wire):
@@ -231,7 +243,20 @@ class LessonPublic(Wire):
     title: str
     steps: list[LessonStepPublic]
     versions: dict[str, str | None] = Field(..., description="The server's versions when it was made.")
-    created: str = Field(..., description="When it was first saved (ISO 8601, UTC).")
+    created: str = Field(..., description="When the lesson was first saved (ISO 8601, UTC).")
+    revision: int = Field(..., description="This revision's number (1, 2, ...).")
+    latest_revision: int = Field(..., description="The newest revision's number.")
+    revision_url: str = Field(..., description="The link to exactly this revision.")
+    revised: str = Field(..., description="When this revision was saved (ISO 8601, UTC).")
+    editable: bool = Field(..., description="False for lessons saved before they had revisions.")
+
+
+class LessonRevisionSummary(Wire):
+    revision: int
+    revised: str
+    title: str
+    steps: int
+    revision_url: str
 
 
 def _unencodable(value: Any, path: str) -> str | None:

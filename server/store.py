@@ -19,6 +19,7 @@ one transaction, so a database written by an older server keeps its records and 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import re
@@ -26,7 +27,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,6 +48,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         "CREATE TABLE IF NOT EXISTS lessons (id TEXT PRIMARY KEY, created REAL NOT NULL, record TEXT NOT NULL)",
+    ),
+    # Lessons as documents (server.lessons): a stable id and an edit token's hash per lesson, and its
+    # revisions in order, each naming its content in `lessons` (content-addressed, as before).
+    (
+        "CREATE TABLE IF NOT EXISTS lesson_heads (id TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL, "
+        "created REAL NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS lesson_revisions (lesson TEXT NOT NULL, number INTEGER NOT NULL, "
+        "record_id TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (lesson, number))",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -132,6 +141,22 @@ class Database:
         row = self._db().execute(query, (record_id,)).fetchone()
         return None if row is None else (row[0], row[1])
 
+    def rows(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows one read-only statement returns (for stores that keep their own tables here)."""
+        return [tuple(row) for row in self._db().execute(query, params).fetchall()]
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection inside one write transaction (committed unless the block raises)."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
     def close(self) -> None:
         with self._lock:
             for connection in self._connections:
@@ -190,13 +215,23 @@ def _known(table: str) -> str:
 
 
 class RecordTable[R: DataclassInstance]:
-    """Records of one kind (frozen dataclasses) in one table of a `Database`; a `RecordStore`."""
+    """Records of one kind (frozen dataclasses) in one table of a `Database`; a `RecordStore`.
 
-    def __init__(self, database: Database, table: str, decode: Callable[[dict[str, Any]], R]) -> None:
-        self.database, self.table, self.decode = database, _known(table), decode
+    `encode` gives the JSON a record is stored (and identified) by; a field added later leaves it
+    out while unset, so records saved before it keep their ids.
+    """
+
+    def __init__(
+        self,
+        database: Database,
+        table: str,
+        decode: Callable[[dict[str, Any]], R],
+        encode: Callable[[R], dict[str, Any]] = asdict,
+    ) -> None:
+        self.database, self.table, self.decode, self.encode = database, _known(table), decode, encode
 
     def put(self, record: R) -> tuple[Stored[R], bool]:
-        record_id, created, new = self.database.put(self.table, canonical_json(asdict(record)))
+        record_id, created, new = self.database.put(self.table, canonical_json(self.encode(record)))
         return Stored(record_id, record, created), new
 
     def get(self, record_id: str) -> Stored[R] | None:

@@ -1,16 +1,20 @@
-// The editor bundle's whole API: the page's own modules import only `createEditor` from here,
-// never `@codemirror/*` directly, so a CodeMirror upgrade touches this file and nothing else.
+// The bundle's whole API: the page's own modules import only from here (`createEditor`,
+// `createDiffView`, `markdownFragment`), never `@codemirror/*`, markdown-it or DOMPurify directly,
+// so an upgrade of any of them touches this file and nothing else.
 //
 // Colours come from CSS custom properties (see server/static/css/app.css), so switching between
 // the light and dark theme is pure CSS: no editor reconfiguration.
 
 import { basicSetup } from "codemirror";
-import { indentWithTab } from "@codemirror/commands";
+import { indentWithTab, isolateHistory } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
 import { HighlightStyle, indentUnit, syntaxHighlighting } from "@codemirror/language";
-import { EditorState, Prec, RangeSet, StateEffect, StateField } from "@codemirror/state";
+import { MergeView } from "@codemirror/merge";
+import { Compartment, EditorState, Prec, RangeSet, StateEffect, StateField } from "@codemirror/state";
 import { Decoration, EditorView, GutterMarker, gutterLineClass, keymap } from "@codemirror/view";
 import { tags as t } from "@lezer/highlight";
+import DOMPurify from "dompurify";
+import MarkdownIt from "markdown-it";
 
 const highlight = HighlightStyle.define([
   { tag: [t.keyword, t.controlKeyword, t.definitionKeyword, t.moduleKeyword, t.operatorKeyword], color: "var(--tok-keyword)" },
@@ -27,7 +31,7 @@ const highlight = HighlightStyle.define([
 ]);
 
 const theme = EditorView.theme({
-  "&": { color: "var(--fg)", backgroundColor: "var(--editor-bg)", height: "100%", fontSize: "13.5px" },
+  "&": { color: "var(--fg)", backgroundColor: "var(--editor-bg)", height: "100%", fontSize: "var(--editor-font-size, 13.5px)" },
   ".cm-scroller": { fontFamily: "var(--mono)", lineHeight: "1.5" },
   ".cm-content": { caretColor: "var(--fg)" },
   ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--fg)" },
@@ -84,8 +88,10 @@ const markField = StateField.define({
  * @param {{doc?: string, onChange?: (text: string) => void, onRun?: () => void,
  *          readOnly?: boolean, label?: string}} options
  */
-export function createEditor(parent, { doc = "", onChange = null, onRun = null, readOnly = false, label = "Code" } = {}) {
+export function createEditor(parent, { doc = "", onChange = null, onRun = null, readOnly = false, label = "Code", wrap = false } = {}) {
+  const wrapping = new Compartment();
   const extensions = [
+    wrapping.of(wrap ? EditorView.lineWrapping : []),
     basicSetup,
     keymap.of([indentWithTab]),
     python(),
@@ -113,9 +119,13 @@ export function createEditor(parent, { doc = "", onChange = null, onRun = null, 
   return {
     view,
     getValue: () => view.state.doc.toString(),
-    /** Replace the whole text; the change is one undoable step. */
+    /** Replace the whole text; the change is one undoable step of its own (never merged with typing). */
     setValue(text) {
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, effects: setMarks.of([]) });
+      view.dispatch({
+        changes: { from: 0, to: view.state.doc.length, insert: text },
+        effects: setMarks.of([]),
+        annotations: isolateHistory.of("full"),
+      });
     },
     focus: () => view.focus(),
     /**
@@ -139,6 +149,12 @@ export function createEditor(parent, { doc = "", onChange = null, onRun = null, 
       return this.markLines([{ line: number, message, kind: "error" }]) === 1;
     },
     clearMark: () => view.dispatch({ effects: setMarks.of([]) }),
+    /** Wrap long lines (true) or scroll sideways (false). */
+    setWrap(on) {
+      view.dispatch({ effects: wrapping.reconfigure(on ? EditorView.lineWrapping : []) });
+    },
+    /** Measure again after the page changed the editor's font size (a CSS variable). */
+    refresh: () => view.requestMeasure(),
     /** Put the cursor on line `number` and scroll it into the middle of the view. */
     goToLine(number) {
       const line = lineAt(number);
@@ -147,4 +163,56 @@ export function createEditor(parent, { doc = "", onChange = null, onRun = null, 
       view.focus();
     },
   };
+}
+
+/**
+ * A read-only side-by-side diff of two texts in `parent`: `left` (the user's code) against `right`
+ * (the template or the solution), unchanged stretches collapsed. Returns {destroy(), chunks}.
+ */
+export function createDiffView(parent, { left, right, wrap = false }) {
+  const side = (doc) => ({
+    doc,
+    extensions: [basicSetup, python(), syntaxHighlighting(highlight), theme, EditorState.readOnly.of(true), EditorView.editable.of(false), wrap ? EditorView.lineWrapping : []],
+  });
+  const view = new MergeView({ a: side(left), b: side(right), parent, collapseUnchanged: { margin: 2, minSize: 4 }, gutter: true });
+  return { destroy: () => view.destroy(), chunks: view.chunks.length };
+}
+
+// Markdown for notes and READMEs: markdown-it without raw HTML and without images, then DOMPurify
+// with a short list of tags; every link's href is decided by the page's own `safeHref` on the value
+// the browser will actually use (entities decoded), and replaced by its normalised form.
+const markdown = new MarkdownIt("default", { html: false, linkify: false, typographer: false });
+markdown.disable(["image"]);
+markdown.core.ruler.push("shift_headings", (state) => {
+  const shift = state.env?.headingShift ?? 0;
+  for (const token of state.tokens) {
+    if (token.type === "heading_open" || token.type === "heading_close") token.tag = `h${Math.min(Number(token.tag.slice(1)) + shift, 6)}`;
+  }
+});
+const purify = DOMPurify(window);
+const ALLOWED_TAGS = ["p", "br", "strong", "em", "s", "code", "pre", "blockquote", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "a", "table", "thead", "tbody", "tr", "th", "td"];
+let linkPolicy = () => null;
+purify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.nodeName !== "A") return;
+  const raw = node.getAttribute("href");
+  const href = raw === null ? null : linkPolicy(raw);
+  for (const name of ["href", "rel", "target"]) node.removeAttribute(name);
+  if (href === null) return;
+  node.setAttribute("href", href);
+  node.setAttribute("rel", "noopener noreferrer");
+  node.setAttribute("target", "_blank");
+});
+
+/**
+ * Markdown `text` as a sanitised DocumentFragment. `safeHref(raw)` returns the href to use for a
+ * link, or null to leave it unlinked; `headingShift` moves headings down (1 → 1 + shift).
+ */
+export function markdownFragment(text, { safeHref, headingShift = 0 }) {
+  const html = markdown.render(String(text ?? ""), { headingShift });
+  linkPolicy = safeHref;
+  try {
+    return purify.sanitize(html, { ALLOWED_TAGS, ALLOWED_ATTR: ["href", "title"], RETURN_DOM_FRAGMENT: true });
+  } finally {
+    linkPolicy = () => null;
+  }
 }

@@ -40,6 +40,7 @@ class TraceEvent:
     grid_point: tuple[int, ...] | None = None
     block: tuple[int, ...] | None = None
     label: str = ""  # kernel_start: the kernel's name
+    core_kind: str = ""  # "tensor_core" or "sparse_core" (kernel_start: of the kernel it starts)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class TraceStep:
     pipeline: int | None = None  # which emit_pipeline on this core (0, 1, ...), for "pipeline" steps
     parent: int | None = None  # the grid step a pipeline step runs inside
     kernel: str = ""
+    core_kind: str = ""  # "tensor_core" or "sparse_core"
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class TraceLane:
     device: int | None
     core: int | None
     counts: dict[str, int] = field(default_factory=dict)
+    core_kind: str = ""  # "tensor_core" or "sparse_core"; "" for records of no core
 
 
 @dataclass(frozen=True)

@@ -1,45 +1,57 @@
-"""`/api/lessons`: save a titled, ordered list of editor states with notes under one short id.
+"""`/api/lessons`: lessons as documents. Create one (the answer carries its edit token, once), save a
+new revision with that token, read the latest or any revision, list the revisions.
 
 A step may name an existing share instead of carrying its own state; the share's content is copied
-in when the lesson is saved, so a lesson never changes meaning. Every step is checked like a share
-(source size, catalog entry), and errors name the step. Handlers are plain `def`: the SQLite store
-blocks, so FastAPI runs them in its thread pool.
+in when the revision is saved, so a revision never changes meaning. Every step is checked like a
+share (source size, catalog entry), and errors name the step. The edit token travels in the
+`X-Lesson-Token` header (the page keeps it in the edit link's fragment, which no server sees).
+Handlers are plain `def`: the SQLite store blocks, so FastAPI runs them in its thread pool.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Header, Response
 
 from sandbox.catalog import Catalog
 from server import versions
 from server.deps import CatalogDep, LessonsDep, SettingsDep, SharesDep, VersionsDep
 from server.editor_state import check_editor_state, iso_utc
-from server.lessons import NOTE_BYTES, Lesson, LessonRecord, LessonStep
+from server.lessons import (
+    NOTE_BYTES,
+    LessonRecord,
+    LessonRevision,
+    LessonStep,
+    LessonTokenError,
+    UnknownLessonError,
+    new_token,
+)
 from server.problems import ProblemError, problem_responses
 from server.schemas import (
     LessonCreate,
     LessonCreated,
     LessonPublic,
+    LessonRevisionSummary,
     LessonStepCreate,
     LessonStepPublic,
     RunOptions,
+    VersionInfo,
 )
 from server.settings import Settings
 from server.shares import ShareStore
 
 router = APIRouter(prefix="/api/lessons", tags=["lessons"], responses=problem_responses(400, 404, 413, 422))
+TOKEN_HEADER = "X-Lesson-Token"
 
 
 def lesson_url(lesson_id: str) -> str:
     return f"/l/{lesson_id}"
 
 
-@router.post(
-    "",
-    status_code=201,
-    response_model=LessonCreated,
-    responses={200: {"model": LessonCreated, "description": "Saved before: the same id"}},
-)
+def revision_url(lesson_id: str, number: int) -> str:
+    return f"/l/{lesson_id}?rev={number}"
+
+
+@router.post("", status_code=201, response_model=LessonCreated)
 def create_lesson(
     body: LessonCreate,
     store: LessonsDep,
@@ -49,15 +61,103 @@ def create_lesson(
     running: VersionsDep,
     response: Response,
 ) -> LessonCreated:
-    steps = tuple(
-        resolve_step(index, step, shares, settings, catalog) for index, step in enumerate(body.steps)
+    token = new_token()
+    lesson = store.create(record_of(body, shares, settings, catalog, running), token)
+    response.headers["Location"] = f"/api/lessons/{lesson.lesson}"
+    return _created(lesson, token)
+
+
+@router.put(
+    "/{lesson_id}",
+    status_code=201,
+    response_model=LessonCreated,
+    responses={
+        200: {"model": LessonCreated, "description": "The latest revision already holds this: no new one"},
+        **problem_responses(403),
+    },
+)
+def revise_lesson(
+    lesson_id: str,
+    body: LessonCreate,
+    store: LessonsDep,
+    shares: SharesDep,
+    catalog: CatalogDep,
+    settings: SettingsDep,
+    running: VersionsDep,
+    response: Response,
+    token: str = Header("", alias=TOKEN_HEADER, max_length=128),
+) -> LessonCreated:
+    """Save `body` as the lesson's next revision (200 and the same revision if nothing changed)."""
+    record = record_of(body, shares, settings, catalog, running)
+    try:
+        lesson, new = store.revise(lesson_id, record, token)
+    except UnknownLessonError:
+        raise _unknown(lesson_id) from None
+    except LessonTokenError:
+        raise ProblemError(
+            403, "Not your lesson", f"the edit token does not open lesson {lesson_id!r}; use its edit link"
+        ) from None
+    response.status_code = 201 if new else 200
+    return _created(lesson)
+
+
+@router.get("/{lesson_id}", response_model=LessonPublic)
+def get_lesson(lesson_id: str, store: LessonsDep) -> LessonPublic:
+    lesson = store.get(lesson_id)
+    if lesson is None:
+        raise _unknown(lesson_id)
+    return public(lesson)
+
+
+@router.get("/{lesson_id}/revisions", response_model=list[LessonRevisionSummary])
+def list_revisions(lesson_id: str, store: LessonsDep) -> list[LessonRevisionSummary]:
+    found = store.revisions(lesson_id)
+    if found is None:
+        raise _unknown(lesson_id)
+    return [
+        LessonRevisionSummary(
+            revision=r.number,
+            revised=iso_utc(r.revised),
+            title=r.title,
+            steps=r.steps,
+            revision_url=revision_url(lesson_id, r.number),
+        )
+        for r in found
+    ]
+
+
+@router.get("/{lesson_id}/revisions/{number}", response_model=LessonPublic)
+def get_revision(lesson_id: str, number: int, store: LessonsDep) -> LessonPublic:
+    lesson = store.get(lesson_id, number)
+    if lesson is None:
+        if store.get(lesson_id) is None:
+            raise _unknown(lesson_id)
+        raise ProblemError(404, "Unknown revision", f"lesson {lesson_id!r} has no revision {number}")
+    return public(lesson)
+
+
+def _unknown(lesson_id: str) -> ProblemError:
+    return ProblemError(404, "Unknown lesson", f"no lesson {lesson_id!r}; check the link")
+
+
+def _created(lesson: LessonRevision, token: str | None = None) -> LessonCreated:
+    """The links to a saved revision; with `token` (only when the lesson is created), the edit link."""
+    url = lesson_url(lesson.lesson)
+    return LessonCreated(
+        id=lesson.lesson,
+        url=url,
+        revision=lesson.number,
+        revision_url=revision_url(lesson.lesson, lesson.number),
+        token=token,
+        edit_url=f"{url}#edit={token}" if token else None,
     )
-    record = LessonRecord(title=body.title, steps=steps, versions=versions.recorded(running))
-    lesson, new = store.put(record)
-    if not new:
-        response.status_code = 200
-    response.headers["Location"] = f"/api/lessons/{lesson.id}"
-    return LessonCreated(id=lesson.id, url=lesson_url(lesson.id))
+
+
+def record_of(
+    body: LessonCreate, shares: ShareStore, settings: Settings, catalog: Catalog, running: VersionInfo
+) -> LessonRecord:
+    steps = tuple(resolve_step(i, step, shares, settings, catalog) for i, step in enumerate(body.steps))
+    return LessonRecord(title=body.title, steps=steps, versions=versions.recorded(running))
 
 
 def resolve_step(
@@ -86,15 +186,7 @@ def resolve_step(
     return LessonStep(source=source, entry=entry, chip=chip, options=options, note=step.note)
 
 
-@router.get("/{lesson_id}", response_model=LessonPublic)
-def get_lesson(lesson_id: str, store: LessonsDep) -> LessonPublic:
-    lesson = store.get(lesson_id)
-    if lesson is None:
-        raise ProblemError(404, "Unknown lesson", f"no lesson {lesson_id!r}; check the link")
-    return public(lesson)
-
-
-def public(lesson: Lesson) -> LessonPublic:
+def public(lesson: LessonRevision) -> LessonPublic:
     record = lesson.record
     steps = [
         LessonStepPublic(
@@ -107,10 +199,15 @@ def public(lesson: Lesson) -> LessonPublic:
         for step in record.steps
     ]
     return LessonPublic(
-        id=lesson.id,
-        url=lesson_url(lesson.id),
+        id=lesson.lesson,
+        url=lesson_url(lesson.lesson),
         title=record.title,
         steps=steps,
         versions=record.versions,
         created=iso_utc(lesson.created),
+        revision=lesson.number,
+        latest_revision=lesson.latest,
+        revision_url=revision_url(lesson.lesson, lesson.number),
+        revised=iso_utc(lesson.revised),
+        editable=lesson.editable,
     )

@@ -1,5 +1,6 @@
 """The browser pages: `/` (the playground), `/s/{id}` and `/l/{id}` (the same page reopening a share
-or a lesson), `/embed/{id}` (a compact runnable share for other sites' frames), `/static/...`.
+or a lesson), `/embed/{id}` and `/embed/l/{id}` (a compact runnable share or lesson for other sites'
+frames), `/static/...`.
 
 The pages are static files only (no build step at install or run): the repository's
 `frontend/static/`, which lives with the rest of the front end rather than in the Python package,
@@ -24,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from server.deps import LessonsDep, SettingsDep, SharesDep
+from server.settings import Settings
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "frontend" / "static"
 COMMON_HEADERS = {
@@ -97,7 +99,16 @@ def lesson_page(lesson_id: str, lessons: LessonsDep) -> HTMLResponse:
     return page(200 if lessons.get(lesson_id) else 404)
 
 
+def embed_headers(settings: Settings) -> dict[str, str]:
+    return {**COMMON_HEADERS, "Content-Security-Policy": csp(settings.embed_origins)}
+
+
 @router.api_route("/embed/{share_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)
 def embed_page(share_id: str, shares: SharesDep, settings: SettingsDep) -> HTMLResponse:
-    headers = {**COMMON_HEADERS, "Content-Security-Policy": csp(settings.embed_origins)}
-    return page(200 if shares.get(share_id) else 404, name="embed.html", headers=headers)
+    return page(200 if shares.get(share_id) else 404, name="embed.html", headers=embed_headers(settings))
+
+
+@router.api_route("/embed/l/{lesson_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)
+def embed_lesson_page(lesson_id: str, lessons: LessonsDep, settings: SettingsDep) -> HTMLResponse:
+    found = lessons.get(lesson_id) is not None
+    return page(200 if found else 404, name="embed.html", headers=embed_headers(settings))

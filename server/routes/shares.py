@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from server import versions
-from server.deps import CatalogDep, SettingsDep, SharesDep, VersionsDep
+from sandbox.catalog import Catalog
+from server import snapshots, versions
+from server.deps import CatalogDep, RunnerDep, SettingsDep, SharesDep, VersionsDep
 from server.editor_state import check_editor_state, iso_utc
 from server.problems import ProblemError, problem_responses
+from server.runner import Runner
 from server.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
 from server.shares import Share, ShareRecord
 
@@ -33,21 +35,40 @@ def create_share(
     catalog: CatalogDep,
     settings: SettingsDep,
     running: VersionsDep,
+    runner: RunnerDep,
     response: Response,
 ) -> ShareCreated:
     check_editor_state(body.source, body.entry, settings, catalog)
+    result, result_at = kept_result(body, runner, catalog)
     record = ShareRecord(
         source=body.source,
         entry=body.entry,
         chip=body.chip,
         options=body.options.model_dump(),
         versions=versions.recorded(running),
+        result=result,
+        result_at=result_at,
     )
     share, new = store.put(record)
     if not new:
         response.status_code = 200
     response.headers["Location"] = f"/api/shares/{share.id}"
     return ShareCreated(id=share.id, url=share_url(share.id))
+
+
+def kept_result(body: ShareCreate, runner: Runner, catalog: Catalog) -> tuple[dict | None, float | None]:
+    """The trimmed result of the run `body.run` names (a finished run of this very state), if any."""
+    if body.run is None:
+        return None, None
+    run = runner.get(body.run)
+    if run is None or run.state != "done" or run.result is None:
+        raise ProblemError(
+            422, "No result to keep", f"run {body.run!r} is not finished or no longer kept", field="run"
+        )
+    entry = catalog.get(body.entry) if body.entry else None
+    snapshots.check_same_state(run.job, body, entry)
+    at = run.result.cached_at or run.created
+    return snapshots.trimmed(run.result), at
 
 
 @router.get("/{share_id}", response_model=SharePublic)
@@ -69,4 +90,6 @@ def public(share: Share) -> SharePublic:
         options=RunOptions(**record.options),
         versions=record.versions,
         created=iso_utc(share.created),
+        result=record.result,
+        result_at=iso_utc(record.result_at) if record.result_at is not None else None,
     )

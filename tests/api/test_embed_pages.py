@@ -40,6 +40,16 @@ def test_lesson_page_is_the_playground_with_an_honest_status(client, ids):
     assert client.head(f"/l/{ids['lesson']}").status_code == 200
 
 
+def test_lesson_embed_page_is_the_widget_with_the_embed_policy(backend, tmp_path):
+    with make_client(backend, tmp_path, embed_origins="https://course.example.edu") as client:
+        lesson = client.post("/api/lessons", json={"title": "T", "steps": [{"source": "x = 1\n"}]}).json()
+        found, missing = client.get(f"/embed/l/{lesson['id']}"), client.get("/embed/l/AAAAAAAAAAA")
+        assert found.status_code == 200 and missing.status_code == 404
+        assert found.text == client.get("/embed/AAAAAAAAAAA").text
+        assert frame_ancestors(found) == "https://course.example.edu"
+        assert "x-frame-options" not in found.headers
+
+
 def test_embed_page_may_be_framed_anywhere_by_default(client, ids):
     response = client.get(f"/embed/{ids['share']}")
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")

@@ -1,4 +1,4 @@
-"""Lessons: saved like shares (content-addressed, idempotent), steps checked one by one."""
+"""Lessons as documents: a stable id, an edit token for the author, revisions; steps checked one by one."""
 
 import re
 
@@ -28,8 +28,12 @@ def test_lesson_is_saved_and_read_back(client):
     body = created.json()
     assert re.fullmatch(r"[A-Za-z0-9_-]{11}", body["id"])
     assert body["url"] == f"/l/{body['id']}" and created.headers["location"] == f"/api/lessons/{body['id']}"
+    assert body["revision"] == 1 and body["revision_url"] == f"/l/{body['id']}?rev=1"
+    assert len(body["token"]) >= 40 and body["edit_url"] == f"/l/{body['id']}#edit={body['token']}"
     lesson = client.get(f"/api/lessons/{body['id']}").json()
     assert lesson["title"] == "Tiling a matmul" and lesson["url"] == body["url"]
+    assert (lesson["revision"], lesson["latest_revision"], lesson["editable"]) == (1, 1, True)
+    assert "token" not in lesson
     assert lesson["steps"] == [
         {
             "source": KERNEL,
@@ -55,21 +59,65 @@ def test_lesson_is_saved_and_read_back(client):
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", lesson["created"])
 
 
-def test_saving_the_same_lesson_again_gives_the_same_id(client):
-    first = client.post("/api/lessons", json=LESSON)
-    again = client.post("/api/lessons", json=LESSON)
-    assert again.status_code == 200 and again.json() == first.json()
-    retitled = client.post("/api/lessons", json={**LESSON, "title": "Tiling, again"})
-    assert retitled.status_code == 201 and retitled.json()["id"] != first.json()["id"]
+def test_each_save_of_a_new_lesson_is_its_own_document(client):
+    first = client.post("/api/lessons", json=LESSON).json()
+    again = client.post("/api/lessons", json=LESSON).json()
+    assert again["id"] != first["id"] and again["token"] != first["token"]
 
 
-def test_lesson_id_is_stable_across_a_reopened_store(backend, tmp_path):
+def revise(client, lesson: dict, body: dict, token: str | None = None):
+    return client.put(
+        f"/api/lessons/{lesson['id']}", json=body, headers={"X-Lesson-Token": token or lesson["token"]}
+    )
+
+
+def test_an_edit_makes_a_revision_the_stable_link_shows(client):
+    lesson = client.post("/api/lessons", json=LESSON).json()
+    fixed = {**LESSON, "steps": [{**LESSON["steps"][0], "note": "Start from **here**."}, LESSON["steps"][1]]}
+    saved = revise(client, lesson, fixed)
+    assert saved.status_code == 201
+    assert saved.json() == {**saved.json(), "id": lesson["id"], "revision": 2, "token": None}
+    latest = client.get(f"/api/lessons/{lesson['id']}").json()
+    assert (latest["revision"], latest["latest_revision"]) == (2, 2)
+    assert latest["steps"][0]["note"] == "Start from **here**."
+    old = client.get(f"/api/lessons/{lesson['id']}/revisions/1").json()
+    assert (old["revision"], old["latest_revision"]) == (1, 2)
+    assert old["steps"][0]["note"] == "Start from **this**."
+    unchanged = revise(client, lesson, fixed)
+    assert unchanged.status_code == 200 and unchanged.json()["revision"] == 2
+    listed = client.get(f"/api/lessons/{lesson['id']}/revisions").json()
+    assert [(r["revision"], r["steps"], r["revision_url"]) for r in listed] == [
+        (1, 2, f"/l/{lesson['id']}?rev=1"),
+        (2, 2, f"/l/{lesson['id']}?rev=2"),
+    ]
+
+
+def test_only_the_edit_token_revises(client):
+    lesson = client.post("/api/lessons", json=LESSON).json()
+    other = client.post("/api/lessons", json=LESSON).json()
+    for token in ("wrong", other["token"]):
+        refused = revise(client, lesson, {**LESSON, "title": "Hijacked"}, token=token)
+        assert refused.status_code == 403 and refused.json()["title"] == "Not your lesson"
+    no_header = client.put(f"/api/lessons/{lesson['id']}", json=LESSON)
+    assert no_header.status_code == 403
+    assert client.get(f"/api/lessons/{lesson['id']}").json()["title"] == LESSON["title"]
+    unknown = revise(client, {"id": "AAAAAAAAAAA", "token": lesson["token"]}, LESSON)
+    assert unknown.status_code == 404
+
+
+def test_unknown_revision_is_404(client):
+    lesson = client.post("/api/lessons", json=LESSON).json()
+    missing = client.get(f"/api/lessons/{lesson['id']}/revisions/2")
+    assert missing.status_code == 404 and missing.json()["title"] == "Unknown revision"
+    assert client.get("/api/lessons/AAAAAAAAAAA/revisions/1").json()["title"] == "Unknown lesson"
+
+
+def test_lesson_and_its_token_survive_a_reopened_store(backend, tmp_path):
     with make_client(backend, tmp_path) as client:
-        lesson_id = client.post("/api/lessons", json=LESSON).json()["id"]
+        lesson = client.post("/api/lessons", json=LESSON).json()
     with make_client(backend, tmp_path) as client:
-        again = client.post("/api/lessons", json=LESSON)
-        assert again.status_code == 200 and again.json()["id"] == lesson_id
-        assert client.get(f"/api/lessons/{lesson_id}").json()["title"] == LESSON["title"]
+        assert client.get(f"/api/lessons/{lesson['id']}").json()["title"] == LESSON["title"]
+        assert revise(client, lesson, {**LESSON, "title": "Tiling, again"}).status_code == 201
 
 
 def test_share_step_copies_the_share_content(client):
@@ -80,9 +128,10 @@ def test_share_step_copies_the_share_content(client):
     assert created.status_code == 201
     step = client.get(f"/api/lessons/{created.json()['id']}").json()["steps"][0]
     assert step == {**share, "options": DEFAULT_OPTIONS, "note": "Look."}
-    # The same content written out in full is the same lesson: a share step is only a shorthand.
+    # The same content written out in full saves no new revision: a share step is only a shorthand.
     inline = {"title": "T", "steps": [{**share, "note": "Look."}]}
-    assert client.post("/api/lessons", json=inline).json()["id"] == created.json()["id"]
+    same = revise(client, created.json(), inline)
+    assert same.status_code == 200 and same.json()["revision"] == 1
 
 
 BIG = "x" * (64 * 1024 + 1)

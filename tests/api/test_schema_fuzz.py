@@ -56,4 +56,6 @@ def test_every_operation_keeps_its_contract(tmp_path):
         )  # fmt: skip
     summary = run.stdout[-6000:]
     assert run.returncode == 0, summary
-    assert "Tested: 17" in summary, summary  # every operation was exercised (13, and 4 of /api/sweeps)
+    assert "Tested: 20" in summary, (
+        summary
+    )  # every operation was exercised (13, 4 of /api/sweeps, 3 of lessons)

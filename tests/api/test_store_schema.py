@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from server.lessons import LessonRecord, LessonStep, lesson_store
+from server.lessons import LessonRecord, LessonStep, decode_lesson, lesson_store
 from server.shares import share_store
-from server.store import FILE_NAME, SCHEMA_VERSION, SchemaTooNewError, open_database
+from server.store import FILE_NAME, SCHEMA_VERSION, RecordTable, SchemaTooNewError, open_database
 from tests.api.conftest import make_client
 
 # Written by the share store at schema version 1, before lessons existed (see the file's header).
@@ -66,18 +66,40 @@ def test_version_1_database_keeps_its_salt_and_ids(v1_dir):
         database.close()
 
 
+STEP = LessonStep(source="x", entry=None, chip="v5p", options={}, note="")
+
+
 def test_lessons_survive_an_older_server_resetting_the_version(tmp_path):
     database = open_database(tmp_path)
-    step = LessonStep(source="x", entry=None, chip="v5p", options={}, note="")
-    lesson, _ = lesson_store(database).put(LessonRecord(title="T", steps=(step,), versions={}))
+    lesson = lesson_store(database).create(LessonRecord(title="T", steps=(STEP,), versions={}), "token")
     database.close()
     run_sql(tmp_path / FILE_NAME, "PRAGMA user_version = 1")  # what a server from before lessons does
     database = open_database(tmp_path)
     try:
-        stored = lesson_store(database).get(lesson.id)
-        assert stored is not None and stored.record.steps == (step,)
+        store = lesson_store(database)
+        stored = store.get(lesson.lesson)
+        assert stored is not None and stored.record.steps == (STEP,) and stored.editable
+        revised, new = store.revise(
+            lesson.lesson, LessonRecord(title="T2", steps=(STEP,), versions={}), "token"
+        )
+        assert new and revised.number == 2
     finally:
         database.close()
+
+
+def test_a_lesson_from_before_revisions_opens_as_one_revision_that_cannot_be_edited(backend, tmp_path):
+    database = open_database(tmp_path)
+    old = RecordTable(database, "lessons", decode_lesson)  # how schema version 2 stored a lesson
+    stored, _ = old.put(LessonRecord(title="Old", steps=(STEP,), versions={}))
+    database.close()
+    run_sql(tmp_path / FILE_NAME, "PRAGMA user_version = 2")
+    with make_client(backend, tmp_path) as client:
+        lesson = client.get(f"/api/lessons/{stored.id}").json()
+        assert (lesson["title"], lesson["revision"], lesson["latest_revision"]) == ("Old", 1, 1)
+        assert lesson["editable"] is False
+        assert client.get(f"/l/{stored.id}").status_code == 200
+        refused = client.put(f"/api/lessons/{stored.id}", json={"title": "x", "steps": [{"source": "x"}]})
+        assert refused.status_code == 404
 
 
 def test_database_from_a_newer_server_is_refused(tmp_path):

@@ -1,10 +1,11 @@
-"""Every catalog entry conforms: complete metadata, the worked solution passes, every known-wrong kernel
-gets the status its entry.toml declares.
+"""Every catalog entry conforms: complete metadata, the exercise template runs and stops at its first
+hole with a message saying what is missing, the worked solution passes, every known-wrong kernel gets
+the status its entry.toml declares (and says nothing in its own file about what is wrong).
 
 Parametrized over `load_catalog()`, so a newly listed entry is covered without touching this file.
 The kernels run for real (local backend, TPU interpret mode on CPU) through the paths users take:
 every solution through the CLI (`python -m sandbox run ... --json`, a subprocess), every wrong kernel
-through the HTTP API (`POST /api/runs` on an in-process app, then `GET /api/runs/{id}` until done).
+and every template through the HTTP API (`POST /api/runs` on an in-process app, then `GET /api/runs/{id}` until done).
 One session fixture runs only the jobs the selected tests need (`-k slug` works), never more than two
 at a time: first the CLI runs from a two-thread pool, then the API runs on an app with two slots.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import time
@@ -72,6 +74,8 @@ RUNS = [Run(e, "kernel.py", e.solution_source, RunStatus.PASSED) for e in CATALO
 ]
 SOLUTIONS = [r for r in RUNS if r.kernel == "kernel.py"]
 WRONG = [r for r in RUNS if r.kernel != "kernel.py"]
+# A template is expected to stop with an error at its first hole (see test_template_...).
+TEMPLATES = [Run(e, "template.py", e.template_source, RunStatus.ERROR) for e in CATALOG.entries]
 
 
 def run_cli(run: Run) -> Outcome:
@@ -100,7 +104,9 @@ def run_api(runs: list[Run], data_dir: Path) -> dict[str, Outcome]:
         slots=WORKERS,
         queue_size=64,
         per_client_queue=64,
+        per_address_queue=64,  # every run comes from this one test client and address
         rate_per_minute=0,
+        address_rate_per_minute=0,
         cache_size=0,
         timing_budget_seconds=TIMING_BUDGET_SECONDS,
     )
@@ -156,7 +162,7 @@ def results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     solutions = [r for r in SOLUTIONS if r.id in wanted]
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         outcomes = dict(zip((r.id for r in solutions), pool.map(run_cli, solutions), strict=True))
-    wrong = [r for r in WRONG if r.id in wanted]
+    wrong = [r for r in WRONG + TEMPLATES if r.id in wanted]
     return outcomes | (run_api(wrong, tmp_path_factory.mktemp("playground")) if wrong else {})
 
 
@@ -240,6 +246,44 @@ def test_wrong_kernel_gets_its_declared_status_through_the_api(run: Run, results
     assert finding(result), f"{run.id}: the result does not show what is wrong; {describe(result)}"
 
 
+@pytest.mark.parametrize("run", TEMPLATES, ids=lambda r: r.id)
+def test_template_runs_and_stops_at_a_hole_saying_what_is_missing(
+    run: Run, results: dict[str, Outcome]
+) -> None:
+    result = result_of(results, run)
+    assert result.status == RunStatus.ERROR, f"{run.id}: {describe(result)}"
+    assert result.error is not None and result.error.type == "NotImplementedError", describe(result)
+    message = result.error.message
+    hole = re.search(r"TODO at line (\d+): (.+)", message)
+    assert hole, f"{run.id}: the error does not name a hole: {message!r}"
+    line = run.source.splitlines()[int(hole.group(1)) - 1]
+    assert "todo(" in line, f"{run.id}: line {hole.group(1)} is not a hole: {line!r}"
+
+
+@pytest.mark.parametrize("entry", CATALOG.entries, ids=lambda e: e.slug)
+def test_template_has_holes_where_the_solution_has_code(entry: CatalogEntry) -> None:
+    template, solution = entry.template_source, entry.solution_source
+    holes = [
+        node.lineno - 1
+        for node in ast.walk(ast.parse(template))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "todo"
+    ]
+    assert len(holes) >= 2, f"{entry.slug}: a template needs at least two holes, has {len(holes)}"
+    lines = template.splitlines()
+    for n in holes:  # every hole is explained by a `# TODO` comment just above it
+        above = [lines[k] for k in range(max(0, n - 4), n)]
+        assert any("# TODO" in a for a in above), f"{entry.slug}: hole at line {n + 1} has no # TODO"
+    assert "todo(" not in solution and "TODO" not in solution
+
+
+@pytest.mark.parametrize("entry", CATALOG.entries, ids=lambda e: e.slug)
+def test_wrong_kernels_do_not_say_what_is_wrong(entry: CatalogEntry) -> None:
+    for wrong in entry.wrong:
+        assert wrong.why, f"{entry.slug}/{wrong.name}: entry.toml must explain it"
+        for telltale in ("WRONG", "wrong:", "forgotten", "too few", "is ignored"):
+            assert telltale not in wrong.source, f"{entry.slug}/{wrong.name} says {telltale!r}"
+
+
 def test_slugs_are_unique_and_name_their_folders() -> None:
     slugs = [e.slug for e in CATALOG.entries]
     assert slugs, "the catalog lists no entries"
@@ -285,7 +329,7 @@ def test_entry_metadata_is_complete(entry: CatalogEntry) -> None:
     assert arity is None or all(i < arity for i in mutable), f"{mutable=} but reference takes {arity}"
 
 
-@pytest.mark.parametrize("run", RUNS, ids=lambda r: r.id)
+@pytest.mark.parametrize("run", RUNS + TEMPLATES, ids=lambda r: r.id)
 def test_kernel_defines_the_entry_point(run: Run) -> None:
     assert run.entry.entry_point in defined_names(run.source), (
         f"{run.id} must define `{run.entry.entry_point}` at top level"

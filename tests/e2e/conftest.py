@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +125,24 @@ def open_page(browser):
     errors = [e for p in pages for e in unexpected_errors(p)]
     for p in pages:
         p.context.close()
+    assert not errors, f"errors in the page: {errors}"
+
+
+@pytest.fixture(scope="module")
+def js(browser, live_server):
+    """`js(module, body, arg)`: run `body` (JS, with `m` the imported module and `arg`) in the page."""
+    page = new_page(browser)
+    page.goto(live_server.url + "/")
+    page.wait_for_selector("html[data-ready='1']")
+
+    def run(module: str, body: str, arg: object = None) -> typing.Any:
+        return page.evaluate(
+            f"async (arg) => {{ const m = await import('/static/js/{module}'); {body} }}", arg
+        )
+
+    yield run
+    errors = unexpected_errors(page)
+    page.context.close()
     assert not errors, f"errors in the page: {errors}"
 
 

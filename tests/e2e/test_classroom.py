@@ -73,6 +73,8 @@ def test_three_step_lesson_in_presentation_mode(page, live_server):
 
     page.keyboard.press("Alt+ArrowLeft")
     expect(page.locator("#lesson-position")).to_have_attribute("data-step", "1")
+    assert page.text_content("#status") == "passed", "a step's result comes back with the step"
+    assert "Your last result on this step" in page.inner_text("#snapshot-note")
     page.click("#lesson-next")
     expect(page.locator("#lesson-position")).to_have_attribute("data-step", "2")
     assert source(page) == TILED.solution_source, "the student's edit of step 2 is kept"
@@ -94,7 +96,7 @@ def test_teacher_builds_a_lesson_and_a_student_opens_it(page, open_page, live_se
     page.click("#lesson-clear")
     page.fill("#lesson-builder-title", "Two kernels")
     page.click("#lesson-add")
-    page.fill(".lesson-step[data-index='0'] textarea", "The *new* API.")
+    page.fill("#lesson-step-note", "The *new* API.")
     page.click("#lesson-builder-close")
     page.click("#catalog-button")
     page.click("#catalog-dialog .entry-card[data-slug='tiled_matmul_pallas_call']")
@@ -126,10 +128,21 @@ def test_present_button_toggles_the_mode_and_keeps_it_in_the_link(page, live_ser
     page.click("#present")
     assert page.get_attribute("html", "data-present") == "1"
     assert "present=1" in page.url
-    font = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.cm-content')).fontSize)")
-    assert font >= 20
+    assert effective_font_px(page, ".cm-content") >= 18
     page.click("#present")
     assert page.get_attribute("html", "data-present") is None and "present" not in page.url
+
+
+def effective_font_px(page, selector: str) -> float:
+    """The font size of `selector` as the screen shows it: CSS px times the page's zoom."""
+    return page.evaluate(
+        """(selector) => {
+            const el = document.querySelector(selector);
+            const zoom = el.getBoundingClientRect().width / el.offsetWidth;
+            return parseFloat(getComputedStyle(el).fontSize) * zoom;
+        }""",
+        selector,
+    )
 
 
 def share(live_server, **fields) -> str:

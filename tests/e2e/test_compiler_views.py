@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sandbox.catalog import load_catalog
-from tests.e2e.test_playground import goto, run_and_wait, set_source
+from tests.e2e.test_playground import goto, run_and_wait, set_source, show_solution
 from tests.sandbox.test_lowering import MIXED_ELEMENT, TWO_CORES
 
 CATALOG = load_catalog()
@@ -17,7 +17,7 @@ def cursor_line(page) -> int:
 
 def test_ir_tabs_show_jaxpr_mosaic_and_stablehlo_with_source_links(page, live_server):
     goto(page, live_server, "/?entry=tiled_matmul")
-    page.click("#solution")
+    show_solution(page)
     page.click("#chips label:has-text('v5e')")
     assert run_and_wait(page) == "passed"
     lowering = page.locator("#lowering")
@@ -52,7 +52,7 @@ def test_ir_tabs_show_jaxpr_mosaic_and_stablehlo_with_source_links(page, live_se
 
 def test_check_on_all_chips_lowers_side_by_side(page, live_server):
     goto(page, live_server, "/?entry=tiled_matmul")
-    page.click("#solution")
+    show_solution(page)
     assert run_and_wait(page) == "passed"
     page.click("#check-all-chips")
     page.wait_for_selector("html[data-running='0'] #chip-table", timeout=120_000)

@@ -14,26 +14,6 @@ import pytest
 
 from sandbox.protocol import RunResult
 from sandbox.protocol.chips import CHIP_TABLE
-from tests.e2e.conftest import new_page, unexpected_errors
-
-
-@pytest.fixture(scope="module")
-def js(browser, live_server):
-    """`js(module, body, arg)`: run `body` (JS, with `m` the imported module and `arg`) in the page."""
-    page = new_page(browser)
-    page.goto(live_server.url + "/")
-    page.wait_for_selector("html[data-ready='1']")
-
-    def run(module: str, body: str, arg: object = None) -> typing.Any:
-        return page.evaluate(
-            f"async (arg) => {{ const m = await import('/static/js/{module}'); {body} }}", arg
-        )
-
-    yield run
-    errors = unexpected_errors(page)
-    page.context.close()
-    assert not errors, f"errors in the page: {errors}"
-
 
 # -- timeline.js: pairDmas -----------------------------------------------------------------------
 
@@ -107,27 +87,6 @@ def test_lower_bound_is_the_chip_tables_roofline(js, chip, flop, byte, bound):
     assert got["bound"] == bound
 
 
-# -- markdown.js: safeHref -----------------------------------------------------------------------
-
-SAFE_HREF = {
-    "https": ("https://docs.jax.dev/en/latest/pallas/", "https://docs.jax.dev/en/latest/pallas/"),
-    "http, trimmed": ("  http://example.com/a  ", "http://example.com/a"),
-    "mail": ("MAILTO:teacher@example.edu", "MAILTO:teacher@example.edu"),
-    "relative": ("../tiled_matmul/README.md", "../tiled_matmul/README.md"),
-    "fragment": ("#blockspec", "#blockspec"),
-    "javascript": ("javascript:alert(1)", None),
-    "javascript, mixed case and padded": ("  JavaScript:alert(1)", None),
-    "data": ("data:text/html,<script>alert(1)</script>", None),
-    "vbscript": ("vbscript:msgbox(1)", None),
-    "protocol-relative": ("//evil.example/x", None),
-}
-
-
-@pytest.mark.parametrize("url, expected", SAFE_HREF.values(), ids=list(SAFE_HREF))
-def test_safe_href(js, url, expected):
-    assert js("markdown.js", "return m.safeHref(arg);", url) == expected
-
-
 # -- marks.js: sourceMarks -----------------------------------------------------------------------
 
 
@@ -182,6 +141,17 @@ SOURCE_MARKS = {
             }
         },
         [(2, "error", "ValueError: bad block")],
+    ),
+    "an exercise's hole marks the line that called todo()": (
+        {
+            "error": {
+                "type": "NotImplementedError",
+                "message": "TODO at line 47: B's index map",
+                "traceback": 'Traceback (most recent call last):\n  File "kernel.py", line 47, in <lambda>\n'
+                '  File "kernel.py", line 25, in todo\n',
+            }
+        },
+        [(47, "error", "NotImplementedError: TODO at line 47: B's index map")],
     ),
     "an error only in library frames marks nothing": (
         {

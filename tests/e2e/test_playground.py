@@ -32,6 +32,13 @@ def source(page) -> str:
     return page.evaluate("() => window.playground.editor.getValue()")
 
 
+def show_solution(page) -> None:
+    """Load the worked solution, saying yes if the page asks first (it asks once per entry)."""
+    page.click("#solution")
+    if page.locator("#confirm-dialog[open]").count():
+        page.click("#confirm-yes")
+
+
 def run_and_wait(page, *, keyboard: bool = False) -> str:
     if keyboard:
         page.locator("#editor .cm-content").click()
@@ -47,7 +54,7 @@ def run_and_wait(page, *, keyboard: bool = False) -> str:
 def test_tiled_matmul_solution_passes_with_timings_and_memory_bars(page, live_server):
     goto(page, live_server, "/?entry=tiled_matmul")
     assert page.inner_text("#entry-title") == CATALOG.get("tiled_matmul").title
-    page.click("#solution")
+    show_solution(page)
     page.click("#chips label:has-text('v5p')")
     assert run_and_wait(page, keyboard=True) == "passed"
     assert page.text_content("#status") == "passed"
@@ -289,7 +296,7 @@ def test_roofline_matches_the_chip_table_on_every_chip(page, live_server):
     from sandbox.protocol.chips import CHIP_TABLE
 
     goto(page, live_server, "/?entry=tiled_matmul")
-    page.click("#solution")
+    show_solution(page)
     page.click("#chips label:has-text('v6e')")
     assert run_and_wait(page) == "passed"
     facts = page.locator("#roofline-facts")
@@ -324,7 +331,7 @@ def test_races_are_marked_on_the_racing_lines_and_the_fix_has_none(page, live_se
     for i in range(marked.count()):
         line = int(marked.nth(i).get_attribute("data-race-line") or 0)
         assert 1 <= line <= len(wrong.splitlines())
-    page.click("#solution")
+    show_solution(page)
     assert run_and_wait(page) == "passed"
     assert page.locator(".cm-race-line").count() == 0
     assert page.locator("#races-section").count() == 0

@@ -9,7 +9,7 @@ import pytest
 
 from sandbox.catalog import load_catalog
 from sandbox.protocol.chips import CHIP_TABLE
-from tests.e2e.test_playground import goto, run_and_wait
+from tests.e2e.test_playground import goto, run_and_wait, show_solution
 
 CATALOG = load_catalog()
 STEPS = [(i, j, k) for i in range(2) for j in range(2) for k in range(2)]  # grid of 256^3 in 128 blocks
@@ -17,7 +17,7 @@ STEPS = [(i, j, k) for i in range(2) for j in range(2) for k in range(2)]  # gri
 
 def run_solution(page, live_server, slug: str, chip: str = "v5p") -> None:
     goto(page, live_server, f"/?entry={slug}")
-    page.click("#solution")
+    show_solution(page)
     page.click(f"#chips label:has-text('{chip}')")
     assert run_and_wait(page) == "passed"
 

@@ -14,7 +14,7 @@ import typing
 import pytest
 
 from tests.e2e.conftest import new_page, unexpected_errors
-from tests.e2e.test_playground import goto
+from tests.e2e.test_playground import goto, show_solution
 
 pytestmark = pytest.mark.slow
 PARAMS = "bm = 128, 512, 4096\nbk = 64, 256, 1024\nbn = 128, 512, 4096"
@@ -22,7 +22,7 @@ PARAMS = "bm = 128, 512, 4096\nbk = 64, 256, 1024\nbn = 128, 512, 4096"
 
 def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, live_server):
     goto(page, live_server, "/?entry=tiled_matmul_pallas_call")
-    page.click("#solution")
+    show_solution(page)
     page.click("#chips label:has-text('v5e')")
     page.click("#tab-tune")
     assert page.input_value("#tune-size") == "m=4096, k=4096, n=4096"  # from the entry's [tune] table

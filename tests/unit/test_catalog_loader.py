@@ -43,6 +43,9 @@ def write_entry(root: Path, slug: str = "demo") -> Path:
     (folder / "entry.toml").write_text(ENTRY_TOML)
     (folder / "reference.py").write_text("def make_inputs(case): ...\ndef reference(x): return 2 * x\n")
     (folder / "kernel.py").write_text("def double(x): return 2 * x\n")
+    (folder / "template.py").write_text(
+        "def double(x):\n    # TODO: double x\n    raise NotImplementedError\n"
+    )
     (folder / "README.md").write_text("Doubles its input.\n")
     (folder / "wrong" / "halves.py").write_text("def double(x): return 0.5 * x\n")
     return folder

@@ -44,7 +44,7 @@ def test_direct_dependencies_are_pinned_and_bundled():
 
 
 def test_banner_names_every_bundled_package_with_its_licence():
-    listed = re.findall(r"^ \* (@?[\w./-]+)@(\d[\w.-]*) (\S+)$", banner(), re.MULTILINE)
+    listed = re.findall(r"^ \* (@?[\w./-]+)@(\d[\w.-]*) (\S.*)$", banner(), re.MULTILINE)
     assert {name: version for name, version, _ in listed} == versions()["packages"]
     assert all(licence for _, _, licence in listed)
     licences = (VENDOR / "LICENSES.txt").read_text()

@@ -33,10 +33,10 @@ function clientId() {
   }
 }
 
-async function request(method, url, body) {
-  const headers = { Accept: "application/json, application/problem+json" };
+async function request(method, url, body, extraHeaders = {}) {
+  const headers = { Accept: "application/json, application/problem+json", ...extraHeaders };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method === "POST") headers["X-Playground-Client"] = clientId();
+  if (method === "POST" || method === "PUT") headers["X-Playground-Client"] = clientId();
   let response;
   try {
     response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -123,6 +123,14 @@ function followEvents(eventsUrl, kinds, getState, onEvent) {
   };
   return { close: finish };
 }
+
+export const createLesson = (lesson) => request("POST", "/api/lessons", lesson);
+/** Save `lesson` as the next revision of lesson `id`; `token`: its edit token. */
+export const reviseLesson = (id, lesson, token) => request("PUT", `/api/lessons/${enc(id)}`, lesson, { "X-Lesson-Token": token });
+/** The lesson's latest revision, or revision `revision` when given. */
+export const getLesson = (id, revision = null) =>
+  request("GET", revision ? `/api/lessons/${enc(id)}/revisions/${enc(revision)}` : `/api/lessons/${enc(id)}`);
+export const getLessonRevisions = (id) => request("GET", `/api/lessons/${enc(id)}/revisions`);
 
 // -- sweeps ("Tune"): one sweep over shard runs; its events are its own (see server/routes/sweeps.py)
 

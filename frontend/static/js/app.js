@@ -1,26 +1,34 @@
 // The playground page: start-up, and the wiring between the editor, the catalog, the run settings,
-// runs, results, shares and lessons. Talks to the server only through api.js (directly, or via run.js
-// and share.js).
+// runs, results, the run history, shares and lessons (opening them, and Back / Forward between
+// entries and lesson steps: places.js). Talks to the server only through api.js (directly, or via
+// the modules that own a request).
 
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
+import { LessonBuilder } from "./builder.js";
 import { renderCatalog, renderEntryInfo } from "./catalog.js";
+import { DiffDialog } from "./diff.js";
 import { $, h } from "./dom.js";
-import { LessonBuilder, LessonPlayer } from "./lesson.js";
+import { ExerciseActions } from "./exercise.js";
+import { RunHistory } from "./history.js";
+import { EmbedDialog } from "./links.js";
 import { renderIr } from "./lowering.js";
 import { sourceMarks } from "./marks.js";
-import { Notices, versionDrift } from "./notices.js";
-import { carryPresentation, setupPresentation } from "./present.js";
+import { Notices } from "./notices.js";
+import { Places } from "./places.js";
 import { Progress } from "./progress.js";
 import { renderResult } from "./results.js";
 import { RunControl, runRequest } from "./run.js";
+import { runStatusText, showResultInView } from "./runstatus.js";
 import { SCRATCH_STARTER } from "./scratch.js";
 import { SharePanel } from "./share.js";
+import { setupShortcuts } from "./shortcuts.js";
 import { storage } from "./storage.js";
 import { Toolbar } from "./toolbar.js";
 import { renderTrace } from "./trace.js";
 import { TunePanel } from "./tune.js";
 import { setupTabs, setupTheme, showTab } from "./ui.js";
+import { View } from "./view.js";
 
 const DRAFT_PREFIX = "pp:draft:";
 const IDLE_TEXT = "Press Run (Ctrl+Enter) to check your kernel.";
@@ -32,13 +40,16 @@ const state = {
   server: null, // /api/version
   chips: [], // /api/chips: capacities and rates per chip
   shareMode: false,
-  lesson: null, // a LessonPlayer on /l/{id}
+  result: null, // the result shown now (a run's, a share's, a history record's)
+  runId: null, // the run under way
+  lastRun: null, // {key, id}: the last finished run and the editor state it ran
 };
 
 // -- entries -------------------------------------------------------------------------------------
 
 const draftKey = () => DRAFT_PREFIX + (state.entry?.slug ?? "(scratch)");
 const template = () => state.entry?.template ?? SCRATCH_STARTER;
+const stateKey = (s) => JSON.stringify([s.source, s.entry, s.chip, s.options]);
 
 async function entryDetail(slug) {
   if (!state.details.has(slug)) state.details.set(slug, await api.getEntry(slug));
@@ -65,39 +76,25 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   if (!fromShare) toolbar.applyOptions(entry?.options ?? {});
   editor.setValue(source ?? storage.get(draftKey()) ?? template());
   clearResult();
-  if (!fromShare) {
-    const url = entry ? `/?entry=${encodeURIComponent(entry.slug)}` : "/?scratch";
-    history.replaceState(null, "", carryPresentation(url));
-  }
-}
-
-/** Load a kernel into the editor as one undoable step, and say so. */
-function load(text, what, why = "") {
-  editor.setValue(text);
-  clearResult();
-  const el = notices.show("info", `Loaded ${what}. Ctrl/⌘+Z in the editor undoes it.`, "load-notice");
-  if (why) el.append(h("details", { class: "why" }, h("summary", {}, "Why is it wrong? (spoiler)"), h("p", {}, why)));
-  editor.focus();
-}
-
-function wireEntryActions() {
-  $("#reset").addEventListener("click", () => load(template(), state.entry ? "the template" : "the scratch starter"));
-  $("#solution").addEventListener("click", () => state.entry && load(state.entry.solution, "the worked solution"));
-  $("#wrong").addEventListener("change", (event) => {
-    const wrong = state.entry?.wrong?.find((w) => w.name === event.target.value);
-    event.target.value = "";
-    if (wrong) load(wrong.source, `the wrong kernel "${wrong.name}" (expected: ${wrong.expect})`, wrong.why);
-  });
 }
 
 function saveDraft(text) {
-  if (state.lesson) return state.lesson.edited(text);
+  if (places.lesson) return places.lesson.edited(text);
   if (state.shareMode) return;
   storage.set(draftKey(), text === template() ? null : text);
 }
 
 /** The editor's whole state, as a run, a share or a lesson step records it. */
 const editorState = () => ({ source: editor.getValue(), entry: state.entry?.slug ?? null, chip: toolbar.chip, options: toolbar.options() });
+
+/** Put a state ({source, entry, chip, options}) in the editor and the toolbar. */
+async function openState(saved, { fromShare = true } = {}) {
+  const known = !saved.entry || state.catalog.some((e) => e.slug === saved.entry);
+  if (!known) notices.show("warning", `This was made for entry "${saved.entry}", which this server does not have; opened in scratch mode.`);
+  await selectEntry(known ? saved.entry : null, { source: saved.source, fromShare });
+  toolbar.chooseChip(saved.chip);
+  toolbar.applyOptions(saved.options);
+}
 
 // -- runs ----------------------------------------------------------------------------------------
 
@@ -108,12 +105,16 @@ function setRunning(running) {
 }
 
 function clearResult() {
+  state.result = null;
   $("#result").replaceChildren();
   renderIr($("#ir"), {}, resultContext());
   renderTrace($("#trace"), {});
   delete $("#result").dataset.status;
   editor.clearMark();
-  if (!runs.busy) progress.reset(IDLE_TEXT);
+  if (!runs.busy) {
+    progress.reset(IDLE_TEXT);
+    runStatus("idle", "");
+  }
 }
 
 function expectedCases() {
@@ -131,93 +132,56 @@ const resultContext = () => ({
   onRunFresh: () => run({ fresh: true }),
 });
 
+/** Show a finished result everywhere it belongs; `note`: where it comes from, when not a live run. */
+function showResult(result, note = null) {
+  state.result = result;
+  renderResult($("#result"), result, resultContext());
+  if (note) $("#result").prepend(h("p", { class: "snapshot-note", id: "snapshot-note" }, note));
+  renderIr($("#ir"), result, resultContext());
+  renderTrace($("#trace"), result);
+  editor.markLines(sourceMarks(result));
+}
+
+function runStatus(phase, text) {
+  const el = $("#run-status");
+  el.dataset.phase = phase;
+  el.textContent = text;
+}
+
 /** Run the editor's kernel; `extra`: {lowerChips, fresh}, as `runRequest` takes them. */
 function run(extra = {}) {
   if (runs.busy || $("#run").disabled) return;
   clearResult();
   showTab("results");
   progress.start();
-  runs.start(runRequest(editorState(), extra));
+  runStatus("running", "Submitting…");
+  state.running = editorState();
+  runs.start(runRequest(state.running, extra));
 }
 
 const runHooks = {
   setRunning,
   event(kind, data, live) {
+    state.runId = runs.runId ?? state.runId;
     progress.step(kind, data, expectedCases());
+    runStatus("running", runStatusText(kind, data, expectedCases()));
     if (kind === "case" && data.result) renderResult($("#result"), live, resultContext());
   },
   done(result) {
     progress.finish(result);
-    renderResult($("#result"), result, resultContext());
-    renderIr($("#ir"), result, resultContext());
-    renderTrace($("#trace"), result);
-    editor.markLines(sourceMarks(result));
+    runStatus(result.status, runStatusText("done", result));
+    showResult(result);
+    runHistory.add(state.running, result, state.runId);
+    state.lastRun = { key: stateKey(state.running), id: state.runId };
+    state.runId = null;
+    places.rememberResult(result);
+    showResultInView($("#panel-results"));
   },
-  failed: (reason) => progress.fail(reason),
+  failed: (reason) => {
+    progress.fail(reason);
+    runStatus("failed", reason);
+  },
 };
-
-function cancel() {
-  if (runs.cancel()) $("#cancel").disabled = true;
-}
-
-// -- shares and lessons --------------------------------------------------------------------------
-
-async function openShare(id) {
-  let shared;
-  try {
-    shared = await api.getShare(id);
-  } catch (error) {
-    notices.problem(error, "This share link cannot be opened");
-    return false;
-  }
-  const known = !shared.entry || state.catalog.some((e) => e.slug === shared.entry);
-  if (!known) notices.show("warning", `This link was made for entry "${shared.entry}", which this server does not have; opened in scratch mode.`);
-  await selectEntry(known ? shared.entry : null, { source: shared.source, fromShare: true });
-  toolbar.chooseChip(shared.chip);
-  toolbar.applyOptions(shared.options);
-  const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
-  notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
-  checkVersions(shared.versions);
-  return true;
-}
-
-async function loadStep(step, source) {
-  const known = !step.entry || state.catalog.some((e) => e.slug === step.entry);
-  await selectEntry(known ? step.entry : null, { source, fromShare: true });
-  toolbar.chooseChip(step.chip);
-  toolbar.applyOptions(step.options);
-}
-
-async function openLesson(id) {
-  let lesson;
-  try {
-    lesson = await api.getLesson(id);
-  } catch (error) {
-    notices.problem(error, "This lesson link cannot be opened");
-    return false;
-  }
-  state.lesson = new LessonPlayer($("#lesson-bar"), lesson, {
-    load: loadStep,
-    storage,
-    onStep: (index) => history.replaceState(null, "", carryPresentation(`/l/${encodeURIComponent(id)}?step=${index + 1}`)),
-  });
-  const wanted = Number.parseInt(new URLSearchParams(location.search).get("step") ?? "1", 10);
-  await state.lesson.go(Number.isFinite(wanted) ? wanted - 1 : 0);
-  checkVersions(lesson.versions);
-  return true;
-}
-
-function leaveLesson() {
-  state.lesson = null;
-  $("#lesson-bar").hidden = true;
-  $("#lesson-bar").replaceChildren();
-}
-
-function checkVersions(versions) {
-  const drift = versionDrift(versions, state.server);
-  if (!drift) return;
-  notices.show("warning", `This link was made on a server running ${drift.then}; this one runs ${drift.now}. Results may differ.`, "version-notice");
-}
 
 // -- start-up ------------------------------------------------------------------------------------
 
@@ -227,14 +191,39 @@ const editor = createEditor($("#editor"), { onChange: saveDraft, onRun: () => ru
 const reference = createEditor($("#reference"), { readOnly: true, label: "Reference (read-only)" });
 const progress = new Progress($("#progress"), $("#progress-label"), $("#run-log"));
 const runs = new RunControl(notices, runHooks);
-const sharePanel = new SharePanel($("#share-panel"), { current: editorState, notices });
-const tune = new TunePanel($("#tune"), { current: editorState, entry: () => state.entry, chips: () => state.entry?.chips ?? toolbar.chips, load, notices });
+const view = new View({ storage, editors: () => [editor, reference] });
+const embedDialog = new EmbedDialog($("#embed-dialog"));
+const sharePanel = new SharePanel($("#share-panel"), {
+  current: editorState,
+  notices,
+  lastRun: (s) => (state.lastRun?.key === stateKey(s) ? state.lastRun.id : null),
+  onEmbed: (target) => embedDialog.open(target),
+});
+const tune = new TunePanel($("#tune"), { current: editorState, entry: () => state.entry, chips: () => state.entry?.chips ?? toolbar.chips, load: (text, what) => exercise.load(text, what), notices });
+const builder = new LessonBuilder($("#lesson-dialog"), {
+  current: editorState,
+  storage,
+  onProblem: (error, what) => notices.problem(error, what),
+  onEmbed: (target) => embedDialog.open(target),
+});
+const diff = new DiffDialog($("#diff-dialog"), { current: () => editor.getValue(), entry: () => state.entry, wrap: () => view.wrap, starter: SCRATCH_STARTER });
+const runHistory = new RunHistory($("#history"), {
+  storage,
+  onOpen: async (record) => {
+    await places.visit(() => openState(record, { fromShare: false }), record.entry ? `/?entry=${encodeURIComponent(record.entry)}` : "/?scratch");
+    showResult(record.result, `From your run history: ${new Date(record.at).toLocaleString()}. Run it to check it again.`);
+    showTab("results");
+  },
+});
+const places = new Places({ api, notices, storage, view, builder, selectEntry, openState, showResult, catalog: () => state.catalog, server: () => state.server, toolbar, editor });
+const exercise = new ExerciseActions({ editor, notices, storage, entry: () => state.entry, template, onLoaded: clearResult, diff });
 window.playground = { editor, reference };
 
 function wireControls() {
   $("#run").addEventListener("click", () => run());
-  $("#cancel").addEventListener("click", cancel);
+  $("#cancel").addEventListener("click", () => runs.cancel() && ($("#cancel").disabled = true));
   $("#share").addEventListener("click", () => sharePanel.share());
+  $("#run-status").addEventListener("click", () => state.result && showResultInView($("#panel-results"), true));
   document.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.defaultPrevented) {
       event.preventDefault();
@@ -245,31 +234,30 @@ function wireControls() {
   document.addEventListener(
     "keydown",
     (event) => {
-      if (!state.lesson || !event.altKey || event.ctrlKey || event.metaKey || runs.busy) return;
+      const lesson = places.lesson;
+      if (!lesson || !event.altKey || event.ctrlKey || event.metaKey || event.shiftKey || runs.busy || $("#lesson-dialog").open) return;
       const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
       if (!step) return;
       event.preventDefault();
       event.stopPropagation();
-      if (step > 0) state.lesson.next();
-      else state.lesson.previous();
+      if (step > 0) lesson.next();
+      else lesson.previous();
     },
     true,
   );
-  const builder = new LessonBuilder($("#lesson-dialog"), { current: editorState, storage, onProblem: (error, what) => notices.problem(error, what) });
   $("#lesson-button").addEventListener("click", () => builder.open());
   $("#catalog-button").addEventListener("click", () => $("#catalog-dialog").showModal());
   $("#catalog-close").addEventListener("click", () => $("#catalog-dialog").close());
   $("#catalog-dialog").addEventListener("click", (event) => {
     if (event.target === event.currentTarget) event.currentTarget.close(); // a click on the backdrop
   });
+  setupShortcuts($("#shortcuts-dialog"), $("#shortcuts-button"));
 }
 
 async function start() {
   setupTheme($("#theme-toggle"), storage);
-  setupPresentation($("#present"));
   setupTabs($(".tabs"));
   wireControls();
-  wireEntryActions();
   try {
     [state.catalog, state.server, state.chips] = await Promise.all([api.getCatalog(), api.getVersion(), api.getChips()]);
   } catch (error) {
@@ -279,22 +267,11 @@ async function start() {
   renderCatalog($("#catalog-list"), state.catalog, toolbar.chips, async (slug) => {
     $("#catalog-dialog").close();
     sharePanel.close();
-    leaveLesson();
-    await selectEntry(slug);
+    await places.visit(() => selectEntry(slug), slug ? `/?entry=${encodeURIComponent(slug)}` : "/?scratch");
     toolbar.chooseChip(toolbar.preferredChip);
     editor.focus();
   });
-  const shareId = /^\/s\/([^/]+)$/.exec(location.pathname)?.[1];
-  const lessonId = /^\/l\/([^/]+)$/.exec(location.pathname)?.[1];
-  let opened = false;
-  if (shareId) opened = await openShare(decodeURIComponent(shareId));
-  else if (lessonId) opened = await openLesson(decodeURIComponent(lessonId));
-  if (!opened) {
-    const params = new URLSearchParams(location.search);
-    const wanted = params.has("scratch") ? null : params.get("entry") ?? state.catalog[0]?.slug ?? null;
-    await selectEntry(state.catalog.some((e) => e.slug === wanted) ? wanted : null);
-    toolbar.chooseChip(toolbar.preferredChip);
-  }
+  await places.openFromLocation();
   $("#run").disabled = false;
   $("#share").disabled = false;
   document.documentElement.dataset.ready = "1";

@@ -5,11 +5,14 @@
 /** The name the user's file has in tracebacks and race reports. */
 export const USER_FILE = "kernel.py";
 
-/** The line of the user's file an error points at (the innermost frame in kernel.py), or null. */
+/**
+ * The line of the user's file an error points at (the innermost frame in kernel.py), or null. An
+ * exercise's `todo()` helper raises for the hole that called it, so the hole's line is the one.
+ */
 export function userLine(error) {
   if (!error) return null;
-  const frames = [...String(error.traceback || "").matchAll(/File "([^"]+)", line (\d+)/g)];
-  const mine = frames.filter((f) => f[1] === USER_FILE);
+  const frames = [...String(error.traceback || "").matchAll(/File "([^"]+)", line (\d+)(?:, in (\S+))?/g)];
+  const mine = frames.filter((f) => f[1] === USER_FILE && f[3] !== "todo");
   if (mine.length) return Number(mine[mine.length - 1][2]);
   return frames.length ? null : (error.line ?? null);
 }

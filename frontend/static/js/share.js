@@ -1,49 +1,50 @@
-// The share panel: save the editor's whole state as a link (/s/{id}), show the link, copy it.
+// The share panel: save the editor's whole state as a link (/s/{id}), show it, copy it, embed it.
+// "with its result" keeps the last run's result with the link (the server stores its own result of
+// that run, if the run is of exactly this state); readers see it until they run the kernel again.
 
 import * as api from "./api.js";
 import { $ } from "./dom.js";
+import { wireCopyButtons } from "./links.js";
 
 export class SharePanel {
   /**
    * @param {HTMLElement} root the panel
-   * @param {{current: () => object, notices: import("./notices.js").Notices}} hooks
-   *   current: the editor's state as a share records it ({source, entry, chip, options})
+   * @param {{current: () => object, notices: import("./notices.js").Notices, lastRun: (state: object) => string | null,
+   *          onEmbed: (target: object) => void}} hooks
+   *   current: the editor's state as a share records it ({source, entry, chip, options});
+   *   lastRun: the id of a finished run of exactly that state, if there is one
    */
-  constructor(root, { current, notices }) {
+  constructor(root, hooks) {
     this.root = root;
-    this.current = current;
-    this.notices = notices;
-    $("#copy-link", root).addEventListener("click", () => this.copy());
+    this.hooks = hooks;
+    this.shared = null;
+    wireCopyButtons(root);
     $("#share-close", root).addEventListener("click", () => this.close());
+    $("#share-with-result", root).addEventListener("change", () => this.share());
+    $("#share-embed", root).addEventListener("click", () => this.shared && this.hooks.onEmbed({ kind: "share", id: this.shared.id }));
   }
 
   async share() {
+    const state = this.hooks.current();
+    const run = this.hooks.lastRun(state);
+    const withResult = $("#share-with-result", this.root);
+    withResult.disabled = !run;
+    if (!run) withResult.checked = false;
     let created;
     try {
-      created = await api.createShare(this.current());
+      created = await api.createShare(withResult.checked ? { ...state, run } : state);
     } catch (error) {
-      this.notices.problem(error, "Could not share");
+      this.hooks.notices.problem(error, "Could not share");
       return;
     }
+    this.shared = created;
     const url = $("#share-url", this.root);
     url.value = new URL(created.url, location.origin).href;
+    url.dataset.withResult = withResult.checked ? "1" : "0";
     $("#copy-status", this.root).textContent = "";
     this.root.hidden = false;
     url.focus();
     url.select();
-  }
-
-  async copy() {
-    const url = $("#share-url", this.root);
-    let copied = false;
-    try {
-      await navigator.clipboard.writeText(url.value);
-      copied = true;
-    } catch {
-      url.select();
-      copied = document.execCommand("copy");
-    }
-    $("#copy-status", this.root).textContent = copied ? "Copied." : "Select the link and copy it (Ctrl/⌘+C).";
   }
 
   close() {

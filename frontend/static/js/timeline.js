@@ -1,5 +1,5 @@
 // The pipeline timeline: what the kernel did on each simulated core, as an SVG Gantt chart. One lane
-// per (device, core); in each, the grid / pipeline steps as bands, the DMAs as bars from start to the
+// per (device, kind of core, core), named above its bars ("device 0 · SparseCore 0"); in each, the grid / pipeline steps as bands, the DMAs as bars from start to the
 // wait that completed them (stacked when they overlap), and ticks for semaphore signals and waits.
 // Two clocks: host time (what the CPU simulation took: honest, but not TPU time) and an estimated
 // TPU view: the TPU time model's steps (estimate.js) when the run has an estimate that matches the
@@ -11,18 +11,23 @@ import { modelClock, modelNote } from "./estimate.js";
 import { bytes, count, num, seconds } from "./format.js";
 
 const W = 600;
-const LABEL = 64;
+const PAD = 4;
+const LABEL_H = 13; // each lane's name sits in its own band above the lane's bars
 const STEP_H = 12;
 const DMA_H = 9;
 const MAX_DMA_ROWS = 5;
 const TICK_H = 10;
 const LANE_GAP = 10;
 
-const laneKey = (e) => `${e.device ?? "-"}/${e.core ?? "-"}`;
-const laneName = (lane, devices) =>
-  lane.core === null || lane.core === undefined
-    ? `device ${lane.device ?? 0}`
-    : devices > 1 ? `dev ${lane.device} · core ${lane.core}` : `core ${lane.core}`;
+const KIND_NAMES = { tensor_core: "TensorCore", sparse_core: "SparseCore" };
+const laneKey = (e) => `${e.device ?? "-"}/${e.core_kind || "tensor_core"}/${e.core ?? "-"}`;
+
+/** A lane's name: "device 1 · SparseCore 0" ("TensorCore 0" when there is one device). */
+export function laneName(lane, devices) {
+  const kind = KIND_NAMES[lane.core_kind] ?? "TensorCore";
+  if (lane.core === null || lane.core === undefined) return `device ${lane.device ?? 0}`;
+  return devices > 1 ? `device ${lane.device} · ${kind} ${lane.core}` : `${kind} ${lane.core}`;
+}
 
 /** DMAs of a trace: each start with the wait that completed it (the first wait naming its id). */
 export function pairDmas(events) {
@@ -138,10 +143,10 @@ export function timelineSvg(trace, unit = "host", estimate = null) {
   const times = [...clock.spans.flatMap((sp) => [sp.start, sp.end]), ...clock.steps.flatMap((st) => [st.start, st.end]), ...clock.ticks.map((tk) => tk.at)];
   const t0 = times.length ? Math.min(...times) : 0;
   const t1 = times.length ? Math.max(...times) : 1;
-  const x = (t) => LABEL + ((t - t0) / (t1 - t0 || 1)) * (W - LABEL - 8);
-  const laneHeight = STEP_H + MAX_DMA_ROWS * (DMA_H + 1) + TICK_H + LANE_GAP;
+  const x = (t) => PAD + ((t - t0) / (t1 - t0 || 1)) * (W - 2 * PAD);
+  const laneHeight = LABEL_H + STEP_H + MAX_DMA_ROWS * (DMA_H + 1) + TICK_H + LANE_GAP;
   const laneIndex = new Map(shown.map((l, i) => [laneKey(l), i]));
-  const top = (e) => (laneIndex.get(laneKey(e)) ?? 0) * laneHeight;
+  const top = (e) => (laneIndex.get(laneKey(e)) ?? 0) * laneHeight + LABEL_H;
   // Overlapping DMAs stack in rows, lane by lane.
   const rows = new Array(dmas.length).fill(0);
   const perLaneRows = new Map();
@@ -158,8 +163,8 @@ export function timelineSvg(trace, unit = "host", estimate = null) {
   const body = [];
   shown.forEach((lane, i) => {
     body.push(
-      s("g", { class: "tl-lane", dataset: { device: lane.device ?? "", core: lane.core ?? "" } },
-        s("text", { class: "tl-label", x: 4, y: i * laneHeight + STEP_H + 12 }, laneName(lane, devices)),
+      s("g", { class: "tl-lane", dataset: { device: lane.device ?? "", core: lane.core ?? "", kind: lane.core_kind || "tensor_core" } },
+        s("text", { class: "tl-label", x: PAD, y: i * laneHeight + LABEL_H - 3 }, laneName(lane, devices)),
         s("line", { class: "tl-sep", x1: 0, x2: W, y1: (i + 1) * laneHeight - LANE_GAP / 2, y2: (i + 1) * laneHeight - LANE_GAP / 2 })),
     );
   });
@@ -169,7 +174,7 @@ export function timelineSvg(trace, unit = "host", estimate = null) {
       s("rect", {
         class: `tl-step ${st.number % 2 ? "odd" : "even"}`,
         x: x(span.start), y: top(st), width: Math.max(x(span.end) - x(span.start), 1), height: STEP_H,
-        dataset: { step: st.index, number: st.number, kind: st.kind, pipeline: st.pipeline ?? "", core: st.core ?? "", device: st.device ?? "" },
+        dataset: { step: st.index, number: st.number, kind: st.kind, pipeline: st.pipeline ?? "", core: st.core ?? "", device: st.device ?? "", coreKind: st.core_kind || "tensor_core" },
       },
       s("title", {}, `${st.kind === "grid" ? `grid point (${(st.grid_point || []).join(", ")})` : `pipeline ${st.pipeline} step ${st.number}`} · ${st.kernel}\n${seconds(span.start - t0)} → ${seconds(span.end - t0)}`)),
     );
@@ -181,7 +186,7 @@ export function timelineSvg(trace, unit = "host", estimate = null) {
       s("rect", {
         class: `tl-dma ${dmaClass(start)}${span.waited ? "" : " unwaited"}`,
         x: x(span.start), y, width: Math.max(x(span.end) - x(span.start), 1.5), height: DMA_H,
-        dataset: { dma: (start.dma || []).join(","), bytes: start.bytes ?? "", src: start.src || "", dst: start.dst || "", start: span.start, end: span.end, step: start.step ?? "", core: start.core ?? "", device: start.device ?? "" },
+        dataset: { dma: (start.dma || []).join(","), bytes: start.bytes ?? "", src: start.src || "", dst: start.dst || "", start: span.start, end: span.end, step: start.step ?? "", core: start.core ?? "", device: start.device ?? "", coreKind: start.core_kind || "tensor_core" },
       },
       s("title", {}, describe(start, wait, { start: span.start - t0, end: span.end - t0 }, unit))),
     );

@@ -1,6 +1,4 @@
-"""WRONG: the accumulator is zeroed once per column tile, not at the start of every block row.
-
-Otherwise the block-sparse matmul: scalar-prefetched index tables drive data-dependent BlockSpecs.
+"""Block-sparse matmul: scalar-prefetched index tables drive data-dependent BlockSpecs.
 
 `PrefetchScalarGridSpec` copies the tables of A's non-zero tiles (block row, block column) into SMEM
 before the grid starts and passes them to every index map, so grid step `s` fetches exactly the

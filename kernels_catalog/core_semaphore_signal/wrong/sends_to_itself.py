@@ -1,8 +1,4 @@
-"""WRONG: the remote copy targets device_id={"core": core}, so each core receives its own slice.
-
-Otherwise the core-level all-reduce of this entry.
-
-A core-level all-reduce: the two TensorCores of a megacore swap halves with a remote DMA.
+"""A core-level all-reduce: the two TensorCores of a megacore swap halves with a remote DMA.
 
 `jax.shard_map` gives each device its shard and `psum` adds them; inside a chip, `pl.kernel` over
 a `TensorCoreMesh` does the same for cores. Core c loads its slice x[c] into VMEM, a core barrier

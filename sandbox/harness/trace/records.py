@@ -20,6 +20,9 @@ from sandbox.harness.trace import regions, timeline
 
 Args = dict[str, Any]
 Record = dict[str, Any]
+# The meshes of `jax.experimental.pallas.tpu_sc` (jax 0.12.0.1): a kernel on one runs on SparseCores;
+# any other kernel (a pallas_call, a TensorCoreMesh) on TensorCores.
+SPARSE_CORE_MESHES = frozenset({"ScalarSubcoreMesh", "VectorSubcoreMesh"})
 
 
 class Buffer(NamedTuple):
@@ -37,6 +40,7 @@ class Kernel:
     name: str
     on_cores: bool  # on a TensorCore mesh (`pl.kernel`): each simulated core runs the body once
     operands: tuple[tuple[str, str, str], ...]  # (name, role, kernel parameter)
+    core_kind: str = "tensor_core"  # or "sparse_core": which kind of core runs it
 
 
 @dataclasses.dataclass
@@ -182,6 +186,7 @@ class Recorder:
             "device": device,
             "core": None,
             "label": kernel.name if kernel else "",
+            "core_kind": kernel.core_kind if kernel else "",
         }
 
     def _space(self, memory_space: Any) -> str:
@@ -221,8 +226,10 @@ def describe(kwargs: dict[str, Any], tensor_core_mesh: type) -> Kernel:
             name = "out" if outputs == 1 else f"out[{j}]"
             operands.append((name, "output", _at(params, inputs + j)))
     title = kwargs.get("name") or getattr(jaxpr.debug_info, "func_name", "") or "kernel"
-    on_cores = isinstance(kwargs.get("mesh"), tensor_core_mesh)
-    return Kernel(name=str(title), on_cores=on_cores, operands=tuple(operands))
+    mesh = kwargs.get("mesh")
+    on_cores = isinstance(mesh, tensor_core_mesh)
+    core_kind = "sparse_core" if type(mesh).__name__ in SPARSE_CORE_MESHES else "tensor_core"
+    return Kernel(name=str(title), on_cores=on_cores, operands=tuple(operands), core_kind=core_kind)
 
 
 def phase(source_info: Any) -> str:

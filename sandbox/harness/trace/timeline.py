@@ -95,6 +95,19 @@ def assign_devices(records: list[Record]) -> None:
                 record["device"] = only
 
 
+def assign_core_kinds(records: list[Record]) -> None:
+    """Give every record the kind of core (`tensor_core`, `sparse_core`) of the kernel its device runs.
+
+    A device runs its kernels one after another, each begun by a `kernel_start` that says the kind.
+    """
+    kinds: dict[Any, str] = {}
+    for record in records:
+        if record["kind"] == "kernel_start":
+            kinds[record["device"]] = record.get("core_kind") or "tensor_core"
+        elif record["device"] is not None:
+            record["core_kind"] = kinds.get(record["device"], "tensor_core")
+
+
 def link_dmas(records: list[Record]) -> None:
     """Number the DMAs and tell each wait which DMAs it waited for.
 
@@ -218,7 +231,8 @@ def _open(steps: list[Record], record: Record, lane: _Lane, kind: str, number: i
     t = record["t"]
     steps.append(
         {"index": len(steps), "kind": kind, "device": record["device"], "core": record["core"],
-         "number": number, "t": t, "t_end": t, "kernel": lane.kernel, **more}
+         "number": number, "t": t, "t_end": t, "kernel": lane.kernel,
+         "core_kind": record.get("core_kind", ""), **more}
     )  # fmt: skip
     return len(steps) - 1
 
@@ -300,11 +314,18 @@ def cap(records: list[Record], limit: int) -> tuple[list[Record], float | None]:
 
 
 def lanes(records: list[Record]) -> tuple[TraceLane, ...]:
-    counts: dict[tuple[Any, Any], collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    """One lane per (device, kind of core, core), in that order: a device's SparseCores first."""
+    counts: dict[tuple[Any, str, Any], collections.Counter[str]] = collections.defaultdict(
+        collections.Counter
+    )
     for record in records:
-        counts[(record["device"], record["core"])][record["kind"]] += 1
-    order = sorted(counts, key=lambda k: (k[0] is None, k[0] or 0, k[1] is None, k[1] or 0))
-    return tuple(TraceLane(device=d, core=c, counts=dict(counts[(d, c)])) for d, c in order)
+        counts[(record["device"], record.get("core_kind", ""), record["core"])][record["kind"]] += 1
+    order = sorted(
+        counts, key=lambda k: (k[0] is None, k[0] or 0, k[1] != "sparse_core", k[2] is None, k[2] or 0)
+    )
+    return tuple(
+        TraceLane(device=d, core=c, core_kind=kind, counts=dict(counts[(d, kind, c)])) for d, kind, c in order
+    )
 
 
 def build(
@@ -321,6 +342,7 @@ def build(
     """The `Trace` of one recorded call (`counts`: per kind, including records not kept in memory)."""
     records = sorted((dict(r) for r in records), key=lambda r: r["t"])  # the builder adds fields
     assign_devices(records)
+    assign_core_kinds(records)
     link_dmas(records)
     steps = derive_steps(records)
     visits = grid_visits(records, steps)

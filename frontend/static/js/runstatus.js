@@ -1,0 +1,46 @@
+// A run's progress where the eye is when Run was pressed: a few words next to the button (on a phone
+// the result panel is far below it), and the result brought into view once it is in.
+
+import { seconds } from "./format.js";
+
+/** The few words next to Run for one run event (`done`: the RunResult). */
+export function runStatusText(kind, data, expected = null) {
+  switch (kind) {
+    case "queued":
+      return `Queued (${data.position} of ${data.queued})`;
+    case "running":
+    case "started":
+    case "versions":
+      return "Starting…";
+    case "imported":
+      return "Compiling…";
+    case "compiled":
+      return "Checking cases…";
+    case "case":
+      return `Case ${(data.index ?? 0) + 1} of ${data.of ?? expected ?? "?"}…`;
+    case "timing":
+    case "memory":
+    case "outputs":
+      return "Timing…";
+    case "error":
+      return "Error; finishing…";
+    case "done":
+      return `${data.status}${data.wall_seconds ? ` in ${seconds(data.wall_seconds)}` : ""} ↓`;
+    default:
+      return "Running…";
+  }
+}
+
+/** How much of the top of the window a sticky header covers (the phone layout keeps Run there). */
+function coveredTop() {
+  const bar = document.querySelector(".topbar");
+  return bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().bottom : 0;
+}
+
+/** Scroll the window so `el`'s top shows below any sticky header, unless it already does (`force`: anyway). */
+export function showResultInView(el, force = false) {
+  const top = el.getBoundingClientRect().top;
+  const covered = coveredTop();
+  const visible = top >= covered && top < window.innerHeight - 80;
+  if (force || !visible) window.scrollTo({ top: window.scrollY + top - covered - 6, behavior: "smooth" });
+}

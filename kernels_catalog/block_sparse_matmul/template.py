@@ -1,0 +1,79 @@
+"""Exercise: block-sparse matmul: scalar-prefetched index tables drive data-dependent BlockSpecs.
+
+Fill in the holes marked `# TODO`. Each `todo(...)` stops the run with a message
+naming what is missing; replace it with code. "Show solution" has the worked kernel.
+
+`PrefetchScalarGridSpec` copies the tables of A's non-zero tiles (block row, block column) into SMEM
+before the grid starts and passes them to every index map, so grid step `s` fetches exactly the
+s-th non-zero tile of A and the matching tile row of B: zero tiles are never copied or multiplied.
+The grid is (N/bn, nnz); a block row's tiles are consecutive steps that accumulate into one f32
+VMEM tile, zeroed at the row's first tile and stored at its last.
+Docs: https://docs.jax.dev/en/latest/pallas/tpu/sparse.html
+"""
+
+import functools
+import inspect
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def todo(what, *uses):
+    """A hole in this exercise: replace the call with your code (`uses`: values it will need)."""
+    line = inspect.currentframe().f_back.f_lineno
+    raise NotImplementedError(f"TODO at line {line}: {what}")
+
+
+def block_sparse_matmul_kernel(rows_ref, cols_ref, a_ref, b_ref, o_ref, acc_ref):
+    del cols_ref  # only the index maps need it
+    s, steps = pl.program_id(1), pl.num_programs(1)
+    row = rows_ref[s]
+    first = (s == 0) | (rows_ref[jnp.maximum(s - 1, 0)] != row)
+    last = (s == steps - 1) | (rows_ref[jnp.minimum(s + 1, steps - 1)] != row)
+
+    # TODO(3): a new output row block starts where the row table changes: zero the accumulator then.
+    todo("zero acc_ref when this step is the first of its row block", first)
+
+    acc_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+
+    @pl.when(last)
+    def _():
+        o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+
+@functools.partial(jax.jit, static_argnames=["block", "bn"])
+def block_sparse_matmul(block_rows, block_cols, a, b, *, block=128, bn=128):
+    """`a @ b` where `a`'s non-zero `block`×`block` tiles are listed, row-major, in the tables."""
+    m, k = a.shape
+    k2, n = b.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: {a.shape=} {b.shape=}")
+    if m % block or k % block or n % bn:
+        raise ValueError(f"shapes must divide into blocks: {a.shape=} {b.shape=} {block=} {bn=}")
+    if block_rows.ndim != 1 or block_rows.shape != block_cols.shape:
+        raise ValueError(f"tables must be 1-D and equal: {block_rows.shape=} {block_cols.shape=}")
+    grid_spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=2,
+        grid=(n // bn, block_rows.shape[0]),
+        # Index maps get the grid indices, then the prefetched SMEM refs.
+        in_specs=[
+            # TODO(1): step s multiplies the s-th non-zero tile of `a`; the prefetched tables say where it is.
+            pl.BlockSpec(
+                (block, block), lambda j, s, rows, cols: todo("a's index map from the tables rows and cols")
+            ),
+            # TODO(2): which row block of `b` meets that tile of `a`?
+            pl.BlockSpec(
+                (block, bn), lambda j, s, rows, cols: todo("b's index map: the block of b for a's tile s")
+            ),
+        ],
+        out_specs=pl.BlockSpec((block, bn), lambda j, s, rows, cols: (rows[s], j)),
+        scratch_shapes=[pltpu.VMEM((block, bn), jnp.float32)],
+    )
+    return pl.pallas_call(
+        block_sparse_matmul_kernel,
+        grid_spec=grid_spec,
+        out_shape=jax.ShapeDtypeStruct((m, n), a.dtype),
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "arbitrary")),
+    )(block_rows, block_cols, a, b)

@@ -1,0 +1,79 @@
+"""Exercise: fused MLP, relu(x @ w1) @ w2: a manual loop over row chunks, two `emit_pipeline`s per chunk.
+
+Fill in the holes marked `# TODO`. Each `todo(...)` stops the run with a message
+naming what is missing; replace it with code. "Show solution" has the worked kernel.
+
+With `pl.kernel` the pipeline is just a function you call from the kernel body, so you decide when
+pipelines run and what stays in VMEM between them. For each chunk of rows, a first pipeline streams
+tiles of `w1` and fills a VMEM scratch `h` with relu(x_chunk @ w1); a second streams tiles of `w2`
+and writes h @ w2 to the output. The hidden activation never goes to HBM. The inner index maps only
+see their own grid, so they fold the outer chunk index `c` in explicitly.
+Docs: https://docs.jax.dev/en/latest/pallas/tpu/pipelining.html
+"""
+
+import functools
+import inspect
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def todo(what, *uses):
+    """A hole in this exercise: replace the call with your code (`uses`: values it will need)."""
+    line = inspect.currentframe().f_back.f_lineno
+    raise NotImplementedError(f"TODO at line {line}: {what}")
+
+
+def mlp_kernel(x_hbm, w1_hbm, w2_hbm, o_hbm, h_ref, *, chunk, bh, bn):
+    m, d = x_hbm.shape
+    hidden, n = w2_hbm.shape
+
+    def hidden_step(x_ref, w1_ref):
+        j = pl.program_id(0)
+        h = jnp.dot(x_ref[...], w1_ref[...], preferred_element_type=jnp.float32)
+        # TODO(1): step j computed columns j*bh .. (j+1)*bh of the hidden layer: keep them, after ReLU.
+        todo("store relu(h) into h_ref's columns pl.ds(j * bh, bh)", j, h)
+
+    def out_step(w2_ref, o_ref):
+        o_ref[...] = jnp.dot(h_ref[...], w2_ref[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
+
+    @pl.loop(0, m // chunk)
+    def _(c):
+        pltpu.emit_pipeline(
+            hidden_step,
+            grid=(hidden // bh,),
+            in_specs=[
+                pl.BlockSpec((chunk, d), lambda j: (c, 0)),  # same block every step: copied once
+                pl.BlockSpec((d, bh), lambda j: (0, j)),
+            ],
+        )(x_hbm, w1_hbm)
+        pltpu.emit_pipeline(
+            out_step,
+            grid=(n // bn,),
+            in_specs=[pl.BlockSpec((hidden, bn), lambda j: (0, j))],
+            # TODO(2): output block of row chunk c (the outer loop) and column block j.
+            out_specs=pl.BlockSpec(
+                (chunk, bn), lambda j: todo("the output index map for chunk c, column block j")
+            ),
+        )(w2_hbm, o_hbm)
+
+
+@functools.partial(jax.jit, static_argnames=["chunk", "bh", "bn"])
+def mlp(x, w1, w2, *, chunk=128, bh=128, bn=128):
+    m, d = x.shape
+    d2, hidden = w1.shape
+    hidden2, n = w2.shape
+    if d != d2 or hidden != hidden2:
+        raise ValueError(f"shapes do not chain: {x.shape=} {w1.shape=} {w2.shape=}")
+    if m % chunk or hidden % bh or n % bn:
+        raise ValueError(
+            f"shapes must divide into blocks: {x.shape=} {w1.shape=} {w2.shape=} {chunk=} {bh=} {bn=}"
+        )
+    return pl.kernel(
+        functools.partial(mlp_kernel, chunk=chunk, bh=bh, bn=bn),
+        out_type=jax.ShapeDtypeStruct((m, n), x.dtype),
+        mesh=pltpu.TensorCoreMesh(axis_name="core", num_cores=1),
+        scratch_types=[pltpu.VMEM((chunk, hidden), x.dtype)],
+    )(x, w1, w2)

@@ -1,0 +1,85 @@
+"""Exercise: streaming matmul with HBM refs and hand-written double-buffered DMAs.
+
+Fill in the holes marked `# TODO`. Each `todo(...)` stops the run with a message
+naming what is missing; replace it with code. "Show solution" has the worked kernel.
+
+With `memory_space=pl.ANY` the automatic pipeline is off: the kernel body runs once and sees its
+operands as raw HBM refs. It copies `w` into VMEM once, then streams `x` in row chunks through two
+VMEM slots with `pltpu.make_async_copy`, starting chunk c+1's copy before computing chunk c, and
+sends each result chunk back to HBM asynchronously. DMA semaphores say when a copy has landed.
+Docs: https://docs.jax.dev/en/latest/pallas/tpu/pipelining.html
+"""
+
+import functools
+import inspect
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def todo(what, *uses):
+    """A hole in this exercise: replace the call with your code (`uses`: values it will need)."""
+    line = inspect.currentframe().f_back.f_lineno
+    raise NotImplementedError(f"TODO at line {line}: {what}")
+
+
+def streamed_matmul_kernel(x_hbm, w_hbm, o_hbm, x_buf, w_vmem, o_buf, in_sems, out_sems, w_sem, *, chunk):
+    chunks = x_hbm.shape[0] // chunk
+
+    def copy_in(c, slot):
+        return pltpu.make_async_copy(x_hbm.at[pl.ds(c * chunk, chunk)], x_buf.at[slot], in_sems.at[slot])
+
+    def copy_out(c, slot):
+        return pltpu.make_async_copy(o_buf.at[slot], o_hbm.at[pl.ds(c * chunk, chunk)], out_sems.at[slot])
+
+    w_copy = pltpu.make_async_copy(w_hbm, w_vmem, w_sem)
+    w_copy.start()
+    copy_in(0, 0).start()
+    w_copy.wait()
+
+    @pl.loop(0, chunks)
+    def _(c):
+        slot = c % 2
+
+        # TODO(1): start fetching the next chunk (if there is one) into the other slot, so it
+        # arrives while this chunk is being multiplied.
+        todo("prefetch chunk c + 1 into slot 1 - slot (copy_in(...).start()) when c + 1 < chunks")
+        # TODO(2): x_buf[slot] may be read only once its copy has arrived.
+        todo("wait for chunk c's copy into x_buf[slot]")
+
+        @pl.when(c >= 2)
+        def _():
+            copy_out(c - 2, slot).wait()  # this slot's previous result must have left VMEM
+
+        y = jnp.dot(x_buf[slot], w_vmem[...], preferred_element_type=jnp.float32)
+        o_buf[slot] = y.astype(o_buf.dtype)
+        copy_out(c, slot).start()
+
+    # TODO(3): the last output copies are still in flight when the loop ends: wait for them.
+    todo("drain: wait for the last one or two copy_out DMAs before the kernel returns")
+
+
+@functools.partial(jax.jit, static_argnames=["chunk"])
+def streamed_matmul(x, w, *, chunk=128):
+    m, k = x.shape
+    k2, n = w.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: {x.shape=} {w.shape=}")
+    if m % chunk:
+        raise ValueError(f"rows must divide into chunks: {x.shape=} {chunk=}")
+    return pl.pallas_call(
+        functools.partial(streamed_matmul_kernel, chunk=chunk),
+        out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
+        in_specs=[pl.BlockSpec(memory_space=pl.ANY), pl.BlockSpec(memory_space=pl.ANY)],
+        out_specs=pl.BlockSpec(memory_space=pl.ANY),
+        scratch_shapes=[
+            pltpu.VMEM((2, chunk, k), x.dtype),
+            pltpu.VMEM((k, n), w.dtype),
+            pltpu.VMEM((2, chunk, n), x.dtype),
+            pltpu.SemaphoreType.DMA((2,)),
+            pltpu.SemaphoreType.DMA((2,)),
+            pltpu.SemaphoreType.DMA,
+        ],
+    )(x, w)

@@ -1,0 +1,89 @@
+"""Exercise: split-K matmul on both TensorCores of a megacore: partial products, a core barrier, a combine.
+
+Fill in the holes marked `# TODO`. Each `todo(...)` stops the run with a message
+naming what is missing; replace it with code. "Show solution" has the worked kernel.
+
+When M x N is too small to give two cores whole output tiles (a decode-time matmul), split K
+instead: `emit_pipeline` with `core_axis_name="core"` hands each core one index of the PARALLEL
+leading axis, so core c multiplies its half of K into an f32 partial of its own. A core barrier
+then makes both partials visible, and a second pipeline, split over output tiles, adds them.
+Docs: https://docs.jax.dev/en/latest/pallas/tpu/core_map.html#pipelining-with-core-map
+"""
+
+import functools
+import inspect
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def todo(what, *uses):
+    """A hole in this exercise: replace the call with your code (`uses`: values it will need)."""
+    line = inspect.currentframe().f_back.f_lineno
+    raise NotImplementedError(f"TODO at line {line}: {what}")
+
+
+NUM_CORES = 2  # the two TensorCores of a v5p megacore
+
+
+def matmul_kernel(x_hbm, y_hbm, o_hbm, partial_hbm, barrier_sem, *, bm, bn, bk):
+    (m, k), n = x_hbm.shape, y_hbm.shape[1]
+    nk = k // bk // NUM_CORES  # K steps per core
+
+    def partial_step(x_ref, y_ref, p_ref):
+        @pl.when(pl.program_id(3) == 0)
+        def _():
+            p_ref[...] = jnp.zeros_like(p_ref)
+
+        p_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+    pltpu.emit_pipeline(
+        partial_step,
+        grid=(NUM_CORES, m // bm, n // bn, nk),
+        in_specs=[
+            # TODO(1): core c owns K steps c * nk .. (c + 1) * nk - 1; kk counts within them.
+            pl.BlockSpec((bm, bk), lambda c, i, j, kk: todo("x's index map: core c's K block kk")),
+            pl.BlockSpec((bk, bn), lambda c, i, j, kk: todo("y's index map: core c's K block kk")),
+        ],
+        out_specs=pl.BlockSpec((pl.Squeezed(), bm, bn), lambda c, i, j, kk: (c, i, j)),
+        core_axis_name="core",
+        dimension_semantics=(pltpu.PARALLEL, pltpu.ARBITRARY, pltpu.ARBITRARY, pltpu.ARBITRARY),
+    )(x_hbm, y_hbm, partial_hbm)
+
+    # Both partials must be in HBM before either core reads the other's.
+    # TODO(2): a core must not read the other core's partial before it is written.
+    todo("a barrier between the two cores (pltpu.core_barrier on barrier_sem)")
+
+    def combine_step(p_ref, o_ref):
+        o_ref[...] = (p_ref[0] + p_ref[1]).astype(o_ref.dtype)
+
+    pltpu.emit_pipeline(
+        combine_step,
+        grid=(m // bm, n // bn),
+        in_specs=[pl.BlockSpec((NUM_CORES, bm, bn), lambda i, j: (0, i, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)),
+        core_axis_name="core",
+        dimension_semantics=(pltpu.PARALLEL, pltpu.PARALLEL),
+    )(partial_hbm, o_hbm)
+
+
+@functools.partial(jax.jit, static_argnames=["bm", "bn", "bk"])
+def matmul(x, y, *, bm=128, bn=128, bk=128):
+    m, k = x.shape
+    k2, n = y.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: {x.shape=} {y.shape=}")
+    if m % bm or n % bn or k % (bk * NUM_CORES):
+        raise ValueError(f"shapes must divide into blocks (K into {NUM_CORES} x bk): {x.shape=} {y.shape=}")
+    out, _ = pl.kernel(
+        functools.partial(matmul_kernel, bm=bm, bn=bn, bk=bk),
+        out_type=(
+            jax.ShapeDtypeStruct((m, n), x.dtype),
+            jax.ShapeDtypeStruct((NUM_CORES, m, n), jnp.float32),  # the per-core partials, in HBM
+        ),
+        mesh=pltpu.TensorCoreMesh(axis_name="core", num_cores=NUM_CORES),
+        scratch_types=[pltpu.SemaphoreType.REGULAR],
+    )(x, y)
+    return out

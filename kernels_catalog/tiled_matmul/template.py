@@ -1,0 +1,67 @@
+"""Exercise: tiled matmul with `pl.kernel` and `pltpu.emit_pipeline`.
+
+Fill in the holes marked `# TODO`. Each `todo(...)` stops the run with a message
+naming what is missing; replace it with code. "Show solution" has the worked kernel.
+
+The kernel receives its operands as HBM refs and runs an explicit pipeline over a (M/bm, N/bn, K/bk)
+grid: `emit_pipeline` copies one tile of each operand into VMEM per step (double-buffered, so the
+next copy overlaps this step's compute), and the body accumulates `x_tile @ y_tile` into an f32 VMEM
+scratch, writing the output tile once the last K step is done.
+Docs: https://docs.jax.dev/en/latest/pallas/tpu/matmul.html
+"""
+
+import functools
+import inspect
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def todo(what, *uses):
+    """A hole in this exercise: replace the call with your code (`uses`: values it will need)."""
+    line = inspect.currentframe().f_back.f_lineno
+    raise NotImplementedError(f"TODO at line {line}: {what}")
+
+
+def matmul_kernel(x_hbm, y_hbm, o_hbm, acc_ref, *, grid, bm, bn, bk):
+    def step(x_ref, y_ref, o_ref):
+        k = pl.program_id(2)
+
+        # TODO(2): acc_ref still holds the previous output tile's sum. Zero it on the first K step
+        # (`@pl.when(k == 0)`), before this step's product is added.
+        todo("zero the f32 accumulator acc_ref on the first K step (k == 0)", k)
+
+        acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+        # TODO(3): once the last K step has been added, write the tile out in the output's dtype.
+        todo("on the last K step, store acc_ref into o_ref (as o_ref.dtype)", k)
+
+    pltpu.emit_pipeline(
+        step,
+        grid=grid,
+        in_specs=[
+            pl.BlockSpec((bm, bk), lambda i, j, k: (i, k)),
+            # TODO(1): which (row, column) block of B does output tile (i, j) need at K step k?
+            pl.BlockSpec((bk, bn), lambda i, j, k: todo("B's index map: the block of y for step (i, j, k)")),
+        ],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, k: (i, j)),
+    )(x_hbm, y_hbm, o_hbm)
+
+
+@functools.partial(jax.jit, static_argnames=["bm", "bn", "bk"])
+def matmul(x, y, *, bm=128, bn=128, bk=128):
+    m, k = x.shape
+    k2, n = y.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: {x.shape=} {y.shape=}")
+    if m % bm or n % bn or k % bk:
+        raise ValueError(f"shapes must divide into blocks: {x.shape=} {y.shape=} {bm=} {bn=} {bk=}")
+    grid = (m // bm, n // bn, k // bk)
+    return pl.kernel(
+        functools.partial(matmul_kernel, grid=grid, bm=bm, bn=bn, bk=bk),
+        out_type=jax.ShapeDtypeStruct((m, n), x.dtype),
+        mesh=pltpu.TensorCoreMesh(axis_name="core", num_cores=1),
+        scratch_types=[pltpu.VMEM((bm, bn), jnp.float32)],
+    )(x, y)
