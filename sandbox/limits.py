@@ -35,3 +35,9 @@ def default_limits(**overrides: float | int) -> Limits:
     }
     values.update(overrides)
     return Limits(**values)  # type: ignore[arg-type]
+
+
+# Jobs run at this nice value (lower CPU weight), so the web server and the queue stay responsive
+# while every core runs jobs.
+JOB_NICE = 10
+NICE = "/usr/bin/nice"  # coreutils: runs a command at a nice value (it execs, so the pid stays)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from server.store import Database, RecordStore, RecordTable, Stored
+from server.store import RecordDatabase, RecordStore, RecordTable, Stored
 
 MAX_STEPS = 30
 NOTE_BYTES = 8 * 1024
@@ -46,6 +46,6 @@ def decode_lesson(data: dict[str, Any]) -> LessonRecord:
     return LessonRecord(title=data["title"], steps=steps, versions=data["versions"])
 
 
-def lesson_store(database: Database) -> LessonStore:
+def lesson_store(database: RecordDatabase) -> LessonStore:
     """The lessons in `database`."""
     return RecordTable(database, "lessons", decode_lesson)

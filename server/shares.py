@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from server.store import Database, RecordStore, RecordTable, Stored
+from server.store import RecordDatabase, RecordStore, RecordTable, Stored
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,6 @@ type Share = Stored[ShareRecord]
 type ShareStore = RecordStore[ShareRecord]
 
 
-def share_store(database: Database) -> ShareStore:
+def share_store(database: RecordDatabase) -> ShareStore:
     """The shares in `database`."""
     return RecordTable(database, "shares", lambda data: ShareRecord(**data))

@@ -1,4 +1,5 @@
-"""The database behind shares and lessons: content-addressed records in one SQLite file.
+"""The database behind shares and lessons: content-addressed records, in one SQLite file by default
+or in PostgreSQL (`PLAYGROUND_DATABASE_URL`, `server.store_pg`); both behind `RecordDatabase`.
 
 A record's id is the first 8 bytes of SHA-256 over a salt and the record's canonical JSON, in
 base64url: 11 characters. Saving the same record twice gives the same id, so saving is idempotent
@@ -72,6 +73,20 @@ class Stored[R]:
     created: float
 
 
+class RecordDatabase(Protocol):
+    """What shares and lessons need of a database (SQLite `Database`, `store_pg.PostgresDatabase`)."""
+
+    salt: str
+
+    def put(self, table: str, content: str) -> tuple[str, float, bool]:
+        """Store `content` in `table`: its id, when it was first stored, and whether that was now."""
+        ...
+
+    def get(self, table: str, record_id: str) -> tuple[str, float] | None: ...
+
+    def close(self) -> None: ...
+
+
 class RecordStore[R](Protocol):
     def put(self, record: R) -> tuple[Stored[R], bool]:
         """Store `record`; the stored record, and whether it is new (False: it was already there)."""
@@ -114,7 +129,7 @@ class Database:
             candidate = content_id(content, self.salt, probe)
             now = time.time()
             inserted = db.execute(
-                f"INSERT OR IGNORE INTO {_known(table)} (id, created, record) VALUES (?, ?, ?)",
+                f"INSERT OR IGNORE INTO {known_table(table)} (id, created, record) VALUES (?, ?, ?)",
                 (candidate, now, content),
             ).rowcount
             if inserted:
@@ -128,7 +143,7 @@ class Database:
         """The content stored under `record_id` in `table` and when it was stored, or None."""
         if not ID_PATTERN.match(record_id):
             return None
-        query = f"SELECT record, created FROM {_known(table)} WHERE id = ?"
+        query = f"SELECT record, created FROM {known_table(table)} WHERE id = ?"
         row = self._db().execute(query, (record_id,)).fetchone()
         return None if row is None else (row[0], row[1])
 
@@ -182,7 +197,7 @@ class Database:
         return str(db.execute("SELECT value FROM meta WHERE key = 'salt'").fetchone()[0])
 
 
-def _known(table: str) -> str:
+def known_table(table: str) -> str:
     # Table names are spliced into SQL, so only our own are allowed.
     if table not in TABLES:
         raise ValueError(f"no table {table!r} in the database")
@@ -192,8 +207,8 @@ def _known(table: str) -> str:
 class RecordTable[R: DataclassInstance]:
     """Records of one kind (frozen dataclasses) in one table of a `Database`; a `RecordStore`."""
 
-    def __init__(self, database: Database, table: str, decode: Callable[[dict[str, Any]], R]) -> None:
-        self.database, self.table, self.decode = database, _known(table), decode
+    def __init__(self, database: RecordDatabase, table: str, decode: Callable[[dict[str, Any]], R]) -> None:
+        self.database, self.table, self.decode = database, known_table(table), decode
 
     def put(self, record: R) -> tuple[Stored[R], bool]:
         record_id, created, new = self.database.put(self.table, canonical_json(asdict(record)))
@@ -208,5 +223,5 @@ class RecordTable[R: DataclassInstance]:
 
 
 def open_database(data_dir: Path, salt: str = "") -> Database:
-    """The configured database (SQLite under the data directory; the only backend so far)."""
+    """The SQLite database under the data directory (`server.databases` chooses PostgreSQL instead)."""
     return Database(data_dir / FILE_NAME, salt)

@@ -20,6 +20,7 @@ from typing import Any
 
 from sandbox.jail import channel, outer
 from sandbox.jail.runtime import Runtime
+from sandbox.limits import JOB_NICE, NICE
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,13 @@ def start_pool_process(runtime: Runtime, sandbox_dir: Path, config: dict[str, An
     parent, child = channel.pair()
     info_r, info_w = os.pipe()
     config = {**config, "control_fd": child.fileno()}
-    argv = outer.command(runtime, sandbox_dir, info_w, "sandbox.jail.pool", config)
+    # The pool and every job it forks run at a lower CPU weight than the server (`limits.JOB_NICE`).
+    argv = [
+        NICE,
+        "-n",
+        str(JOB_NICE),
+        *outer.command(runtime, sandbox_dir, info_w, "sandbox.jail.pool", config),
+    ]
     try:
         proc = subprocess.Popen(
             argv,

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
 from sandbox.jobs import JobError, make_job
-from sandbox.protocol import to_json_dict
 from server import convert
 from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep
 from server.problems import ProblemError, problem_responses
-from server.runner import ClientBusyError, QueueFullError, RateLimitedError, Run, Runner
+from server.runqueue import (
+    ClientBusyError,
+    NoRunnerError,
+    QueueFullError,
+    QueueUnavailableError,
+    RateLimitedError,
+    RunQueue,
+    RunView,
+)
 from server.schemas import RunCreated, RunRequest, RunState
 
 router = APIRouter(
     prefix="/api/runs", tags=["runs"], responses=problem_responses(400, 404, 413, 422, 429, 503)
 )
-KEEPALIVE_SECONDS = 15.0
 
 
 @router.post("", status_code=201, response_model=RunCreated)
@@ -41,7 +48,7 @@ async def create_run(
                 f"entry {body.entry!r} is not in the catalog; known: {', '.join(catalog.slugs)}",
                 field="entry",
             )
-    if body.mode == "tpu" and not settings.has_tpu():
+    if body.mode == "tpu" and not settings.redis_url and not settings.has_tpu():
         raise ProblemError(
             422,
             "No TPU",
@@ -69,13 +76,74 @@ async def create_run(
         )
     except JobError as exc:
         raise ProblemError(422, "Invalid run", str(exc)) from exc
+    with _queue_faults():
+        run = await runner.submit(job, client, fresh=body.fresh)
+    response.headers["Location"] = f"/api/runs/{run.id}"
+    return RunCreated(
+        id=run.id,
+        state=run.state,
+        position=run.position,
+        events_url=f"/api/runs/{run.id}/events",
+        url=f"/api/runs/{run.id}",
+    )
+
+
+@router.get("/{run_id}", response_model=RunState)
+async def get_run(run_id: str, runner: RunnerDep) -> RunState:
+    with _queue_faults():
+        run = _found(run_id, await runner.view(run_id))
+    return RunState(id=run.id, state=run.state, position=run.position, result=run.result)
+
+
+@router.delete("/{run_id}", response_model=RunState)
+async def cancel_run(run_id: str, runner: RunnerDep) -> RunState:
+    with _queue_faults():
+        run = _found(run_id, await runner.cancel(run_id))
+    return RunState(id=run.id, state=run.state, position=run.position, result=None)
+
+
+@router.get(
+    "/{run_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}},
+)
+async def run_events(
+    run_id: str, runner: RunnerDep, request: Request, last_event_id: str | None = Header(None)
+) -> StreamingResponse:
+    with _queue_faults():
+        _found(run_id, await runner.view(run_id))
+    return StreamingResponse(
+        _sse(runner, run_id, last_event_id, request),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _sse(runner: RunQueue, run_id: str, after: str | None, request: Request) -> AsyncIterator[str]:
+    """The run's events as SSE; a queue outage ends the stream (the client resumes after its last id)."""
     try:
-        run = runner.submit(job, client, fresh=body.fresh)
+        async for event in runner.follow(run_id, after):
+            if event is None:
+                if await request.is_disconnected():
+                    return
+                yield ": keepalive\n\n"
+                continue
+            head = f"id: {event.id}\n" if event.id is not None else ""
+            yield f"{head}event: {event.kind}\ndata: {json.dumps(event.data)}\n\n"
+    except QueueUnavailableError:
+        yield "retry: 5000\n\n"
+
+
+@contextlib.contextmanager
+def _queue_faults() -> Iterator[None]:
+    """The queue's refusals as problem details: 503 with Retry-After for ours, 429 for the client's."""
+    try:
+        yield
     except QueueFullError as exc:
         raise ProblemError(
             503,
             "Queue full",
-            f"{runner.queued} runs are waiting; try again in {exc.retry_after} s",
+            f"{exc.queued} runs are waiting; try again in {exc.retry_after} s",
             headers={"Retry-After": str(exc.retry_after)},
         ) from exc
     except RateLimitedError as exc:
@@ -87,74 +155,20 @@ async def create_run(
         ) from exc
     except ClientBusyError as exc:
         raise ProblemError(
-            429,
-            "Too many runs",
-            f"{exc}; wait for one to finish",
-            headers={"Retry-After": "5"},
+            429, "Too many runs", f"{exc}; wait for one to finish", headers={"Retry-After": "5"}
         ) from exc
-    response.headers["Location"] = f"/api/runs/{run.id}"
-    return RunCreated(
-        id=run.id,
-        state=run.state,
-        position=runner.position(run),
-        events_url=f"/api/runs/{run.id}/events",
-        url=f"/api/runs/{run.id}",
-    )
+    except NoRunnerError as exc:
+        raise ProblemError(503, "No runner", str(exc), headers={"Retry-After": "30"}) from exc
+    except QueueUnavailableError as exc:
+        raise ProblemError(
+            503,
+            "Queue unavailable",
+            f"the run queue cannot be reached right now; try again in {exc.retry_after} s",
+            headers={"Retry-After": str(exc.retry_after)},
+        ) from exc
 
 
-@router.get("/{run_id}", response_model=RunState)
-def get_run(run_id: str, runner: RunnerDep) -> RunState:
-    run = _find(runner, run_id)
-    return RunState(
-        id=run.id,
-        state=run.state,
-        position=runner.position(run),
-        result=to_json_dict(run.result) if run.result else None,
-    )
-
-
-@router.delete("/{run_id}", response_model=RunState)
-async def cancel_run(run_id: str, runner: RunnerDep) -> RunState:
-    run = _find(runner, run_id)
-    if run.state != "done":
-        runner.cancel(run)
-    return RunState(id=run.id, state=run.state, position=runner.position(run), result=None)
-
-
-@router.get(
-    "/{run_id}/events",
-    response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}},
-)
-async def run_events(
-    run_id: str, runner: RunnerDep, request: Request, last_event_id: str | None = Header(None)
-) -> StreamingResponse:
-    run = _find(runner, run_id)
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else -1
-    return StreamingResponse(
-        _sse(runner, run, after, request),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )
-
-
-async def _sse(runner: Runner, run: Run, after: int, request: Request) -> AsyncIterator[str]:
-    index = after + 1
-    while True:
-        while index < len(run.events):
-            event = run.events[index]
-            index += 1
-            yield f"id: {event['id']}\nevent: {event['kind']}\ndata: {json.dumps(event['data'])}\n\n"
-        if run.state == "done":
-            return
-        if not await runner.wait_for_events(run, index, KEEPALIVE_SECONDS):
-            if await request.is_disconnected():
-                return
-            yield ": keepalive\n\n"
-
-
-def _find(runner: Runner, run_id: str) -> Run:
-    run = runner.get(run_id)
+def _found(run_id: str, run: RunView | None) -> RunView:
     if run is None:
         raise ProblemError(
             404, "Unknown run", f"no run {run_id!r} (finished runs are kept for a while, then forgotten)"
