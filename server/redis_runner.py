@@ -11,7 +11,6 @@ Redis cannot be reached, every call raises `QueueUnavailableError` (503 with Ret
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import logging
@@ -230,15 +229,18 @@ class RedisRunner:
         grace = self.settings.worker_grace_seconds
         while True:
             await asyncio.sleep(max(0.2, grace / 4))
-            with contextlib.suppress(RedisError, OSError):
-                live = await self.state.live_pools()
-                for pool, workers in live.items():
+            try:
+                for pool, workers in (await self.state.live_pools()).items():
                     if workers:
                         alone_since.pop(pool, None)
                         continue
                     since = alone_since.setdefault(pool, loop.time())
                     if loop.time() - since >= grace:
                         await self._abandon(pool)
+            except (RedisError, OSError):
+                pass  # Redis is away: health says so; look again next round
+            except Exception:
+                log.exception("the pool janitor failed once; it carries on")
 
     async def _abandon(self, pool: str) -> None:
         for run_id in await self.state.runs_of(pool):

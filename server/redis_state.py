@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
 
 from sandbox.backends import BackendHealth
 from sandbox.protocol import RunResult, from_json_dict
-from sandbox.queue import lua
+from sandbox.queue import GROUP, lua
 from sandbox.queue.metrics import BUCKETS
 from server.metrics import Histogram, MetricsSnapshot, lua_number
 from server.runqueue import PoolHealth, QueueHealth
@@ -69,7 +70,11 @@ class RedisState:
         waiting = await self.redis.zrange(self.key("q", pool, "since"), 0, -1)
         stream = self.key("stream", pool)
         held = []
-        for row in await self.redis.xpending_range(stream, "workers", min="-", max="+", count=1000):
+        try:
+            pending = await self.redis.xpending_range(stream, GROUP, min="-", max="+", count=1000)
+        except ResponseError:  # no worker ever served the pool: no group, nothing held
+            pending = []
+        for row in pending:
             for _, fields in await self.redis.xrange(stream, row["message_id"], row["message_id"]):
                 held.append(fields.get("run", ""))
         return [*waiting, *[r for r in held if r]]

@@ -253,7 +253,9 @@ end_run(ARGV[2], ARGV[4], ARGV[5], ARGV[6])
 local size = tonumber(f[4]) or 0
 if ARGV[7] == '1' and size > 0 and f[3] and f[3] ~= '' then
   local lru = k('cache', 'lru')
-  redis.call('SET', k('cache', f[3]), cjson.encode({run = ARGV[2], at = now(), result = cjson.decode(ARGV[4])}))
+  -- Spliced, not re-encoded: cjson would turn the result's empty arrays into objects.
+  local entry = '{"run":' .. cjson.encode(ARGV[2]) .. ',"at":' .. string.format('%.6f', now()) .. ',"result":' .. ARGV[4] .. '}'
+  redis.call('SET', k('cache', f[3]), entry)
   redis.call('ZADD', lru, now(), f[3])
   local extra = redis.call('ZCARD', lru) - size
   if extra > 0 then
