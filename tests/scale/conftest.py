@@ -61,8 +61,11 @@ def web_settings(redis_service: RedisServer, prefix: str, tmp_path, **values) ->
 
 
 @contextlib.contextmanager
-def web(redis_service: RedisServer, prefix: str, tmp_path, **values) -> Iterator[TestClient]:
-    with TestClient(create_app(web_settings(redis_service, prefix, tmp_path, **values))) as client:
+def web(
+    redis_service: RedisServer, prefix: str, tmp_path, peer: str = "testclient", **values
+) -> Iterator[TestClient]:
+    app = create_app(web_settings(redis_service, prefix, tmp_path, **values))
+    with TestClient(app, client=(peer, 50000)) as client:
         yield client
 
 
