@@ -95,6 +95,11 @@ class Worker:
                 with run_context(claim.run_id):
                     self._handle(slot, claim)
             except redis.RedisError as exc:
+                if "NOGROUP" in str(exc):
+                    # Redis came back empty (restarted without persistence): make the group again.
+                    log.warning("the pool's consumer group is gone; creating it again")
+                    self._until_redis(stop, self.queue.ensure_group)
+                    continue
                 self._redis_lost(exc)
                 stop.wait(1.0)
             except Exception:  # a fault of ours: the slot carries on with the next run
