@@ -4,6 +4,7 @@ key prefix or schema, and the helpers here start web apps and workers against th
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -23,13 +24,20 @@ LEASE_SECONDS = 1.5
 HEARTBEAT_SECONDS = 0.3
 
 
+def unavailable(exc: ServiceUnavailable) -> None:
+    """Skip, unless CI said the services must be there (`REQUIRE_SERVICES=1` in .ci/run)."""
+    if os.environ.get("REQUIRE_SERVICES") == "1":
+        pytest.fail(f"{exc} (REQUIRE_SERVICES=1)")
+    pytest.skip(str(exc))
+
+
 @pytest.fixture(scope="session")
 def redis_service(tmp_path_factory) -> Iterator[RedisServer]:
     try:
         with redis_server(tmp_path_factory.mktemp("redis")) as server:
             yield server
     except ServiceUnavailable as exc:
-        pytest.skip(str(exc))
+        unavailable(exc)
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +46,7 @@ def postgres_url() -> Iterator[str]:
         with postgres_server() as url:
             yield url
     except ServiceUnavailable as exc:
-        pytest.skip(str(exc))
+        unavailable(exc)
 
 
 @pytest.fixture
