@@ -17,6 +17,7 @@ import argparse
 import concurrent.futures
 import json
 import statistics
+import sys
 import threading
 import time
 import urllib.error
@@ -62,6 +63,8 @@ def one_run(base: str, client: str, tag: str) -> tuple[float, str]:
             break
         time.sleep(float(headers.get("Retry-After", "1")))
     result = wait_done(base, body["id"])
+    if result["status"] != "passed":
+        print(f"run {body['id']} ({tag}): {result['summary'][:500]}", file=sys.stderr)
     return time.perf_counter() - t0, result["status"]
 
 
