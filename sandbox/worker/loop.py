@@ -14,6 +14,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import redis
@@ -169,12 +170,12 @@ class Worker:
         text = json.dumps(to_json_dict(result))
         self._retry(lambda: self.queue.abort(claim.run_id, text, result.status.value, failure=True))
 
-    def _retry(self, step: object) -> None:
+    def _retry(self, step: Callable[[], object]) -> None:
         """Redis may be away for a moment: try for about a lease, then leave it to a reclaim."""
         deadline = time.monotonic() + self.queue.lease_ms / 1000
         while True:
             try:
-                step()  # type: ignore[operator]
+                step()
                 return
             except redis.RedisError as exc:
                 if time.monotonic() > deadline:
@@ -233,10 +234,10 @@ class Worker:
             log.info("Redis is back")
         self._redis_down = False
 
-    def _until_redis(self, stop: threading.Event, step: object) -> None:
+    def _until_redis(self, stop: threading.Event, step: Callable[[], object]) -> None:
         while not stop.is_set():
             try:
-                step()  # type: ignore[operator]
+                step()
                 return
             except redis.RedisError as exc:
                 self._redis_lost(exc)
