@@ -1,7 +1,9 @@
 # Pallas Playground for a TPU VM: one image, two services (see README, "Deploying on a TPU VM").
-#   web:    the HTTP server, unprivileged (uid 10001), no sandbox machinery, no TPU devices;
-#   runner: the job runner (python -m sandbox.backends.service), which owns the TPU device nodes and the
-#           sandbox; started with no network and no credentials.
+#   web:    the HTTP server, unprivileged (uid 10001, group 10001), no sandbox machinery, no TPU devices;
+#   runner: the job runner (scripts/runner-entrypoint → python -m sandbox.backends.service), which owns
+#           the TPU device nodes (VFIO groups or accel nodes), a writable cgroup and the sandbox; one
+#           slot per chip, CPU slots for interpret runs; no network, no credentials. Its socket is
+#           given to group 10001 (--socket-group), so the web server can connect.
 # UNTESTED ON HARDWARE: written and linted on machines without a Docker engine or a TPU.
 FROM python:3.12.12-slim-bookworm
 
@@ -29,7 +31,8 @@ COPY sandbox ./sandbox
 COPY kernels_catalog ./kernels_catalog
 COPY scripts ./scripts
 
-# jax[tpu] at the same pin as everywhere else (share links record the versions a kernel ran on).
+# jax[tpu] at the same pin as everywhere else (share links record the versions a kernel ran on); the
+# job runtime walks the extras .venv has, so it gets libtpu too (the runner refuses to start without).
 RUN python -m venv .venv \
     && .venv/bin/pip install -c constraints.txt ".[tpu]" \
     && scripts/install-job-runtime --quiet
@@ -37,8 +40,7 @@ RUN python -m venv .venv \
 ENV PATH=/opt/playground/.venv/bin:$PATH \
     PLAYGROUND_HOST=0.0.0.0 \
     PLAYGROUND_DATA_DIR=/srv/playground/var \
-    PLAYGROUND_SANDBOX=remote:/run/playground/runner.sock \
-    PLAYGROUND_TPU=yes
+    PLAYGROUND_SANDBOX=remote:/run/playground/runner.sock
 
 USER 10001:10001
 EXPOSE 8000

@@ -1,4 +1,8 @@
-"""`python -m sandbox run FILE [--entry SLUG] [--chip v5p] [--all-chips]`: one file through the harness."""
+"""`python -m sandbox run FILE [--entry SLUG] [--chip v5p] [--all-chips]`: one file through the harness.
+
+`python -m sandbox tpu [--chips-per-slot N]`: this host's TPU chips, and each chip slot's device
+nodes and environment, as the job runner would use them (the README's hardware checklist).
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,12 @@ from pathlib import Path
 from sandbox.backends import backend_names, create_backend
 from sandbox.catalog import load_catalog
 from sandbox.classify import classify
+from sandbox.jobenv import tpu_environment
 from sandbox.jobs import JobError, make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import CHIPS, InterpretOptions, RunStatus, to_json_dict
 from sandbox.text_report import render
+from sandbox.tpuhost import TpuHostError, discover, plan_slots
 
 
 def parser() -> argparse.ArgumentParser:
@@ -26,7 +32,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--entry", help="catalog entry slug to check against")
     run.add_argument("--chip", choices=CHIPS, default="v5p")
     run.add_argument("--mode", choices=("auto", "interpret", "tpu"), default="auto")
-    run.add_argument("--backend", choices=backend_names(), default="local")
+    run.add_argument(
+        "--backend",
+        default="local",
+        type=_backend_name,
+        help=f"{', '.join(backend_names())}, or remote:SOCKET (a running job-runner service)",
+    )
     run.add_argument(
         "--detect-races",
         action=argparse.BooleanOptionalAction,
@@ -63,12 +74,42 @@ def parser() -> argparse.ArgumentParser:
         "--ir", choices=("jaxpr", "mosaic", "stablehlo"), help="print this IR of the --chip lowering check"
     )
     sub.add_parser("catalog", help="list the catalog entries")
+    tpu = sub.add_parser("tpu", help="this host's TPU chips and the job runner's chip slots")
+    tpu.add_argument("--chips-per-slot", type=int, default=1)
     return p
+
+
+def _backend_name(name: str) -> str:
+    if name in backend_names() or name.startswith("remote:"):
+        return name
+    raise argparse.ArgumentTypeError(f"not a backend: {name!r}")
+
+
+def show_tpu(chips_per_slot: int) -> int:
+    try:
+        host = discover()
+        if host is None:
+            print("no TPU chips on this host (no PCI device of vendor 0x1ae0 with a known TPU id)")
+            return 0
+        slots = plan_slots(host, chips_per_slot)
+    except TpuHostError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{host.accelerator_type}: {len(host.chips)} {host.generation.chip} chips, {host.style} nodes")
+    for i, chip in enumerate(host.chips):
+        print(f"  chip {i}: {chip.pci_address} {' '.join(chip.nodes)}")
+    for slot in slots:
+        print(f"slot {slot.index}: {slot.describe()}; nodes {' '.join(slot.device_nodes)}")
+        for key, value in tpu_environment(slot).items():
+            print(f"  {key}={value}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     catalog = load_catalog()
+    if args.command == "tpu":
+        return show_tpu(args.chips_per_slot)
     if args.command == "catalog":
         for e in catalog.entries:
             print(f"{e.slug:28} {e.level:13} {e.title}")

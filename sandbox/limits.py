@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from sandbox.protocol import Limits
 
 KIB = 1024
@@ -20,6 +22,9 @@ SOURCE_BYTES = 64 * KIB
 SCRATCH_BYTES = 64 * MIB
 # The hardened backend's CPU share per job (a cgroup quota, in cores), beside the CPU-time limit.
 CPU_CORES = 1.0
+# Threads a job on a chip slot may have: libtpu and the TPU compiler size their pools by the CPUs
+# they may use (a slot's share of the host's, e.g. 28 of a v5e-8 host's 224).
+TPU_PROCESSES = 4096
 
 
 def default_limits(**overrides: float | int) -> Limits:
@@ -35,6 +40,11 @@ def default_limits(**overrides: float | int) -> Limits:
     }
     values.update(overrides)
     return Limits(**values)  # type: ignore[arg-type]
+
+
+def for_tpu(limits: Limits) -> Limits:
+    """`limits` for a job that owns chips: room for libtpu's threads; everything else unchanged."""
+    return dataclasses.replace(limits, processes=max(limits.processes, TPU_PROCESSES))
 
 
 # Jobs run at this nice value (lower CPU weight), so the web server and the queue stay responsive

@@ -15,8 +15,9 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sandbox import limits
+from sandbox import limits, tpuhost
 from sandbox.catalog import DEFAULT_ROOT
+from sandbox.protocol import CHIPS, Chip
 from server.clients import parse_networks
 
 # One `frame-ancestors` source: any site, a keyword, a scheme, or an origin (maybe `*.` subdomains).
@@ -112,8 +113,11 @@ class Settings(BaseSettings):
         description="Sites that may show `/embed/{id}` in a frame (CSP `frame-ancestors`): `*` (any), "
         "`'none'`, or space-separated origins such as `https://course.example.edu`.",
     )
-    tpu: Literal["auto", "yes", "no"] = Field(
-        "auto", description="Whether this host has a TPU (`auto`: look for TPU device nodes)."
+    tpu: Literal["auto", "yes", "no"] | Chip = Field(
+        "auto",
+        description="Whether this host has a TPU, and which chip: `auto` (its TPU chips as sysfs shows "
+        "them, as the job runner finds them), `no`, a chip (`v5e`, `v5p`, `v6e`, `tpu7x`), or `yes` "
+        "(a TPU whose chip the runner checks).",
     )
 
     @field_validator("trusted_proxies")
@@ -138,5 +142,19 @@ class Settings(BaseSettings):
 
     def has_tpu(self) -> bool:
         if self.tpu != "auto":
-            return self.tpu == "yes"
-        return any(Path(p).exists() for p in ("/dev/accel0", "/dev/vfio/0"))
+            return self.tpu != "no"
+        try:
+            return tpuhost.host_chip() is not None
+        except tpuhost.TpuHostError:
+            return True  # chips of a kind this playground does not know: the runner says why
+
+    def tpu_chip(self) -> Chip | None:
+        """This host's TPU chip, when known: a native run on another chip is refused up front."""
+        if self.tpu in CHIPS:
+            return self.tpu  # type: ignore[return-value]
+        if self.tpu != "auto":
+            return None
+        try:
+            return tpuhost.host_chip()
+        except tpuhost.TpuHostError:
+            return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 
+from sandbox.protocol import chip_info
 from server.schemas import VersionInfo
 from server.settings import Settings
 
@@ -23,13 +24,16 @@ def dist_version(name: str) -> str | None:
 
 def running(settings: Settings, backend_name: str, backend_note: str) -> VersionInfo:
     tpu = settings.has_tpu()
+    chip = settings.tpu_chip()
     return VersionInfo(
         playground=dist_version("pallas-playground") or "dev",
         python=platform.python_version(),
         jax=dist_version("jax"),
         jaxlib=dist_version("jaxlib"),
         libtpu=dist_version("libtpu") or dist_version("libtpu-nightly"),
-        device_kind="TPU (native)" if tpu else f"{platform.machine()} CPU (TPU interpret mode)",
+        device_kind=(f"{chip_info(chip).title} (native)" if chip else "TPU (native)")
+        if tpu
+        else f"{platform.machine()} CPU (TPU interpret mode)",
         mode="tpu" if tpu else "interpret",
         sandbox=backend_name,
         sandbox_note=backend_note,

@@ -29,11 +29,12 @@ from sandbox.backends import staging, uid_lease
 from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.backends.pool_process import PoolProcess, Waiter, kill_pool, start_pool_process, stop_process
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
-from sandbox.jail import channel, outer
+from sandbox.jail import channel
 from sandbox.jail.probe import probe
 from sandbox.jail.runtime import Runtime
 from sandbox.jobenv import base_environment
 from sandbox.protocol import Execution, Job, never_ran, to_json_dict
+from sandbox.tpuhost import TpuHostError, TpuSlot, host_slots, runs_on_chip
 
 log = logging.getLogger(__name__)
 
@@ -57,18 +58,24 @@ class HardenedBackend:
         cpu_cores: float = default_limits.CPU_CORES,
         start_seconds: float = 120.0,
         sandbox_dir: Path | None = None,
+        tpu_slots: tuple[TpuSlot, ...] | None = None,
     ) -> None:
-        """`sandbox_dir`: the `sandbox` package the pool runs (default: this one), mounted read-only."""
+        """`sandbox_dir`: the `sandbox` package the pool runs (default: this one), mounted read-only.
+        `slots`: jobs at once on the CPU (interpret mode). `tpu_slots`: chip sets, one job at a time
+        on each (default: one per chip of this host; none on a CPU machine)."""
         self.runtime = runtime or Runtime()
         # Mounted from a neutral copy: a job's mountinfo must not reveal the server's checkout.
         self._staged = staging.stage(sandbox_dir or Path(sandbox.__file__).parent)
         self.sandbox_dir = self._staged.path
-        found = probe(self.runtime)
+        try:
+            self.tpu_slots = host_slots() if tpu_slots is None else tpu_slots
+        except TpuHostError as exc:
+            raise BackendUnavailable(f"local (hardened unavailable: {exc})") from exc
+        found = probe(self.runtime, self.tpu_slots)
         if not found.ok:
             raise BackendUnavailable(found.report())
-        # libtpu takes the whole chip set: on a TPU host, one job at a time (see SECURITY.md).
-        if slots is None:
-            slots = 1 if outer.tpu_device_nodes() else DEFAULT_SLOTS
+        self.cpu_slots = DEFAULT_SLOTS if slots is None else slots
+        slots = self.cpu_slots + len(self.tpu_slots)  # chip slots come last (see `pool.Config`)
         # Slot uids of our own: another pool on this host never runs a job as one of them.
         self._uids = uid_lease.lease(uid_base, slots)
         self.slots, self.uid_base, self.cpu_cores = slots, self._uids.first, cpu_cores
@@ -87,7 +94,13 @@ class HardenedBackend:
     # -- Backend -------------------------------------------------------------------------------
 
     def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
-        slot = self._take_slot(cancel)
+        host_chip = self.tpu_slots[0].chip if self.tpu_slots else None
+        on_chip = runs_on_chip(job.mode, job.chip, host_chip)
+        if not on_chip and self.cpu_slots == 0:
+            return never_ran("this job runner has no CPU slots for interpret-mode runs")
+        slot = self._take_slot(
+            cancel, range(self.cpu_slots, self.slots) if on_chip else range(self.cpu_slots)
+        )
         if slot is None:
             return never_ran(None, cancelled=True)
         quarantined = False
@@ -213,19 +226,21 @@ class HardenedBackend:
 
         threading.Thread(target=wait_then_return, name=f"sandbox-slot-{slot}-quarantine", daemon=True).start()
 
-    def _take_slot(self, cancel: threading.Event) -> int | None:
+    def _take_slot(self, cancel: threading.Event, kind: range) -> int | None:
+        """The lowest free slot in `kind` (the CPU slots or the chip slots)."""
         with self._slot_cond:
-            while not self._free:
+            while not (free := [s for s in self._free if s in kind]):
                 if cancel.is_set():
                     return None
                 self._slot_cond.wait(0.1)
-            return self._free.pop(0)
+            self._free.remove(free[0])
+            return free[0]
 
     def _give_slot(self, slot: int) -> None:
         with self._slot_cond:
             self._free.append(slot)
             self._free.sort()
-            self._slot_cond.notify()
+            self._slot_cond.notify_all()  # waiters want CPU or chip slots
 
     # -- the pool's life -----------------------------------------------------------------------
 
@@ -261,8 +276,10 @@ class HardenedBackend:
             "runtime_prefix": str(self.runtime.prefix),
             "cpu_cores": self.cpu_cores,
             "env": base_environment(os.environ, home="/tmp"),
+            "tpu_slots": to_json_dict(self.tpu_slots),
         }
-        return start_pool_process(self.runtime, self.sandbox_dir, config)
+        nodes = [node for slot in self.tpu_slots for node in slot.device_nodes]
+        return start_pool_process(self.runtime, self.sandbox_dir, config, nodes)
 
     def _serve(self, pool: PoolProcess) -> bool:
         """Read the pool's messages until it goes away (the keeper thread's main job); False if it

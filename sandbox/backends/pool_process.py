@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,18 +81,17 @@ class PoolProcess:
         return self.ns_init_pid
 
 
-def start_pool_process(runtime: Runtime, sandbox_dir: Path, config: dict[str, Any]) -> PoolProcess:
-    """Spawn the pool under bwrap with `config` (plus its end of a fresh control channel)."""
+def start_pool_process(
+    runtime: Runtime, sandbox_dir: Path, config: dict[str, Any], device_nodes: Sequence[str] = ()
+) -> PoolProcess:
+    """Spawn the pool under bwrap with `config` (plus its end of a fresh control channel), with the
+    TPU chips' `device_nodes` of its chip slots."""
     parent, child = channel.pair()
     info_r, info_w = os.pipe()
     config = {**config, "control_fd": child.fileno()}
     # The pool and every job it forks run at a lower CPU weight than the server (`limits.JOB_NICE`).
-    argv = [
-        NICE,
-        "-n",
-        str(JOB_NICE),
-        *outer.command(runtime, sandbox_dir, info_w, "sandbox.jail.pool", config),
-    ]
+    pool_argv = outer.command(runtime, sandbox_dir, info_w, "sandbox.jail.pool", config, device_nodes)
+    argv = [NICE, "-n", str(JOB_NICE), *pool_argv]
     try:
         proc = subprocess.Popen(
             argv,

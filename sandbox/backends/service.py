@@ -33,8 +33,12 @@ def peer_uid(conn: socket.socket) -> int:
 
 
 class Service:
-    def __init__(self, backend: Backend, path: Path, allowed_uids: set[int]) -> None:
+    def __init__(
+        self, backend: Backend, path: Path, allowed_uids: set[int], socket_group: int | None = None
+    ) -> None:
+        """`socket_group`: the group that may connect (the web server's; its uid must also be allowed)."""
         self.backend, self.path, self.allowed = backend, path, allowed_uids
+        self.socket_group = socket_group
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._stop = threading.Event()
 
@@ -45,6 +49,8 @@ class Service:
         staging.unlink(missing_ok=True)
         self.listener.bind(str(staging))
         os.chmod(staging, 0o660)
+        if self.socket_group is not None:
+            os.chown(staging, -1, self.socket_group)  # root-owned 0660 alone: EACCES for the web uid
         self.listener.listen(64)
         os.replace(staging, self.path)
         log.info("job runner listening on %s (backend %s)", self.path, self.backend.name)
@@ -102,12 +108,32 @@ def _send(conn: socket.socket, message: dict[str, object]) -> None:
         conn.sendall((json.dumps(message) + "\n").encode())
 
 
-def main(argv: list[str] | None = None) -> None:
+def _backend(args: argparse.Namespace) -> Backend:
+    if args.backend != "hardened":
+        return create_backend(args.backend)
+    from sandbox.backends.hardened import BackendUnavailable, HardenedBackend
+    from sandbox.tpuhost import TpuHostError, host_slots
+
+    # One runner per host: a slot per chip set (one chip each by default) and CPU slots beside them.
+    try:
+        return HardenedBackend(slots=args.cpu_slots, tpu_slots=host_slots(args.chips_per_slot))
+    except (TpuHostError, BackendUnavailable) as exc:
+        raise SystemExit(f"job runner: {exc}") from exc
+
+
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sandbox.backends.service", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--socket", type=Path, required=True)
     parser.add_argument("--backend", default="hardened")
+    parser.add_argument(
+        "--socket-group", type=int, help="gid that may connect to the socket (the web server's)"
+    )
+    parser.add_argument("--cpu-slots", type=int, help="hardened: interpret-mode jobs at once (default 8)")
+    parser.add_argument(
+        "--chips-per-slot", type=int, default=1, help="hardened, on a TPU host: chips each chip slot owns"
+    )
     parser.add_argument(
         "--allow-uid",
         type=int,
@@ -115,9 +141,13 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="uid allowed to submit jobs (repeatable; default: this process's uid)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    service = Service(create_backend(args.backend), args.socket, set(args.allow_uid) or {os.getuid()})
+    service = Service(_backend(args), args.socket, set(args.allow_uid) or {os.getuid()}, args.socket_group)
     try:
         service.serve()
     finally:

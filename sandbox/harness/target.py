@@ -1,6 +1,10 @@
 """The execution target inside the child: native TPU, or TPU interpret mode simulating a chosen chip.
 
 Must run before user code is imported: Pallas reads the interpret setting when a kernel is built.
+It also runs before any JAX backend exists, so the job's `JAX_PLATFORMS` decides where it runs:
+`cpu` off a chip slot (JAX, imported in the warm pool on a TPU host, would otherwise start libtpu
+and take a chip), `tpu,cpu` on one (a chip that fails to start is then an error, never a silent
+fallback to the CPU). On a chip, the chip the user chose must be the one JAX reports.
 TPU-only helpers (`emit_pipeline`, `get_tpu_info`) need a TPU device kind off-TPU, which the
 `chip_context()` abstract mesh supplies around every call into user code.
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import os
 import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,13 +29,17 @@ from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import interpret_fixes
 from sandbox.protocol import Chip, InterpretOptions, Mode, Versions
-from sandbox.protocol.chips import chip_info
+from sandbox.protocol.chips import chip_info, chip_of_device_kind
 
 DEVICE_AXIS = "x"
 
 
 class TargetError(Exception):
     """The requested target cannot run on this host (e.g. mode 'tpu' without a TPU)."""
+
+
+class TpuStartError(TargetError):
+    """This job's chips did not start (libtpu's own message says why)."""
 
 
 @dataclass(frozen=True)
@@ -72,9 +81,11 @@ class Target:
 
 
 def configure(chip: Chip, mode: Mode, options: InterpretOptions, devices: int = 1) -> Target:
-    has_tpu = jax.default_backend() == "tpu"
+    has_tpu = _default_backend() == "tpu"
     if mode == "tpu" and not has_tpu:
         raise TargetError("mode 'tpu' was asked for, but this host has no TPU")
+    if has_tpu and mode != "interpret":
+        _check_chip(chip, jax.devices()[0].device_kind)
     if jax.device_count() < devices:
         raise TargetError(f"the job needs {devices} devices, but this host has {jax.device_count()}")
     interpret = mode == "interpret" or (mode == "auto" and not has_tpu)
@@ -83,6 +94,29 @@ def configure(chip: Chip, mode: Mode, options: InterpretOptions, devices: int = 
         pltpu.set_tpu_interpret_mode(interpret_params(options))
         fixes = interpret_fixes.install()
     return Target(chip=chip, interpret=interpret, options=options, devices=devices, fixes=fixes)
+
+
+def _default_backend() -> str:
+    platforms = os.environ.get("JAX_PLATFORMS")
+    if platforms:
+        # The pool imported JAX before this job's environment existed: apply it now, before the
+        # first backend call (JAX reads the variable only at import).
+        jax.config.update("jax_platforms", platforms)
+    try:
+        return jax.default_backend()
+    except RuntimeError as exc:  # only with platforms named: a chip slot whose chips did not start
+        raise TpuStartError(f"the TPU did not start: {str(exc).splitlines()[0]}") from exc
+
+
+def _check_chip(chip: Chip, device_kind: str) -> None:
+    real = chip_of_device_kind(device_kind)
+    if real != chip:
+        raise TargetError(
+            f"this host's TPU is a {device_kind}"
+            + (f" ({real})" if real else "")
+            + f", not a {chip}: choose {real or 'its chip'} to run natively, or mode 'interpret' to "
+            f"simulate a {chip} on the CPU"
+        )
 
 
 def interpret_params(options: InterpretOptions) -> pltpu.InterpretParams:

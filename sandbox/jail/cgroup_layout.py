@@ -4,6 +4,11 @@
 controller is available there, else v1); the kill uses v2's `cgroup.kill` whenever a v2 hierarchy
 exists (on a hybrid machine often the otherwise empty "unified" one). Also the small file helpers
 every cgroup file access goes through.
+
+On cgroup v2 a cgroup may enable controllers for its children only while no process lives in it,
+so a runner cannot make job cgroups with limits below its own cgroup. A runner that lives in a
+leaf named `SUPERVISOR` (systemd's `DelegateSubgroup=supervisor`, or `scripts/runner-entrypoint`
+in a container) therefore puts its pools beside that leaf, in the delegated cgroup above it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ import contextlib
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+SUPERVISOR = "supervisor"
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,8 @@ def detect(mountinfo: str = "/proc/self/mountinfo", cgroup: str = "/proc/self/cg
         root, mount = fields[3], Path(fields[4])
         if fstype == "cgroup2":
             own = relative(own_v2, root)
+            if PurePosixPath(own).name == SUPERVISOR:
+                own = str(PurePosixPath(own).parent)
             available = frozenset(read(mount / own.lstrip("/") / "cgroup.controllers").split())
             found.append(Hierarchy(mount, 2, available, own))
         elif fstype == "cgroup":

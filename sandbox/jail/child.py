@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from sandbox.harness import main as harness
-from sandbox.jail import landlock, namespaces, outer, privilege
+from sandbox.jail import landlock, namespaces, privilege
 from sandbox.jail.cgroups import JobCgroup
 from sandbox.jail.runtime import APP_DIR
 from sandbox.protocol import Limits
@@ -38,6 +38,9 @@ class Spec:
     pool_pid: int
     runtime_prefix: str
     seccomp: Any  # a built pyseccomp filter, loaded last
+    # A chip slot's job: its chips' device nodes, and the CPUs its thread pools may use.
+    tpu_nodes: tuple[str, ...] = ()
+    cpus: tuple[int, ...] = ()
 
 
 def run(spec: Spec, fds: list[int], setup_fd: int) -> NoReturn:
@@ -72,13 +75,18 @@ def _jail(spec: Spec) -> None:
     spec.cgroup.join()  # everything below is charged to, and killable with, the job
     privilege.reset_signals()
     namespaces.enter(spec.scratch)
-    privilege.set_rlimits(spec.limits, spec.memory_in_cgroup)
+    privilege.set_rlimits(spec.limits, spec.memory_in_cgroup, pinned_memory=bool(spec.tpu_nodes))
+    if spec.cpus:
+        # libtpu sizes its thread pools by the CPUs it may run on: a slot's share, not the host's 224.
+        os.sched_setaffinity(0, spec.cpus)
     privilege.replace_environ(spec.env)
     landlock.restrict(
         landlock.Policy(
             read_only=("/usr", "/etc", spec.runtime_prefix, APP_DIR, "/proc", "/sys"),
             read_write=(namespaces.JOB_TMP,),
-            devices=DEVICES + tuple(outer.tpu_device_nodes()),
+            devices=DEVICES + spec.tpu_nodes,
+            # libtpu lists /dev and /dev/vfio to find its chips; listing shows names, not contents.
+            listable=("/dev",) if spec.tpu_nodes else (),
         )
     )
     privilege.drop_to(spec.uid, spec.uid)

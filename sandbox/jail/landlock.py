@@ -84,12 +84,14 @@ def _fs_rights(version: int) -> int:
 
 @dataclass(frozen=True)
 class Policy:
-    """What stays reachable: read-only trees, read-write trees (scratch) and device files (read,
-    write and ioctl: a TPU's device nodes need all three)."""
+    """What stays reachable: read-only trees, read-write trees (scratch), device files (read,
+    write and ioctl: a TPU's device nodes need all three) and trees whose directories may be
+    listed but whose files stay closed (a TPU job lists /dev)."""
 
     read_only: tuple[str, ...]
     read_write: tuple[str, ...]
     devices: tuple[str, ...] = ()
+    listable: tuple[str, ...] = ()
 
 
 def restrict(policy: Policy) -> tuple[str, ...]:
@@ -110,6 +112,7 @@ def restrict(policy: Policy) -> tuple[str, ...]:
         _allow(ruleset, policy.read_only, READ_ONLY & handled)
         _allow(ruleset, policy.read_write, READ_WRITE & handled)
         _allow(ruleset, policy.devices, (READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV) & handled)
+        _allow(ruleset, policy.listable, READ_DIR & handled)
         _syscall(ctypes.c_long(_SYS_RESTRICT_SELF), ruleset, 0)
     finally:
         os.close(ruleset)

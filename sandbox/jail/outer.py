@@ -9,30 +9,38 @@ checkout, config, database, secrets, /root, /home, /etc) is mounted.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sandbox.jail.runtime import APP_DIR, Runtime
 
-TPU_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/*")  # v4/v5p expose accel nodes, v5e/v6e VFIO groups
 POOL_CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE")
 _BOOT = "import sys; sys.path.insert(0, {app!r}); from {module} import main; sys.exit(main(sys.argv))"
 
 
 def command(
-    runtime: Runtime, sandbox_dir: Path, info_fd: int, module: str, config: dict[str, Any]
+    runtime: Runtime,
+    sandbox_dir: Path,
+    info_fd: int,
+    module: str,
+    config: dict[str, Any],
+    device_nodes: Sequence[str] = (),
 ) -> list[str]:
     """bwrap … python -I -B -u -c "<module>.main(argv)" CONFIG_JSON."""
     boot = _BOOT.format(app=APP_DIR, module=module)
     python = [str(runtime.python), "-I", "-B", "-u", "-c", boot, json.dumps(config)]
-    return [*bwrap_args(runtime, sandbox_dir, info_fd), *python]
+    return [*bwrap_args(runtime, sandbox_dir, info_fd, device_nodes), *python]
 
 
-def bwrap_args(runtime: Runtime, sandbox_dir: Path, info_fd: int) -> list[str]:
+def bwrap_args(
+    runtime: Runtime, sandbox_dir: Path, info_fd: int, device_nodes: Sequence[str] = ()
+) -> list[str]:
+    """`device_nodes`: the TPU chips' nodes this pool's chip slots own (`TpuSlot.device_nodes`);
+    no other host device reaches the pool."""
     bwrap = shutil.which("bwrap") or "bwrap"
     # --as-pid-1: the pool itself is the namespace's init (it reaps everything, and when it dies the
     # kernel kills every job); with bwrap's own init in between, that init would be left a zombie.
@@ -57,12 +65,10 @@ def bwrap_args(runtime: Runtime, sandbox_dir: Path, info_fd: int) -> list[str]:
     args += ["--ro-bind", prefix, prefix, "--ro-bind", str(sandbox_dir), f"{APP_DIR}/sandbox"]
     args += ["--ro-bind", "/sys", "/sys", "--bind", "/sys/fs/cgroup", "/sys/fs/cgroup"]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--chdir", "/"]
-    for node in tpu_device_nodes():
+    nodes = sorted(set(device_nodes))
+    for folder in sorted({os.path.dirname(n) for n in nodes} - {"/dev"}):
+        args += ["--perms", "0755", "--dir", folder]  # e.g. /dev/vfio, which slot uids must traverse
+    for node in nodes:
         args += ["--dev-bind", node, node]
     args += ["--info-fd", str(info_fd)]
     return args
-
-
-def tpu_device_nodes() -> list[str]:
-    """The TPU device nodes of this host (none on a CPU machine); only these reach the jobs."""
-    return sorted(path for pattern in TPU_DEVICE_GLOBS for path in glob.glob(pattern))

@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox import limits as default_limits
 from sandbox.jail import cgroup_layout, cgroups, channel, namespaces
 from sandbox.jobenv import job_environment
 from sandbox.protocol import Limits, from_json_dict
+from sandbox.tpuhost import TpuSlot, cpu_share
 
 _PR_SET_CHILD_SUBREAPER = 36
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -51,6 +53,8 @@ class Config:
     env: dict[str, str]
     control_fd: int
     cgroup_name: str = cgroups.BASE_NAME
+    # Slots 0 … slots-len(tpu_slots)-1 run on the CPU; the rest own the chips of `tpu_slots`, in order.
+    tpu_slots: tuple[TpuSlot, ...] = ()
 
 
 @dataclass
@@ -210,24 +214,34 @@ class Pool:
         from sandbox.jail import child
 
         uid = self.config.uid_base + slot
-        cgroup = self.cgroups.create(job_id, limits, self.config.cpu_cores)
+        chip_slots = len(self.config.tpu_slots)
+        first_chip_slot = self.config.slots - chip_slots
+        tpu = self.config.tpu_slots[slot - first_chip_slot] if slot >= first_chip_slot else None
+        cpus: tuple[int, ...] = ()
+        cores = self.config.cpu_cores
+        if tpu is not None:
+            limits = default_limits.for_tpu(limits)
+            cpus = cpu_share(sorted(os.sched_getaffinity(0)), slot - first_chip_slot, chip_slots)
+            cores = max(cores, float(len(cpus)))  # libtpu and the TPU compiler run on the slot's CPUs
+        cgroup = self.cgroups.create(job_id, limits, cores)
         try:
             scratch = namespaces.mount_scratch(job_id, limits.scratch_bytes, uid, uid)
         except OSError:
             cgroup.remove()
             raise
-        env = job_environment(self.config.env, devices=devices)
         spec = child.Spec(
             job=job_id,
             uid=uid,
             limits=limits,
-            env=env,
+            env=job_environment(self.config.env, devices=devices, tpu=tpu),
             scratch=scratch,
             cgroup=cgroup,
             memory_in_cgroup=self.layout.memory is not None,
             pool_pid=os.getpid(),
             runtime_prefix=self.config.runtime_prefix,
             seccomp=self.seccomp,
+            tpu_nodes=tpu.device_nodes if tpu is not None else (),
+            cpus=cpus,
         )
         setup_r, setup_w = os.pipe2(os.O_CLOEXEC)
         pid = os.fork()

@@ -27,8 +27,13 @@ def place_fds(stdin: int, stdout: int, stderr: int, events: int, setup: int) -> 
         os.set_inheritable(fd, True)
 
 
-def set_rlimits(limits: Limits, memory_in_cgroup: bool) -> None:
-    """Per-process limits. NPROC is a backstop behind pids.max (it counts the slot uid's threads)."""
+def set_rlimits(limits: Limits, memory_in_cgroup: bool, pinned_memory: bool = False) -> None:
+    """Per-process limits. NPROC is a backstop behind pids.max (it counts the slot uid's threads).
+
+    `pinned_memory`: the job drives a VFIO device, which pins host pages for DMA against
+    RLIMIT_MEMLOCK (a job has no CAP_IPC_LOCK). It may pin up to its memory limit, within the hard
+    limit the runner was started with (`--ulimit memlock=-1`; no process here may raise it).
+    """
     # Soft < hard: SIGXCPU first, which the backend reports as the CPU limit.
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.scratch_bytes, limits.scratch_bytes))
@@ -37,6 +42,10 @@ def set_rlimits(limits: Limits, memory_in_cgroup: bool) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes + 16, limits.processes + 16))
     if not memory_in_cgroup:
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    if pinned_memory:
+        hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+        pinned = limits.memory_bytes if hard == resource.RLIM_INFINITY else min(hard, limits.memory_bytes)
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (pinned, pinned))
 
 
 def replace_environ(env: dict[str, str]) -> None:

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sandbox.jail import cgroup_layout, landlock
 from sandbox.jail.runtime import Runtime
+from sandbox.tpuhost import TpuHostError, TpuSlot, host_slots
+
+# VFIO pins the host pages a chip reads and writes against RLIMIT_MEMLOCK; far below this, libtpu
+# cannot map its transfer buffers (what it needs on a chip is unmeasured: the README checklist).
+TPU_MEMLOCK_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -28,12 +35,25 @@ class Capabilities:
         return "local (hardened unavailable: " + "; ".join(self.problems) + ")"
 
 
-def probe(runtime: Runtime | None = None) -> Capabilities:
+def probe(runtime: Runtime | None = None, tpu_slots: Sequence[TpuSlot] | None = None) -> Capabilities:
+    """`tpu_slots`: the chip slots the backend will run (default: one per chip this host has)."""
     runtime = runtime or Runtime()
     problems: list[str] = []
     features: list[str] = []
     if sys.platform != "linux":
         return Capabilities((f"needs Linux, this is {sys.platform}",), ())
+    if tpu_slots is None:
+        try:
+            tpu_slots = host_slots()
+        except TpuHostError as exc:
+            problems.append(str(exc))
+            tpu_slots = ()
+    if tpu_slots:
+        problems += _tpu_problems(tpu_slots)
+        first = tpu_slots[0]
+        features.append(
+            f"{len(tpu_slots)} chip slots of {len(first.chips)} {first.chip} chip(s) ({first.accelerator_type})"
+        )
     if os.geteuid() != 0:
         problems.append(f"not root (euid {os.geteuid()}): the pool needs root for namespaces, cgroups, uids")
     bwrap = shutil.which("bwrap")
@@ -41,7 +61,7 @@ def probe(runtime: Runtime | None = None) -> Capabilities:
         problems.append("bubblewrap (bwrap) not installed")
     else:
         features.append(f"bubblewrap pool ({bwrap})")
-    problem = runtime.problem()
+    problem = runtime.problem(tpu=bool(tpu_slots))
     if problem:
         problems.append(problem)
     abi = landlock.abi()
@@ -63,3 +83,17 @@ def probe(runtime: Runtime | None = None) -> Capabilities:
             problems.append(str(layout.problem()))
         features.append(layout.describe())
     return Capabilities(tuple(problems), tuple(features))
+
+
+def _tpu_problems(slots: Sequence[TpuSlot]) -> list[str]:
+    problems = []
+    memlock = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+    if memlock != resource.RLIM_INFINITY and memlock < TPU_MEMLOCK_BYTES:
+        problems.append(
+            f"RLIMIT_MEMLOCK is {memlock} bytes: too little for VFIO to pin a TPU's buffers "
+            "(start the runner with `--ulimit memlock=-1` or systemd `LimitMEMLOCK=infinity`)"
+        )
+    missing = sorted({n for s in slots for n in s.device_nodes if not os.path.exists(n)})
+    if missing:
+        problems.append(f"TPU device nodes missing here: {', '.join(missing)} (pass them to the runner)")
+    return problems

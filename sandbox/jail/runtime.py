@@ -27,10 +27,19 @@ class Runtime:
     def site_packages(self) -> Path:
         return self.prefix / "venv" / "lib" / "python3.12" / "site-packages"
 
-    def problem(self) -> str | None:
-        """None when installed and in step with this interpreter's JAX, else what is wrong."""
+    def problem(self, tpu: bool = False) -> str | None:
+        """None when installed and in step with this interpreter's JAX, else what is wrong.
+
+        `tpu`: jobs will run on chips, so the runtime must hold libtpu too (without it JAX finds no
+        TPU and every native run would fail).
+        """
         if not (self.prefix / ".installed").is_file() or not self.python.exists():
             return f"job runtime not installed at {self.prefix} (run scripts/install-job-runtime as root)"
+        if tpu and not any(self.site_packages.glob("libtpu-*.dist-info")):
+            return (
+                f"this host has TPU chips, but the job runtime at {self.prefix} has no libtpu "
+                "(run scripts/install-job-runtime --extra tpu)"
+            )
         for dist in ("jax", "jaxlib"):
             try:
                 want = importlib.metadata.version(dist)

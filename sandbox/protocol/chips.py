@@ -99,3 +99,18 @@ assert tuple(CHIP_TABLE) == CHIPS, "the chip table and the Chip literal must nam
 
 def chip_info(name: Chip) -> ChipInfo:
     return CHIP_TABLE[name]
+
+
+# What `jax.devices()[0].device_kind` says on real hardware, per chip (jax/_src/tpu_info.py accepts
+# both spellings; hardware reports the first): how a native run knows which chip it really got.
+NATIVE_DEVICE_KINDS: dict[Chip, tuple[str, ...]] = {
+    "v5e": ("TPU v5 lite", "TPU v5e"),
+    "v5p": ("TPU v5", "TPU v5p"),
+    "v6e": ("TPU v6 lite", "TPU v6e"),
+    "tpu7x": ("TPU7x",),
+}
+
+
+def chip_of_device_kind(kind: str) -> Chip | None:
+    """The chip a real device of this kind is; None for a kind this playground does not offer."""
+    return next((chip for chip, kinds in NATIVE_DEVICE_KINDS.items() if kind in kinds), None)

@@ -13,8 +13,8 @@ POOL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 
 
 def tpu_pool(chip: str) -> str:
-    """The pool of hosts with that chip kind (`tpu-v5e`), where jobs run natively."""
-    return f"tpu-{chip}"
+    """The pool of hosts with that chip kind (`tpu-v5e`; `tpu7x` names itself), where jobs run natively."""
+    return chip if chip.startswith("tpu") else f"tpu-{chip}"
 
 
 def pool_for(mode: str, chip: str, live_pools: set[str]) -> str:

@@ -24,7 +24,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--redis", required=True, help="the queue, e.g. redis://queue-host:6379/0")
     parser.add_argument("--pool", default="interpret", help="interpret (any CPU) or tpu-v5e, tpu-v6e, …")
     parser.add_argument(
-        "--slots", type=int, default=os.cpu_count() or 1, help="jobs at once (default: cores)"
+        "--slots", type=int, default=None, help="jobs at once (default: cores; on a TPU pool, its chip slots)"
     )
     parser.add_argument("--backend", default="hardened", choices=backend_names())
     parser.add_argument("--prefix", default=DEFAULT_PREFIX, help="key prefix (as PLAYGROUND_REDIS_PREFIX)")
@@ -50,12 +50,13 @@ def main(argv: list[str] | None = None) -> None:
         lease_seconds=args.lease_seconds,
         max_deliveries=args.max_deliveries,
     )
+    backends = slot_backends(args.backend, args.pool, args.slots)
     options = WorkerOptions(
-        slots=args.slots,
+        slots=len(backends),
         heartbeat_seconds=args.heartbeat_seconds,
         poll_seconds=min(0.25, args.lease_seconds / 8),
     )
-    worker = Worker(queue, slot_backends(args.backend, args.pool, args.slots), options)
+    worker = Worker(queue, backends, options)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -55,6 +55,15 @@ async def create_run(
             "mode 'tpu' was asked for, but this server has no TPU; use 'auto' or 'interpret'",
             field="mode",
         )
+    host_chip = settings.tpu_chip()
+    if body.mode == "tpu" and host_chip is not None and body.chip != host_chip:
+        raise ProblemError(
+            422,
+            "Wrong chip",
+            f"this server's TPU is a {host_chip}, not a {body.chip}: choose {host_chip} to run natively, "
+            f"or mode 'interpret' to simulate a {body.chip}",
+            field="chip",
+        )
     if len(body.source.encode()) > settings.source_bytes:
         raise ProblemError(
             413,

@@ -129,3 +129,20 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(backend, tmp_path):
         streamed = client.post("/api/runs", content=chunks(), headers={"content-type": "application/json"})
         assert streamed.status_code == 413
         assert streamed.headers["content-type"] == "application/problem+json"
+
+
+def test_a_native_run_on_a_chip_the_host_lacks_is_refused(backend, tmp_path):
+    from tests.api.conftest import make_client
+
+    with make_client(backend, tmp_path, tpu="v6e") as client:
+        refused = client.post("/api/runs", json={"source": "x", "mode": "tpu", "chip": "v5e"})
+        accepted = client.post("/api/runs", json={"source": "x", "mode": "tpu", "chip": "v6e"})
+        version = client.get("/api/version").json()
+    backend.release.set()
+    assert refused.status_code == 422 and refused.headers["content-type"] == "application/problem+json"
+    assert refused.json()["detail"] == (
+        "this server's TPU is a v6e, not a v5e: choose v6e to run natively, or mode 'interpret' to "
+        "simulate a v5e"
+    )
+    assert accepted.status_code == 201
+    assert version["device_kind"] == "TPU v6e (Trillium) (native)" and version["mode"] == "tpu"

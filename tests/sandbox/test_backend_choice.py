@@ -103,6 +103,18 @@ def test_detect_pure_v2_uses_it_for_everything(tmp_path):
     assert layout.memory is not None and layout.memory.here == root / "system.slice/playground.service"
 
 
+def test_a_v2_runner_in_its_supervisor_leaf_makes_pools_beside_it(tmp_path):
+    # v2 enables controllers below a cgroup only while no process lives in it: the runner sits in a
+    # leaf `supervisor`, and its pools go in the (process-free) delegated cgroup above it.
+    root = tmp_path / "cg"
+    (root / "runner.service" / "supervisor").mkdir(parents=True)
+    (root / "runner.service" / "cgroup.controllers").write_text("cpu memory pids\n")
+    mounts = f"30 23 0:27 / {root} rw,relatime - cgroup2 cgroup2 rw\n"
+    layout = cgroup_layout.detect(*write(tmp_path, mounts, "0::/runner.service/supervisor\n"))
+    assert layout.memory is not None and layout.memory.here == root / "runner.service"
+    assert layout.memory.controllers == {"cpu", "memory", "pids"}
+
+
 def test_detect_v1_without_unified_kills_by_signal(tmp_path):
     mounts = "\n".join(line for line in HYBRID_MOUNTS.splitlines() if "cgroup2" not in line) + "\n"
     layout = cgroup_layout.detect(*write(tmp_path, mounts, HYBRID_CGROUP.replace("0::/\n", "")))
@@ -136,12 +148,14 @@ def test_outer_jail_mounts_nothing_of_the_server(tmp_path):
     assert args[args.index("--cap-drop") + 1] == "ALL"
 
 
-def test_outer_jail_passes_only_tpu_device_nodes(monkeypatch, tmp_path):
+def test_outer_jail_passes_only_the_chip_slots_device_nodes(tmp_path):
     from sandbox.jail import outer
 
-    monkeypatch.setattr(
-        outer.glob, "glob", lambda p: {"/dev/accel*": ["/dev/accel0", "/dev/accel1"]}.get(p, [])
-    )
-    args = outer.bwrap_args(Runtime(prefix=tmp_path), tmp_path, 9)
+    nodes = ["/dev/vfio/vfio", "/dev/vfio/17", "/dev/vfio/vfio", "/dev/vfio/19"]
+    args = outer.bwrap_args(Runtime(prefix=tmp_path), tmp_path, 9, nodes)
     binds = [args[i + 1] for i, a in enumerate(args) if a == "--dev-bind"]
-    assert binds == ["/dev/accel0", "/dev/accel1"]
+    assert binds == ["/dev/vfio/17", "/dev/vfio/19", "/dev/vfio/vfio"]
+    # made before the binds, traversable: bwrap would make a missing parent 0700, closed to slot uids
+    folder = args.index("/dev/vfio")
+    assert args[folder - 3 : folder] == ["--perms", "0755", "--dir"] and folder < args.index("--dev-bind")
+    assert "--dev-bind" not in outer.bwrap_args(Runtime(prefix=tmp_path), tmp_path, 9)

@@ -62,7 +62,9 @@ class Outcome:
     victim_job: str = ""
 
 
-def slot_processes() -> list[str]:
+def slot_processes(backend) -> list[str]:
+    """Processes of this backend's slot uids (leased: another suite on the host has other uids)."""
+    first, count = backend.uid_base, backend.slots
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -71,7 +73,7 @@ def slot_processes() -> list[str]:
             except OSError:
                 continue
             uid = int(next(x for x in status.splitlines() if x.startswith("Uid:")).split()[1])
-            if UID_BASE <= uid < UID_BASE + SLOTS:
+            if first <= uid < first + count:
                 found.append(f"pid {entry.name} uid {uid}: {status.splitlines()[0]}")
     return found
 
@@ -92,7 +94,7 @@ def leftovers_of(backend, job_id: str) -> list[str]:
 
 
 def quiescent_leftovers(backend, pool_pid: int) -> list[str]:
-    found = slot_processes() + [str(p) for p in pool_cgroups(backend).jobs()]
+    found = slot_processes(backend) + [str(p) for p in pool_cgroups(backend).jobs()]
     found += [f"scratch {n}" for n in os.listdir(scratch_root(backend))]
     if backend.pool_host_pid() != pool_pid:
         found.append(f"the pool changed: {pool_pid} -> {backend.pool_host_pid()}")
@@ -292,7 +294,7 @@ def test_killing_the_pool_fails_the_run_cleanly_and_a_new_pool_sweeps(backend) -
         for b in cgroups.PoolCgroups(layout, old_token).bases().values()
         for p in b.glob(f"pool-{old_token}")
     ]
-    assert not slot_processes()
+    assert not slot_processes(backend)
     assert_pallas_passes(backend)
 
 
@@ -311,4 +313,4 @@ def test_closing_the_backend_leaves_nothing(host: Host) -> None:
         for b in cgroups.PoolCgroups(cgroup_layout.detect(), token).bases().values()
         for p in b.glob(f"pool-{token}")
     ]
-    assert not slot_processes()
+    assert not slot_processes(backend)

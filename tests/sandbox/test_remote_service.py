@@ -3,6 +3,7 @@
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +70,30 @@ def test_runner_refuses_other_uids(tmp_path):
         assert result.status == RunStatus.ERROR and "refused the job: uid" in result.summary
     finally:
         svc.stop()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the runner is root, the web server is not")
+@pytest.mark.parametrize(("group", "reached"), [(None, "PermissionError"), (23390, "connected")])
+def test_the_web_uid_reaches_the_runner_socket_only_through_its_group(group, reached):
+    import shutil
+    import subprocess
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="runner-sock-")
+    os.chmod(folder, 0o755)  # as /run/playground in the shared volume
+    path = os.path.join(folder, "runner.sock")
+    svc = Service(LocalBackend(), Path(path), {23390}, socket_group=group)
+    threading.Thread(target=svc.serve, daemon=True).start()
+    while not os.path.exists(path):
+        time.sleep(0.01)
+    connect = (
+        "import socket, sys\ntry:\n    socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print('connected')\n"
+        "except OSError as e:\n    print(type(e).__name__)"
+    )
+    try:
+        web = ["setpriv", "--reuid=23390", "--regid=23390", "--clear-groups", "/usr/bin/python3", "-c"]
+        out = subprocess.run([*web, connect, path], capture_output=True, text=True, timeout=30).stdout
+        assert out.strip() == reached
+    finally:
+        svc.stop()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -47,8 +47,9 @@ def test_web_settings_are_real_settings_pointing_at_the_services():
 def test_workers_take_arguments_the_worker_accepts_and_reach_only_the_queue():
     for worker in WORKERS:
         argv = worker["command"]
-        assert argv[:3] == ["python", "-m", "sandbox.worker"]
-        args = parse_worker(argv[3:])
+        assert worker["entrypoint"] == ["scripts/runner-entrypoint"] and argv[0] == "worker"
+        assert 'exec python -m sandbox.worker "$@"' in (ROOT / "scripts" / "runner-entrypoint").read_text()
+        args = parse_worker(argv[1:])
         assert (args.redis, args.pool, args.backend) == ("redis://redis:6379/0", "interpret", "hardened")
         assert worker["networks"] == ["queue"] and "ports" not in worker
         assert "ALL" in worker["cap_drop"] and worker["read_only"] is True

@@ -68,5 +68,68 @@ def test_readme_documents_the_deployment_and_says_it_is_untested():
         "/dev/vfio",
         "untested",
         "one job at a time",
+        "memlock",
+        "apparmor",
+        "--socket-group",
+        "Unverifiable here",
     ):
         assert must in section, must
+
+
+# -- the job runner's run command, as the README gives it --------------------------------------------
+
+SECTION = (ROOT / "README.md").read_text().split("## Deploying on a TPU VM", 1)[1].split("\n## ", 1)[0]
+COMMANDS = SECTION.split("```bash", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+
+
+def command_of(name: str) -> list[str]:
+    (line,) = [x for x in COMMANDS.splitlines() if x.startswith("docker run") and f"--name {name} " in x]
+    return line.split()
+
+
+def test_the_runner_gets_the_chips_nodes_as_the_host_names_them():
+    runner = command_of("playground-runner")
+    assert "$TPU_DEVICES" in runner
+    (found,) = [x for x in COMMANDS.splitlines() if x.startswith("TPU_DEVICES=")]
+    assert "/dev/vfio/*" in found and "/dev/accel*" in found and "--device=" in found
+    # VFIO group numbers vary from host to host: none is written down
+    assert not re.search(r"/dev/(vfio/[0-9]|accel[0-9])", COMMANDS)
+
+
+def test_the_runner_may_pin_memory_and_may_have_a_jobs_threads():
+    runner = command_of("playground-runner")
+    assert runner[runner.index("--ulimit") + 1] == "memlock=-1:-1"
+    assert int(runner[runner.index("--pids-limit") + 1]) >= 8 * 4096  # a job per chip, libtpu's threads
+
+
+def test_the_web_servers_group_reaches_the_runner_socket():
+    from sandbox.backends.service import parser
+
+    runner = command_of("playground-runner")
+    args = parser().parse_args(runner[runner.index("pallas-playground") + 1 :])
+    web_user = [a for n, a in INSTRUCTIONS if n == "USER"][-1].strip()
+    assert web_user == f"{args.allow_uid[0]}:{args.socket_group}"
+    assert f"--gid {args.socket_group}" in DOCKERFILE and f"--uid {args.allow_uid[0]}" in DOCKERFILE
+    assert args.socket == Path("/run/playground/runner.sock")
+    assert f"PLAYGROUND_SANDBOX=remote:{args.socket}" in DOCKERFILE
+
+
+def test_the_runner_has_a_writable_delegated_cgroup_and_may_mount():
+    from sandbox.jail.cgroup_layout import SUPERVISOR
+
+    runner = command_of("playground-runner")
+    assert runner[runner.index("--cgroupns") + 1] == "private"
+    assert "apparmor=unconfined" in runner  # Docker's default profile refuses bubblewrap's mounts
+    entrypoint = ROOT / runner[runner.index("--entrypoint") + 1]
+    text = entrypoint.read_text()
+    assert entrypoint.stat().st_mode & 0o111
+    assert "mount -o remount,rw" in text and f"/{SUPERVISOR}/cgroup.procs" in text
+    assert text.rstrip().endswith('exec python -m sandbox.backends.service "$@"')
+    assert "COPY scripts ./scripts" in DOCKERFILE
+
+
+def test_the_runner_has_no_network_and_the_web_server_no_devices():
+    runner, web = command_of("playground-runner"), command_of("playground-web")
+    assert runner[runner.index("--network") + 1] == "none"
+    assert not any("--device" in a or "TPU_DEVICES" in a for a in web)
+    assert "--privileged" not in COMMANDS

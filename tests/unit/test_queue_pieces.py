@@ -35,9 +35,10 @@ def test_pool_names_are_checked():
         check_pool_name("Interpret:*")
 
 
-def test_a_tpu_pool_with_several_slots_waits_for_the_per_chip_environment():
-    with pytest.raises(SlotLayoutError, match="one chip per slot"):
+def test_a_tpu_pool_runs_only_through_the_hardened_backends_chip_slots():
+    with pytest.raises(SlotLayoutError, match="only the hardened backend confines"):
         slot_backends("local", "tpu-v5e", 4)
+    assert pool_for("tpu", "tpu7x", set()) == "tpu7x"
 
 
 def test_fair_order_interleaves_addresses_then_browsers():
