@@ -72,11 +72,16 @@ class HealthProbe(threading.Thread):
     def __init__(self, base: str) -> None:
         super().__init__(daemon=True)
         self.base, self.samples, self.stop = base, [], threading.Event()
+        self.unhealthy = 0
 
     def run(self) -> None:
         while not self.stop.is_set():
             t0 = time.perf_counter()
-            urllib.request.urlopen(f"{self.base}/api/health").read()
+            try:
+                urllib.request.urlopen(f"{self.base}/api/health").read()
+            except urllib.error.HTTPError as exc:  # an unhealthy answer is still an answer: time it
+                exc.read()
+                self.unhealthy += 1
             self.samples.append(time.perf_counter() - t0)
             time.sleep(0.05)
 

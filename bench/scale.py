@@ -206,6 +206,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=30)
     parser.add_argument("--sandbox", default="auto")
     parser.add_argument("--skip-burst", action="store_true")
+    parser.add_argument("--only-burst", action="store_true", help="skip the queue cost and the scaling")
     args = parser.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
@@ -223,17 +224,18 @@ def main() -> None:
         f"Redis queue · {os.cpu_count()} cores · Redis {version} · load average before "
         f"{load[0]:.1f} / after {os.getloadavg()[0]:.1f} · {time.strftime('%Y-%m-%d')}"
     )
-    print(
-        f"  queue cost (submit → result − job time, {args.runs} runs): p50 {statistics.median(cost) * 1e3:.1f} ms, "
-        f"p99 {percentile(cost, 0.99) * 1e3:.1f} ms"
-    )
+    if cost:
+        print(
+            f"  queue cost (submit → result − job time, {args.runs} runs): "
+            f"p50 {statistics.median(cost) * 1e3:.1f} ms, p99 {percentile(cost, 0.99) * 1e3:.1f} ms"
+        )
     for n, efficiency in scaling.items():
         print(
             f"  {n} worker(s), {n * args.per_worker} runs of {args.job_seconds:.1f} s: scaling efficiency {efficiency:.0%}"
         )
     if compared:
         print(
-            f"  30-client tiled_matmul burst: in-process {compared['in-process makespan']:.1f} s, "
+            f"  {args.clients}-client tiled_matmul burst (mean of 2 each, ABBA order, sandbox {args.sandbox}): in-process {compared['in-process makespan']:.1f} s, "
             f"through Redis {compared['redis makespan']:.1f} s: throughput ratio {compared['ratio']:.2f}"
         )
         print(

@@ -106,13 +106,17 @@ class RedisState:
             queued = await self.redis.zcard(since)
             oldest = await self.redis.zrange(since, 0, 0, withscores=True)
             waited = max(0.0, now - oldest[0][1]) if oldest else 0.0
+            # Stuck: waiting that long although nothing was dispatched for as long (a slot's busy
+            # flag comes with heartbeats and may be a moment old; the last dispatch is exact).
+            moved = float(await self.redis.get(self.key("q", pool, "moved")) or 0.0)
+            stalled = min(waited, now - moved)
             slots, busy = sum(w.slots for w in workers), sum(w.busy for w in workers)
             pools.append(PoolHealth(pool, len(workers), slots, busy, queued, round(waited, 1)))
             if not workers and queued:
                 problems.append(f"pool {pool!r} has {queued} waiting runs and no live worker")
             elif not workers:
                 notes.append(f"pool {pool!r} has no live worker")
-            elif busy < slots and waited > STUCK_QUEUE_SECONDS:
+            elif busy < slots and stalled > STUCK_QUEUE_SECONDS:
                 problems.append(f"a run in pool {pool!r} has waited {waited:.0f} s although a slot is free")
         live = sum(p.workers for p in pools)
         if not live:

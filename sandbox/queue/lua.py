@@ -215,6 +215,8 @@ if lost then
 end
 local run_id = fair_take(pool)
 if not run_id then return nil end
+-- When the queue last moved: health tells a busy pool from a stuck one by it.
+redis.call('SET', k('q', pool, 'moved'), now())
 redis.call('XADD', stream, '*', 'run', run_id)
 local got = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', stream, '>')
 local entry = got[1][2][1]
