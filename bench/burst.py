@@ -17,6 +17,7 @@ import argparse
 import concurrent.futures
 import json
 import statistics
+import sys
 import threading
 import time
 import urllib.error
@@ -62,6 +63,8 @@ def one_run(base: str, client: str, tag: str) -> tuple[float, str]:
             break
         time.sleep(float(headers.get("Retry-After", "1")))
     result = wait_done(base, body["id"])
+    if result["status"] != "passed":
+        print(f"run {body['id']} ({tag}): {result['summary'][:500]}", file=sys.stderr)
     return time.perf_counter() - t0, result["status"]
 
 
@@ -69,11 +72,16 @@ class HealthProbe(threading.Thread):
     def __init__(self, base: str) -> None:
         super().__init__(daemon=True)
         self.base, self.samples, self.stop = base, [], threading.Event()
+        self.unhealthy = 0
 
     def run(self) -> None:
         while not self.stop.is_set():
             t0 = time.perf_counter()
-            urllib.request.urlopen(f"{self.base}/api/health").read()
+            try:
+                urllib.request.urlopen(f"{self.base}/api/health").read()
+            except urllib.error.HTTPError as exc:  # an unhealthy answer is still an answer: time it
+                exc.read()
+                self.unhealthy += 1
             self.samples.append(time.perf_counter() - t0)
             time.sleep(0.05)
 

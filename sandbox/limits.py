@@ -28,6 +28,10 @@ CPU_CORES = 1.0
 # Threads a job on a chip slot may have: libtpu and the TPU compiler size their pools by the CPUs
 # they may use (a slot's share of the host's, e.g. 28 of a v5e-8 host's 224).
 TPU_PROCESSES = 4096
+# Jobs run at this nice value (lower CPU weight), so the web server and the queue stay responsive
+# while every core runs jobs.
+JOB_NICE = 10
+NICE = "/usr/bin/nice"  # coreutils: runs a command at a nice value (it execs, so the pid stays)
 
 
 def default_limits(**overrides: float | int) -> Limits:

@@ -1,4 +1,8 @@
-"""The app factory: settings, catalog, sandbox backend and run queue, wired once per app."""
+"""The app factory: settings, catalog, sandbox backend and run queue, wired once per app.
+
+The run queue is chosen here, once: in this process with a local sandbox backend (the embedded
+default), or Redis with runner workers elsewhere (`PLAYGROUND_REDIS_URL`).
+"""
 
 from __future__ import annotations
 
@@ -21,9 +25,10 @@ from server import problems, versions
 from server.bodylimit import BodyLimit
 from server.cache import ResultCache
 from server.clients import parse_networks
+from server.local_queue import InProcessQueue
 from server.ratelimit import RateLimiter
 from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
-from server.runner import Runner
+from server.runqueue import RunQueue
 from server.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -39,24 +44,19 @@ def resolve_backend(settings: Settings) -> tuple[str, str]:
 def create_app(settings: Settings | None = None, *, backend: Backend | None = None) -> FastAPI:
     settings = settings or Settings()
     catalog_ = load_catalog(settings.catalog_dir)
-    name, note = (backend.name, "injected") if backend else resolve_backend(settings)
-    # Before anything listens: the development backend never serves beyond this machine.
-    check_bind_allowed(name, settings.host)
+    if settings.redis_url:
+        name, note = "workers", "jobs run on the runner workers of the Redis queue (python -m sandbox.worker)"
+    else:
+        name, note = (backend.name, "injected") if backend else resolve_backend(settings)
+        # Before anything listens: the development backend never serves beyond this machine.
+        check_bind_allowed(name, settings.host)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        chosen = backend or create_backend(name)
-        runner = Runner(
-            chosen,
-            slots=settings.slots,
-            queue_size=settings.queue_size,
-            per_client=settings.per_client_queue,
-            runs_kept=settings.runs_kept,
-            cache=ResultCache(settings.cache_size),
-            per_address=settings.per_address_queue,
-            limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
-            address_limiter=RateLimiter(settings.address_rate_per_minute, settings.address_rate_burst),
-            versions=versions.cache_key(),
+        runner = (
+            redis_queue(settings)
+            if settings.redis_url
+            else local_queue(settings, backend or create_backend(name))
         )
         app.state.runner = runner
         await runner.start()
@@ -80,7 +80,29 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
     problems.install(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(BodyLimit, limit=settings.body_bytes)
-    for router in (runs.router, catalog.router, meta.router, shares.router, lessons.router, pages.router):
+    routers = (runs.router, catalog.router, meta.router, meta.metrics_router, shares.router, lessons.router)
+    for router in (*routers, pages.router):
         app.include_router(router)
     app.include_router(sweeps.router)  # a sweep ("Tune"): shard runs of the same queue
     return app
+
+
+def local_queue(settings: Settings, backend: Backend) -> RunQueue:
+    return InProcessQueue(
+        backend,
+        slots=settings.slots,
+        queue_size=settings.queue_size,
+        per_client=settings.per_client_queue,
+        runs_kept=settings.runs_kept,
+        cache=ResultCache(settings.cache_size),
+        per_address=settings.per_address_queue,
+        limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
+        address_limiter=RateLimiter(settings.address_rate_per_minute, settings.address_rate_burst),
+        versions=versions.cache_key(),
+    )
+
+
+def redis_queue(settings: Settings) -> RunQueue:
+    from server.redis_runner import RedisRunner  # imports redis only when it is used
+
+    return RedisRunner(settings, versions=versions.cache_key())

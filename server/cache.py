@@ -13,9 +13,8 @@ import hashlib
 import json
 import time
 
-from sandbox.protocol import Job, RunResult, RunStatus, to_json_dict
-
-CACHEABLE = {RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR, RunStatus.RAN, RunStatus.REJECTED}
+from sandbox.protocol import Job, RunResult, to_json_dict
+from sandbox.reuse import reusable_result
 
 
 def job_key(job: Job, versions: str) -> str:
@@ -38,11 +37,7 @@ class ResultCache:
         return dataclasses.replace(result, cached_from=run_id, cached_at=at)
 
     def put(self, key: str, run_id: str, result: RunResult) -> None:
-        if (
-            self.capacity <= 0
-            or result.status not in CACHEABLE
-            or (result.error and result.error.phase == "harness")
-        ):
+        if self.capacity <= 0 or not reusable_result(result):
             return
         self._items[key] = (run_id, time.time(), result)
         self._items.move_to_end(key)

@@ -10,12 +10,13 @@ from fastapi import Depends, Request
 from sandbox.catalog import Catalog
 from server import versions
 from server.clients import Client, identify
+from server.databases import open_configured
 from server.lessons import LessonStore, lesson_store
-from server.runner import Runner
+from server.runqueue import RunQueue
 from server.schemas import VersionInfo
 from server.settings import Settings
 from server.shares import ShareStore, share_store
-from server.store import Database, open_database
+from server.store import RecordDatabase
 
 _opening = threading.Lock()
 
@@ -24,7 +25,7 @@ def _settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def _runner(request: Request) -> Runner:
+def _runner(request: Request) -> RunQueue:
     return request.app.state.runner
 
 
@@ -32,16 +33,16 @@ def _catalog(request: Request) -> Catalog:
     return request.app.state.catalog
 
 
-def _database(request: Request) -> Database:
+def _database(request: Request) -> RecordDatabase:
     """The share and lesson database, opened on first use (the app closes it when it stops)."""
     state = request.app.state
-    database: Database | None = getattr(state, "database", None)
+    database: RecordDatabase | None = getattr(state, "database", None)
     if database is None:
         with _opening:
             database = getattr(state, "database", None)
             if database is None:
                 settings = state.settings
-                database = state.database = open_database(settings.data_dir, settings.share_salt)
+                database = state.database = open_configured(settings)
     return database
 
 
@@ -65,7 +66,7 @@ def _client(request: Request) -> Client:
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
-RunnerDep = Annotated[Runner, Depends(_runner)]
+RunnerDep = Annotated[RunQueue, Depends(_runner)]
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
 ClientDep = Annotated[Client, Depends(_client)]
 SharesDep = Annotated[ShareStore, Depends(_shares)]

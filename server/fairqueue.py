@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 
 class FairQueue[T]:
@@ -57,10 +57,15 @@ class FairQueue[T]:
 
     def order(self) -> list[T]:
         """Every item in the order `take` would hand them out."""
-        per_address = [self._interleave(list(browsers.values())) for browsers in self._queues.values()]
-        return self._interleave(per_address)
+        return fair_order([list(browsers.values()) for browsers in self._queues.values()])
 
-    @staticmethod
-    def _interleave(sequences: list[collections.deque[T]] | list[list[T]]) -> list[T]:
-        rounds = itertools.zip_longest(*(list(s) for s in sequences))
-        return [item for group in rounds for item in group if item is not None]
+
+def fair_order[T](addresses: Sequence[Sequence[Sequence[T]]]) -> list[T]:
+    """The dispatch order of a snapshot: addresses (in turn order), each a list of its browsers' FIFOs
+    (in turn order). The one statement of the rule; the Redis queue's positions use it too."""
+    return _interleave([_interleave(browsers) for browsers in addresses])
+
+
+def _interleave[T](sequences: Sequence[Sequence[T]]) -> list[T]:
+    rounds = itertools.zip_longest(*(list(s) for s in sequences))
+    return [item for group in rounds for item in group if item is not None]

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from server.store import ID_PATTERN, Database, RecordTable
+from server.store import ID_PATTERN, RecordDatabase, RecordTable
 
 MAX_STEPS = 30
 NOTE_BYTES = 8 * 1024
@@ -109,10 +109,10 @@ def decode_lesson(data: dict[str, Any]) -> LessonRecord:
     return LessonRecord(title=data["title"], steps=steps, versions=data["versions"])
 
 
-class SqliteLessonStore:
-    """`LessonStore` on a `Database`: heads and revision lists beside the content-addressed records."""
+class DatabaseLessonStore:
+    """`LessonStore` on a `RecordDatabase` (SQLite or PostgreSQL): heads and revision lists beside the content-addressed records."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: RecordDatabase) -> None:
         self.database = database
         self.contents = RecordTable(database, "lessons", decode_lesson)
 
@@ -216,6 +216,6 @@ def _info(revision: LessonRevision) -> RevisionInfo:
     return RevisionInfo(revision.number, revision.revised, record.title, len(record.steps))
 
 
-def lesson_store(database: Database) -> LessonStore:
+def lesson_store(database: RecordDatabase) -> LessonStore:
     """The lessons in `database`."""
-    return SqliteLessonStore(database)
+    return DatabaseLessonStore(database)

@@ -22,68 +22,24 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from sandbox.backends import Backend
 from sandbox.classify import classify
-from sandbox.protocol import Event, Execution, Job, RunResult, RunStatus, never_ran, to_json_dict
+from sandbox.outcome import internal_error
+from sandbox.progress import progress
+from sandbox.protocol import Event, Execution, Job, RunResult, never_ran, to_json_dict
+from sandbox.reuse import trusted_execution
 from server.cache import ResultCache, job_key
 from server.clients import Client
 from server.fairqueue import FairQueue
+from server.metrics import MetricsBook
 from server.ratelimit import RateLimiter
+from server.runqueue import ClientBusyError, QueueFullError, RateLimitedError, State
 
 log = logging.getLogger(__name__)
-State = Literal["queued", "running", "done"]
-# Harness events forwarded to subscribers; its own `done` is replaced by ours, which has the result.
-FORWARDED = {
-    "started",
-    "versions",
-    "imported",
-    "compiled",
-    "case",
-    "outputs",
-    "timing",
-    "memory",
-    "error",
-    "lowering",
-    "progress",
-    "config",  # a sweep config judged (the model's `estimate` is big: it waits for the result)
-}
-# IR texts can be hundreds of KB per chip: progress events carry verdicts only, the result has the texts.
-IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")
-
-
-def slim(data: dict[str, Any]) -> dict[str, Any]:
-    """A lowering event without its IR texts."""
-
-    def strip(check: Any) -> Any:
-        return {k: v for k, v in check.items() if k not in IR_FIELDS} if isinstance(check, dict) else check
-
-    return {
-        **data,
-        "check": strip(data.get("check")),
-        "checks": [strip(r) for r in data.get("checks", [])],
-    }
-
-
-class QueueFullError(Exception):
-    def __init__(self, retry_after: int) -> None:
-        super().__init__("the run queue is full")
-        self.retry_after = retry_after
-
-
-class RateLimitedError(Exception):
-    def __init__(self, retry_after: float) -> None:
-        super().__init__("too many runs from this client")
-        self.retry_after = max(1, round(retry_after))
-
-
-class ClientBusyError(Exception):
-    def __init__(self, limit: int, whose: str = "you") -> None:
-        super().__init__(
-            f"{whose} already {'has' if whose != 'you' else 'have'} {limit} runs queued or running"
-        )
-        self.limit, self.whose = limit, whose
+# The pool label of runs executed in this process (the Redis queue names real pools).
+LOCAL_POOL = "local"
 
 
 @dataclass
@@ -98,6 +54,7 @@ class Run:
     cancel: threading.Event = field(default_factory=threading.Event)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     started: float | None = None
+    failure: bool = False  # the sandbox failed to run it (counted in the metrics)
 
     def push(self, kind: str, data: dict[str, Any]) -> None:
         self.events.append({"id": len(self.events), "kind": kind, "data": data})
@@ -140,6 +97,7 @@ class Runner:
         self._stopping = False
         self.worker_restarts = 0
         self._recent_seconds: collections.deque[float] = collections.deque(maxlen=20)
+        self.book = MetricsBook()
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -185,13 +143,13 @@ class Runner:
     def queued(self) -> int:
         return len(self.queue)
 
-    def submit(self, job: Job, client: Client, *, fresh: bool = False) -> Run:
+    def enqueue(self, job: Job, client: Client, *, fresh: bool = False) -> Run:
         key = job_key(job, self.versions)
         cached = None if fresh else self.cache.get(key)
         if cached is not None:
             return self._cached_run(job, client, cached)
         if self.queued >= self.queue_size:
-            raise QueueFullError(self.retry_after())
+            raise QueueFullError(self.retry_after(), self.queued)
         active = [r for r in self.runs.values() if r.state != "done" and r.client.address == client.address]
         if sum(1 for r in active if r.client == client) >= self.per_client:
             raise ClientBusyError(self.per_client)
@@ -228,7 +186,7 @@ class Runner:
                 return place
         return None
 
-    def cancel(self, run: Run) -> None:
+    def cancel_run(self, run: Run) -> None:
         if run.state == "queued":
             self.queue.remove(run.client.address, run.client.browser, run)
             self._finish(run, never_ran(None, cancelled=True))
@@ -292,10 +250,10 @@ class Runner:
         def sink(event: Event) -> None:
             if event.kind == "log":  # internal text (raw tracebacks): the server log only
                 log.info("run %s: job log: %s", run.id, str(event.data.get("text", ""))[:20000])
-            if event.kind in FORWARDED:
-                data = slim(event.data) if event.kind == "lowering" else event.data
+            data = progress(event.kind, event.data, event.t)
+            if data is not None:
                 with contextlib.suppress(RuntimeError):  # the loop closed: the server is stopping
-                    loop.call_soon_threadsafe(run.push, event.kind, {**data, "t": event.t})
+                    loop.call_soon_threadsafe(run.push, event.kind, data)
 
         try:
             execution = await asyncio.to_thread(self.backend.run, run.job, sink, run.cancel)
@@ -324,9 +282,10 @@ class Runner:
                 execution.report_error,
                 _facts_for_log(execution),
             )
+        run.failure = bool(execution.infra_error)
         key = self.keys.pop(run.id, None)
         # Only what the job itself decided is worth reusing: never our faults, a stop, or a bad report.
-        trusted = not (run.cancel.is_set() or execution.infra_error or execution.report_error)
+        trusted = trusted_execution(execution, cancelled=run.cancel.is_set())
         if key is not None and trusted:
             try:
                 self.cache.put(key, run.id, result)
@@ -341,17 +300,19 @@ class Runner:
         run.result, run.state = result, "done"
         self.keys.pop(run.id, None)
         run.push("done", to_json_dict(result))
+        self.book.ended(
+            LOCAL_POOL,
+            result.status.value,
+            created=run.created,
+            started=run.started,
+            now=time.time(),
+            failure=run.failure,
+        )
 
     def _unfinished(
         self, run: Run, reason: str = "the playground failed while finishing the run"
     ) -> RunResult:
-        return RunResult(
-            status=RunStatus.ERROR,
-            summary=f"internal error: {reason}",
-            chip=run.job.chip,
-            mode=run.job.mode,
-            options=run.job.options,
-        )
+        return internal_error(run.job, reason)
 
     def _announce_positions(self) -> None:
         for place, run in enumerate(self.queue.order(), start=1):

@@ -108,6 +108,17 @@ class SandboxHealth(Wire):
     quarantined_slots: int = Field(..., description="Slots out of service: a job there could not be stopped.")
 
 
+class PoolHealthOut(Wire):
+    name: str = Field(
+        ..., description="Where jobs run: `interpret` (any CPU) or a TPU chip kind (`tpu-v5e`)."
+    )
+    workers: int = Field(..., description="Live runner workers serving the pool.")
+    slots: int
+    busy: int
+    queued: int
+    oldest_wait_seconds: float
+
+
 class Health(Wire):
     status: Literal["ok", "degraded", "unhealthy"] = Field(
         ..., description="unhealthy (HTTP 503): runs cannot complete; degraded: they can, with less capacity."
@@ -122,6 +133,12 @@ class Health(Wire):
         ..., description="How long the oldest queued run has waited with a slot free."
     )
     sandbox: SandboxHealth
+    queue: Literal["in-process", "redis"] = Field(
+        "in-process", description="The run queue: this process's, or Redis shared by several servers."
+    )
+    pools: list[PoolHealthOut] = Field(
+        default_factory=list, description="With the Redis queue: live workers and queue depth per pool."
+    )
 
 
 class VersionInfo(Wire):

@@ -68,6 +68,30 @@ class Settings(BaseSettings):
         "space-separated addresses or networks (`10.0.0.5 10.1.0.0/16`); empty: the peer is the client.",
     )
     runs_kept: int = Field(500, description="Finished runs kept in memory for `GET /api/runs/{id}`.")
+    redis_url: str = Field(
+        "",
+        description="The shared run queue (`redis://host:6379/0`, Redis >= 7): runs, events, limits and the "
+        "result cache live there and runner workers on any host execute them; empty: the in-process queue.",
+    )
+    redis_prefix: str = Field(
+        "playground:", description="Prefix of every Redis key (several playgrounds may share one Redis)."
+    )
+    runs_ttl: int = Field(
+        3600, description="With Redis: seconds a finished run and its events stay readable.", ge=1
+    )
+    worker_grace_seconds: float = Field(
+        60.0,
+        description="With Redis: how long a pool may be without a live worker before its waiting and "
+        "running runs are ended with an error (new runs for it get 503 at once).",
+    )
+    database_url: str = Field(
+        "",
+        description="Shares and lessons in PostgreSQL (`postgresql://user@host/db`); empty: SQLite under "
+        "the data directory.",
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text", description="`text`: human lines; `json`: one JSON object per line, with the run id."
+    )
     wall_seconds: float = Field(limits.WALL_SECONDS, description="Wall-clock limit per run, in seconds.")
     cpu_seconds: int = Field(limits.CPU_SECONDS, description="CPU-time limit per run, in seconds.")
     memory_bytes: int = Field(limits.MEMORY_BYTES, description="Memory limit per run, in bytes.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from server.store import Database, RecordStore, RecordTable, Stored
+from server.store import RecordDatabase, RecordStore, RecordTable, Stored
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,6 @@ def encode_share(record: ShareRecord) -> dict[str, Any]:
     return data
 
 
-def share_store(database: Database) -> ShareStore:
+def share_store(database: RecordDatabase) -> ShareStore:
     """The shares in `database`."""
     return RecordTable(database, "shares", lambda data: ShareRecord(**data), encode_share)

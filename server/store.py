@@ -1,4 +1,5 @@
-"""The database behind shares and lessons: content-addressed records in one SQLite file.
+"""The database behind shares and lessons: content-addressed records, in one SQLite file by default
+or in PostgreSQL (`PLAYGROUND_DATABASE_URL`, `server.store_pg`); both behind `RecordDatabase`.
 
 A record's id is the first 8 bytes of SHA-256 over a salt and the record's canonical JSON, in
 base64url: 11 characters. Saving the same record twice gives the same id, so saving is idempotent
@@ -81,6 +82,35 @@ class Stored[R]:
     created: float
 
 
+class RecordDatabase(Protocol):
+    """What shares and lessons need of a database (SQLite `Database`, `store_pg.PostgresDatabase`)."""
+
+    salt: str
+
+    def put(self, table: str, content: str) -> tuple[str, float, bool]:
+        """Store `content` in `table`: its id, when it was first stored, and whether that was now."""
+        ...
+
+    def get(self, table: str, record_id: str) -> tuple[str, float] | None: ...
+
+    def rows(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows one read-only statement returns (`?` placeholders, in either database)."""
+        ...
+
+    def transaction(self) -> contextlib.AbstractContextManager[Statements]:
+        """One write transaction, serialised with every other one of this kind (SQLite's
+        `BEGIN IMMEDIATE`, a PostgreSQL advisory lock): what lesson revisions need."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Statements(Protocol):
+    """A connection inside `RecordDatabase.transaction()`: statements with `?` placeholders."""
+
+    def execute(self, query: str, params: tuple[Any, ...] = ()) -> Any: ...
+
+
 class RecordStore[R](Protocol):
     def put(self, record: R) -> tuple[Stored[R], bool]:
         """Store `record`; the stored record, and whether it is new (False: it was already there)."""
@@ -123,7 +153,7 @@ class Database:
             candidate = content_id(content, self.salt, probe)
             now = time.time()
             inserted = db.execute(
-                f"INSERT OR IGNORE INTO {_known(table)} (id, created, record) VALUES (?, ?, ?)",
+                f"INSERT OR IGNORE INTO {known_table(table)} (id, created, record) VALUES (?, ?, ?)",
                 (candidate, now, content),
             ).rowcount
             if inserted:
@@ -137,7 +167,7 @@ class Database:
         """The content stored under `record_id` in `table` and when it was stored, or None."""
         if not ID_PATTERN.match(record_id):
             return None
-        query = f"SELECT record, created FROM {_known(table)} WHERE id = ?"
+        query = f"SELECT record, created FROM {known_table(table)} WHERE id = ?"
         row = self._db().execute(query, (record_id,)).fetchone()
         return None if row is None else (row[0], row[1])
 
@@ -207,7 +237,7 @@ class Database:
         return str(db.execute("SELECT value FROM meta WHERE key = 'salt'").fetchone()[0])
 
 
-def _known(table: str) -> str:
+def known_table(table: str) -> str:
     # Table names are spliced into SQL, so only our own are allowed.
     if table not in TABLES:
         raise ValueError(f"no table {table!r} in the database")
@@ -223,12 +253,12 @@ class RecordTable[R: DataclassInstance]:
 
     def __init__(
         self,
-        database: Database,
+        database: RecordDatabase,
         table: str,
         decode: Callable[[dict[str, Any]], R],
         encode: Callable[[R], dict[str, Any]] = asdict,
     ) -> None:
-        self.database, self.table, self.decode, self.encode = database, _known(table), decode, encode
+        self.database, self.table, self.decode, self.encode = database, known_table(table), decode, encode
 
     def put(self, record: R) -> tuple[Stored[R], bool]:
         record_id, created, new = self.database.put(self.table, canonical_json(self.encode(record)))
@@ -243,5 +273,5 @@ class RecordTable[R: DataclassInstance]:
 
 
 def open_database(data_dir: Path, salt: str = "") -> Database:
-    """The configured database (SQLite under the data directory; the only backend so far)."""
+    """The SQLite database under the data directory (`server.databases` chooses PostgreSQL instead)."""
     return Database(data_dir / FILE_NAME, salt)

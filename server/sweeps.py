@@ -2,9 +2,11 @@
 
 A sweep's configs are cut into shards (`sandbox.sweeps.shards`), as many as there are sandbox
 slots (and the client may have runs at once), and each shard is submitted as an ordinary run to
-the `Runner`; there is no second queue. A follower task reads the shards' events through the
-runner's public methods and keeps the sweep's own event log (`queued`, `running`, one `config` per
-judged config, `done` with the merged result), which `/api/sweeps/{id}/events` replays and streams.
+the run queue (`server.runqueue.RunQueue`: in-process or Redis); there is no second queue. A
+follower task reads the shards' events through the queue's `follow` and keeps the sweep's own event
+log (`queued`, `running`, one `config` per judged config, `done` with the merged result), which
+`/api/sweeps/{id}/events` replays and streams. The sweep object itself lives on the web server that
+started it (with several web servers, its followers must reach that one).
 """
 
 from __future__ import annotations
@@ -18,12 +20,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sandbox import sweeps
-from sandbox.protocol import Job, RunStatus, SweepSpec, to_json_dict
+from sandbox.protocol import Job, RunResult, RunStatus, SweepSpec, from_json_dict, to_json_dict
 from server.clients import Client
-from server.runner import Run, Runner, new_run_id
+from server.runner import new_run_id
+from server.runqueue import RunQueue
 
 log = logging.getLogger(__name__)
-WAIT_SECONDS = 15.0
+
+
+@dataclass
+class Shard:
+    """One run of the sweep: its id in the run queue and, when it is done, its result (JSON)."""
+
+    run_id: str
+    result: dict[str, Any] | None = None
 
 
 @dataclass
@@ -31,7 +41,7 @@ class Sweep:
     id: str
     spec: SweepSpec
     client: Client
-    runs: list[Run]
+    shards: list[Shard]
     created: float = field(default_factory=time.time)
     state: Literal["queued", "running", "done"] = "queued"
     judged: set[int] = field(default_factory=set)
@@ -64,19 +74,21 @@ class SweepRegistry:
     def get(self, sweep_id: str) -> Sweep | None:
         return self.sweeps.get(sweep_id)
 
-    def start(
-        self, runner: Runner, jobs: list[Job], spec: SweepSpec, client: Client, *, fresh: bool
+    async def start(
+        self, queue: RunQueue, jobs: list[Job], spec: SweepSpec, client: Client, *, fresh: bool
     ) -> Sweep:
-        """Submit the shards' jobs (all or none); the runner's refusals propagate to the caller."""
-        runs: list[Run] = []
+        """Submit the shards' jobs (all or none); the queue's refusals propagate to the caller."""
+        views = []
         try:
             for job in jobs:
-                runs.append(runner.submit(job, client, fresh=fresh))
+                views.append(await queue.submit(job, client, fresh=fresh))
         except Exception:  # refused part-way (queue full, rate, busy): take back what was submitted
-            for run in runs:
-                runner.cancel(run)
+            for view in views:
+                with contextlib.suppress(Exception):
+                    await queue.cancel(view.id)
             raise
-        sweep = Sweep(id=new_run_id(), spec=spec, client=client, runs=runs)
+        shards = [Shard(v.id, v.result if v.state == "done" else None) for v in views]
+        sweep = Sweep(id=new_run_id(), spec=spec, client=client, shards=shards)
         self.sweeps[sweep.id] = sweep
         while len(self.sweeps) > self.kept:
             oldest = next(iter(self.sweeps))
@@ -84,18 +96,18 @@ class SweepRegistry:
                 break
             del self.sweeps[oldest]
         sweep.task = asyncio.get_running_loop().create_task(
-            self._follow(runner, sweep), name=f"sweep-{sweep.id[:8]}"
+            self._follow(queue, sweep), name=f"sweep-{sweep.id[:8]}"
         )
         return sweep
 
-    def cancel(self, runner: Runner, sweep: Sweep) -> None:
-        for run in sweep.runs:
-            if run.state != "done":
-                runner.cancel(run)
+    async def cancel(self, queue: RunQueue, sweep: Sweep) -> None:
+        for shard in sweep.shards:
+            if shard.result is None:
+                await queue.cancel(shard.run_id)
 
-    async def _follow(self, runner: Runner, sweep: Sweep) -> None:
+    async def _follow(self, queue: RunQueue, sweep: Sweep) -> None:
         try:
-            await self._relay(runner, sweep)
+            await asyncio.gather(*(self._relay(queue, sweep, i) for i in range(len(sweep.shards))))
         except asyncio.CancelledError:
             raise
         except Exception:  # our fault: the sweep still ends, with what its shards said
@@ -103,29 +115,23 @@ class SweepRegistry:
         if sweep.state != "done":
             self._finish(sweep)
 
-    async def _relay(self, runner: Runner, sweep: Sweep) -> None:
-        cursors = [0] * len(sweep.runs)
-        while True:
-            for i, run in enumerate(sweep.runs):
-                while cursors[i] < len(run.events):
-                    self._event(sweep, i, run.events[cursors[i]])
-                    cursors[i] += 1
-            if all(run.state == "done" and cursors[i] >= len(run.events) for i, run in enumerate(sweep.runs)):
-                self._finish(sweep)
+    async def _relay(self, queue: RunQueue, sweep: Sweep, index: int) -> None:
+        """Relay one shard's events until its `done` (which carries its result)."""
+        shard = sweep.shards[index]
+        if shard.result is not None:  # answered from the result cache
+            return
+        async for event in queue.follow(shard.run_id, None):
+            if event is None:  # a quiet spell
+                continue
+            if event.kind == "done":
+                shard.result = event.data
                 return
-            waits = [
-                asyncio.ensure_future(runner.wait_for_events(run, cursors[i], WAIT_SECONDS))
-                for i, run in enumerate(sweep.runs)
-                if run.state != "done" or cursors[i] < len(run.events)
-            ]
-            _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            for task in pending:
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*pending, return_exceptions=True)
+            self._event(sweep, index, event.kind, event.data)
+        view = await queue.view(shard.run_id)  # the stream ended without `done` (a forgotten run)
+        if view is not None and view.result is not None:
+            shard.result = view.result
 
-    def _event(self, sweep: Sweep, shard: int, event: dict[str, Any]) -> None:
-        kind, data = event["kind"], event["data"]
+    def _event(self, sweep: Sweep, shard: int, kind: str, data: dict[str, Any]) -> None:
         if kind == "queued" and sweep.state == "queued":
             sweep.push("queued", {"shard": shard, "position": data.get("position")})
         elif kind == "running" and sweep.state == "queued":
@@ -139,8 +145,15 @@ class SweepRegistry:
             sweep.push("error", {"shard": shard, "error": data.get("error")})
 
     def _finish(self, sweep: Sweep) -> None:
-        results = [run.result for run in sweep.runs if run.result is not None]
+        results = [from_json_dict(RunResult, s.result) for s in sweep.shards if s.result is not None]
         merged = sweeps.merge([r.sweep for r in results if r.sweep is not None], sweep.spec)
+        for config in merged.configs:  # configs of a cached shard were never relayed one by one
+            if config.index not in sweep.judged:
+                sweep.judged.add(config.index)
+                sweep.push(
+                    "config",
+                    {"result": to_json_dict(config), "judged": len(sweep.judged), "total": sweep.spec.total},
+                )
         stopped = [
             r
             for r in results
@@ -148,7 +161,7 @@ class SweepRegistry:
             or r.status in (RunStatus.CANCELLED, RunStatus.TIMEOUT, RunStatus.RESOURCE_LIMIT)
             or r.error
         ]
-        if len(results) < len(sweep.runs):
+        if len(results) < len(sweep.shards):
             status, summary = RunStatus.ERROR, "internal error: a shard of the sweep has no result"
         elif stopped:
             status, summary = stopped[0].status, stopped[0].summary
@@ -160,14 +173,14 @@ class SweepRegistry:
             "summary": summary,
             "sweep": to_json_dict(merged),
             "shards": [
-                {"id": run.id, "status": r.status.value, "summary": r.summary}
-                for run, r in zip(sweep.runs, results, strict=False)
+                {"id": shard.run_id, "status": r.status.value, "summary": r.summary}
+                for shard, r in zip(sweep.shards, results, strict=False)
             ],
         }
         sweep.state = "done"
         sweep.push("done", sweep.result)
 
 
-def shard_count(runner: Runner, total: int) -> int:
+def shard_count(slots: int, per_client: int, total: int) -> int:
     """As many shards as slots, but no more than the client may run at once or than there are configs."""
-    return max(1, min(runner.slots, runner.per_client, total))
+    return max(1, min(slots, per_client, total))

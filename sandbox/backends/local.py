@@ -23,6 +23,7 @@ import time
 from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
 from sandbox.jobenv import base_environment, job_environment
+from sandbox.limits import JOB_NICE, NICE
 from sandbox.protocol import Execution, Job, to_json_dict
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,8 @@ class _Child:
         self.job = job
         events_r, events_w = os.pipe()
         self.proc = subprocess.Popen(
-            [python, "-I", "-u", "-m", "sandbox.harness", str(events_w)],
+            # At a lower CPU weight than the server (`limits.JOB_NICE`); `nice` execs, same pid.
+            [NICE, "-n", str(JOB_NICE), python, "-I", "-u", "-m", "sandbox.harness", str(events_w)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

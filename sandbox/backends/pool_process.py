@@ -21,6 +21,7 @@ from typing import Any
 
 from sandbox.jail import channel, outer
 from sandbox.jail.runtime import Runtime
+from sandbox.limits import JOB_NICE, NICE
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,9 @@ def start_pool_process(
     parent, child = channel.pair()
     info_r, info_w = os.pipe()
     config = {**config, "control_fd": child.fileno()}
-    argv = outer.command(runtime, sandbox_dir, info_w, "sandbox.jail.pool", config, device_nodes)
+    # The pool and every job it forks run at a lower CPU weight than the server (`limits.JOB_NICE`).
+    pool_argv = outer.command(runtime, sandbox_dir, info_w, "sandbox.jail.pool", config, device_nodes)
+    argv = [NICE, "-n", str(JOB_NICE), *pool_argv]
     try:
         proc = subprocess.Popen(
             argv,

@@ -1,5 +1,6 @@
-"""`/api/health`, `/api/version`, `/api/chips`: is the server well, what does it run kernels on, and
-what the chips a run can target have (capacities and peak rates, for memory meters and rooflines)."""
+"""`/api/health`, `/api/version`, `/api/chips`, `/metrics`: is the server well, what does it run
+kernels on, what the chips a run can target have (capacities and peak rates, for memory meters and
+rooflines), and the operators' numbers in the Prometheus format."""
 
 from __future__ import annotations
 
@@ -7,53 +8,44 @@ import dataclasses
 from typing import Literal
 
 from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from sandbox.protocol.chips import CHIP_TABLE
 from server.deps import RunnerDep, VersionsDep
+from server.metrics import render
 from server.problems import problem_responses
-from server.runner import Runner
-from server.schemas import ChipOut, Health, SandboxHealth, VersionInfo
+from server.runqueue import QueueHealth, QueueUnavailableError
+from server.schemas import ChipOut, Health, PoolHealthOut, SandboxHealth, VersionInfo
 
 router = APIRouter(prefix="/api", tags=["meta"], responses=problem_responses(422))
-# A queued run that waited this long while a slot was free means the dispatcher is stuck.
-STUCK_QUEUE_SECONDS = 30.0
+metrics_router = APIRouter(tags=["meta"])
 
 
 @router.get("/health", response_model=Health, responses={503: {"model": Health, "description": "Unhealthy"}})
-def health(runner: RunnerDep, request: Request, response: Response) -> Health:
-    report = assess(runner, request.app.state.backend_name)
+async def health(runner: RunnerDep, request: Request, response: Response) -> Health:
+    report = assess(await runner.health(), request.app.state.backend_name)
     if report.status == "unhealthy":
         response.status_code = 503
     return report
 
 
-def assess(runner: Runner, backend_name: str) -> Health:
-    """Unhealthy when runs cannot complete: a slot worker gone, the sandbox unable to run jobs, or the
-    queue not moving although a slot is free; degraded when some slots are out of service."""
-    sandbox = runner.backend.health()
-    waited = runner.oldest_wait_with_free_slot()
-    alive = runner.slots_alive()
-    problems = []
-    if alive < runner.slots:
-        problems.append(f"{runner.slots - alive} of {runner.slots} run slots are not working")
-    if not sandbox.ok:
-        problems.append(f"the sandbox cannot run jobs: {sandbox.detail}")
-    if waited > STUCK_QUEUE_SECONDS:
-        problems.append(f"a queued run has waited {waited:.0f} s although a slot is free")
-    status: Literal["ok", "degraded", "unhealthy"] = "unhealthy" if problems else "ok"
-    if not problems and sandbox.quarantined_slots:
-        status = "degraded"
-        problems.append(sandbox.detail)
+def assess(facts: QueueHealth, backend_name: str) -> Health:
+    """Unhealthy when runs cannot complete (the queue says why); degraded when they can, with less."""
+    status: Literal["ok", "degraded", "unhealthy"] = (
+        "unhealthy" if facts.problems else "degraded" if facts.notes else "ok"
+    )
     return Health(
         status=status,
-        problems=problems,
-        queued=runner.queued,
-        running=len(runner.running),
-        slots=runner.slots,
-        slots_alive=alive,
-        worker_restarts=runner.worker_restarts,
-        oldest_wait_seconds=round(waited, 1),
-        sandbox=SandboxHealth(backend=backend_name, **dataclasses.asdict(sandbox)),
+        problems=facts.problems or facts.notes,
+        queued=facts.queued,
+        running=facts.running,
+        slots=facts.slots,
+        slots_alive=facts.slots_alive,
+        worker_restarts=facts.worker_restarts,
+        oldest_wait_seconds=facts.oldest_wait_seconds,
+        sandbox=SandboxHealth(backend=backend_name, **dataclasses.asdict(facts.sandbox)),
+        queue=facts.kind,
+        pools=[PoolHealthOut(**dataclasses.asdict(p)) for p in facts.pools],
     )
 
 
@@ -65,3 +57,12 @@ def version(running: VersionsDep) -> VersionInfo:
 @router.get("/chips", response_model=list[ChipOut])
 def list_chips() -> list[ChipOut]:
     return [ChipOut(**dataclasses.asdict(chip)) for chip in CHIP_TABLE.values()]
+
+
+@metrics_router.get("/metrics", response_class=Response, include_in_schema=False)
+async def metrics(runner: RunnerDep) -> Response:
+    try:
+        body = render(await runner.metrics())
+    except QueueUnavailableError:
+        return Response("# the run queue (Redis) is unreachable\n", status_code=503, media_type="text/plain")
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -9,17 +9,20 @@ from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
 from sandbox.jobs import JobError, make_job
-from sandbox.protocol import to_json_dict
 from server import convert
 from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep
 from server.problems import ProblemError, problem_responses
-from server.runner import ClientBusyError, QueueFullError, RateLimitedError, Run, Runner
+from server.queue_problems import queue_problems
+from server.runqueue import (
+    QueueUnavailableError,
+    RunQueue,
+    RunView,
+)
 from server.schemas import RunCreated, RunRequest, RunState
 
 router = APIRouter(
     prefix="/api/runs", tags=["runs"], responses=problem_responses(400, 404, 413, 422, 429, 503)
 )
-KEEPALIVE_SECONDS = 15.0
 
 
 @router.post("", status_code=201, response_model=RunCreated)
@@ -41,7 +44,7 @@ async def create_run(
                 f"entry {body.entry!r} is not in the catalog; known: {', '.join(catalog.slugs)}",
                 field="entry",
             )
-    if body.mode == "tpu" and not settings.has_tpu():
+    if body.mode == "tpu" and not settings.redis_url and not settings.has_tpu():
         raise ProblemError(
             422,
             "No TPU",
@@ -78,56 +81,30 @@ async def create_run(
         )
     except JobError as exc:
         raise ProblemError(422, "Invalid run", str(exc)) from exc
-    try:
-        run = runner.submit(job, client, fresh=body.fresh)
-    except QueueFullError as exc:
-        raise ProblemError(
-            503,
-            "Queue full",
-            f"{runner.queued} runs are waiting; try again in {exc.retry_after} s",
-            headers={"Retry-After": str(exc.retry_after)},
-        ) from exc
-    except RateLimitedError as exc:
-        raise ProblemError(
-            429,
-            "Rate limited",
-            f"you started runs too quickly; try again in {exc.retry_after} s",
-            headers={"Retry-After": str(exc.retry_after)},
-        ) from exc
-    except ClientBusyError as exc:
-        raise ProblemError(
-            429,
-            "Too many runs",
-            f"{exc}; wait for one to finish",
-            headers={"Retry-After": "5"},
-        ) from exc
+    with queue_problems():
+        run = await runner.submit(job, client, fresh=body.fresh)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunCreated(
         id=run.id,
         state=run.state,
-        position=runner.position(run),
+        position=run.position,
         events_url=f"/api/runs/{run.id}/events",
         url=f"/api/runs/{run.id}",
     )
 
 
 @router.get("/{run_id}", response_model=RunState)
-def get_run(run_id: str, runner: RunnerDep) -> RunState:
-    run = _find(runner, run_id)
-    return RunState(
-        id=run.id,
-        state=run.state,
-        position=runner.position(run),
-        result=to_json_dict(run.result) if run.result else None,
-    )
+async def get_run(run_id: str, runner: RunnerDep) -> RunState:
+    with queue_problems():
+        run = _found(run_id, await runner.view(run_id))
+    return RunState(id=run.id, state=run.state, position=run.position, result=run.result)
 
 
 @router.delete("/{run_id}", response_model=RunState)
 async def cancel_run(run_id: str, runner: RunnerDep) -> RunState:
-    run = _find(runner, run_id)
-    if run.state != "done":
-        runner.cancel(run)
-    return RunState(id=run.id, state=run.state, position=runner.position(run), result=None)
+    with queue_problems():
+        run = _found(run_id, await runner.cancel(run_id))
+    return RunState(id=run.id, state=run.state, position=run.position, result=None)
 
 
 @router.get(
@@ -138,32 +115,31 @@ async def cancel_run(run_id: str, runner: RunnerDep) -> RunState:
 async def run_events(
     run_id: str, runner: RunnerDep, request: Request, last_event_id: str | None = Header(None)
 ) -> StreamingResponse:
-    run = _find(runner, run_id)
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else -1
+    with queue_problems():
+        _found(run_id, await runner.view(run_id))
     return StreamingResponse(
-        _sse(runner, run, after, request),
+        _sse(runner, run_id, last_event_id, request),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
 
 
-async def _sse(runner: Runner, run: Run, after: int, request: Request) -> AsyncIterator[str]:
-    index = after + 1
-    while True:
-        while index < len(run.events):
-            event = run.events[index]
-            index += 1
-            yield f"id: {event['id']}\nevent: {event['kind']}\ndata: {json.dumps(event['data'])}\n\n"
-        if run.state == "done":
-            return
-        if not await runner.wait_for_events(run, index, KEEPALIVE_SECONDS):
-            if await request.is_disconnected():
-                return
-            yield ": keepalive\n\n"
+async def _sse(runner: RunQueue, run_id: str, after: str | None, request: Request) -> AsyncIterator[str]:
+    """The run's events as SSE; a queue outage ends the stream (the client resumes after its last id)."""
+    try:
+        async for event in runner.follow(run_id, after):
+            if event is None:
+                if await request.is_disconnected():
+                    return
+                yield ": keepalive\n\n"
+                continue
+            head = f"id: {event.id}\n" if event.id is not None else ""
+            yield f"{head}event: {event.kind}\ndata: {json.dumps(event.data)}\n\n"
+    except QueueUnavailableError:
+        yield "retry: 5000\n\n"
 
 
-def _find(runner: Runner, run_id: str) -> Run:
-    run = runner.get(run_id)
+def _found(run_id: str, run: RunView | None) -> RunView:
     if run is None:
         raise ProblemError(
             404, "Unknown run", f"no run {run_id!r} (finished runs are kept for a while, then forgotten)"

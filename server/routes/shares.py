@@ -1,18 +1,21 @@
 """`/api/shares`: save an editor state under a short content-addressed id, and read it back.
 
-Handlers are plain `def`: the SQLite store blocks, so FastAPI runs them in its thread pool.
+Reading handlers are plain `def`: the store (SQLite or PostgreSQL) blocks, so FastAPI runs them in
+its thread pool; creating one asks the run queue first, then writes in the thread pool.
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
+from starlette.concurrency import run_in_threadpool
 
 from sandbox.catalog import Catalog
 from server import snapshots, versions
 from server.deps import CatalogDep, RunnerDep, SettingsDep, SharesDep, VersionsDep
 from server.editor_state import check_editor_state, iso_utc
 from server.problems import ProblemError, problem_responses
-from server.runner import Runner
+from server.queue_problems import queue_problems
+from server.runqueue import RunQueue
 from server.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
 from server.shares import Share, ShareRecord
 
@@ -29,7 +32,7 @@ def share_url(share_id: str) -> str:
     response_model=ShareCreated,
     responses={200: {"model": ShareCreated, "description": "Shared before: the same id"}},
 )
-def create_share(
+async def create_share(
     body: ShareCreate,
     store: SharesDep,
     catalog: CatalogDep,
@@ -39,7 +42,7 @@ def create_share(
     response: Response,
 ) -> ShareCreated:
     check_editor_state(body.source, body.entry, settings, catalog)
-    result, result_at = kept_result(body, runner, catalog)
+    result, result_at = await kept_result(body, runner, catalog)
     record = ShareRecord(
         source=body.source,
         entry=body.entry,
@@ -49,26 +52,28 @@ def create_share(
         result=result,
         result_at=result_at,
     )
-    share, new = store.put(record)
+    share, new = await run_in_threadpool(store.put, record)
     if not new:
         response.status_code = 200
     response.headers["Location"] = f"/api/shares/{share.id}"
     return ShareCreated(id=share.id, url=share_url(share.id))
 
 
-def kept_result(body: ShareCreate, runner: Runner, catalog: Catalog) -> tuple[dict | None, float | None]:
+async def kept_result(
+    body: ShareCreate, runner: RunQueue, catalog: Catalog
+) -> tuple[dict | None, float | None]:
     """The trimmed result of the run `body.run` names (a finished run of this very state), if any."""
     if body.run is None:
         return None, None
-    run = runner.get(body.run)
-    if run is None or run.state != "done" or run.result is None:
+    with queue_problems():
+        run = await runner.finished(body.run)
+    if run is None:
         raise ProblemError(
             422, "No result to keep", f"run {body.run!r} is not finished or no longer kept", field="run"
         )
     entry = catalog.get(body.entry) if body.entry else None
     snapshots.check_same_state(run.job, body, entry)
-    at = run.result.cached_at or run.created
-    return snapshots.trimmed(run.result), at
+    return snapshots.trimmed(run.result), run.at
 
 
 @router.get("/{share_id}", response_model=SharePublic)

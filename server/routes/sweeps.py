@@ -19,7 +19,8 @@ from sandbox.jobs import JobError, make_sweep_job
 from server import convert
 from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep
 from server.problems import ProblemError, problem_responses
-from server.runner import ClientBusyError, QueueFullError, RateLimitedError
+from server.queue_problems import queue_problems
+from server.runqueue import ClientBusyError
 from server.sweep_schemas import SweepCreated, SweepRequest, SweepState
 from server.sweeps import Sweep, SweepRegistry, shard_count
 
@@ -77,33 +78,19 @@ async def create_sweep(
                 options=options,
                 limits=convert.limits(settings),
             )
-            for part in sweeps.shards(spec, shard_count(runner, spec.total))
+            for part in sweeps.shards(
+                spec, shard_count(settings.slots, settings.per_client_queue, spec.total)
+            )
         ]
     except (sweeps.SweepError, JobError) as exc:
         raise ProblemError(422, "Invalid sweep", str(exc)) from exc
     try:
-        sweep = registry(request).start(runner, jobs, spec, client, fresh=body.fresh)
-    except QueueFullError as exc:
-        raise ProblemError(
-            503,
-            "Queue full",
-            f"try again in {exc.retry_after} s",
-            headers={"Retry-After": str(exc.retry_after)},
-        ) from exc
-    except RateLimitedError as exc:
-        raise ProblemError(
-            429,
-            "Rate limited",
-            f"you started runs too quickly; try again in {exc.retry_after} s",
-            headers={"Retry-After": str(exc.retry_after)},
-        ) from exc
-    except ClientBusyError as exc:
-        raise ProblemError(
-            429,
-            "Too many runs",
-            f"{exc}; a sweep needs {len(jobs)}; wait for one to finish",
-            headers={"Retry-After": "5"},
-        ) from exc
+        with queue_problems():
+            sweep = await registry(request).start(runner, jobs, spec, client, fresh=body.fresh)
+    except ProblemError as problem:
+        if isinstance(problem.__cause__, ClientBusyError):  # say what a sweep needs
+            problem.detail = f"{problem.__cause__}; a sweep needs {len(jobs)}; wait for one to finish"
+        raise
     response.headers["Location"] = f"/api/sweeps/{sweep.id}"
     return SweepCreated(
         id=sweep.id,
@@ -126,7 +113,8 @@ def get_sweep(sweep_id: str, request: Request) -> SweepState:
 @router.delete("/{sweep_id}", response_model=SweepState)
 async def cancel_sweep(sweep_id: str, request: Request, runner: RunnerDep) -> SweepState:
     sweep = _find(request, sweep_id)
-    registry(request).cancel(runner, sweep)
+    with queue_problems():
+        await registry(request).cancel(runner, sweep)
     return SweepState(
         id=sweep.id, state=sweep.state, total=sweep.spec.total, judged=len(sweep.judged), result=None
     )

@@ -27,7 +27,11 @@ ALLOWED: dict[str, set[str]] = {
     "jail": {"protocol", "domain", "jail", "harness"},
     "harness": {"protocol", "harness"},
     "cli": {"protocol", "domain", "backends"},
-    "server": {"protocol", "domain", "backends", "server", "routes"},
+    # The Redis queue, shared by the web servers and the workers: host side, no backends.
+    "queue": {"protocol", "domain", "queue"},
+    # A runner worker: a host-side process like the job-runner service, fed by the queue.
+    "worker": {"protocol", "domain", "backends", "queue", "worker"},
+    "server": {"protocol", "domain", "backends", "queue", "server", "routes"},
     "routes": {"protocol", "domain", "server"},
 }
 # Where JAX may be imported: the job child and the pool that forks it.
@@ -38,7 +42,7 @@ def layer(module: str) -> str:
     parts = module.split(".")
     if parts[0] == "server":
         return "routes" if parts[:2] == ["server", "routes"] and len(parts) > 2 else "server"
-    if len(parts) > 1 and parts[1] in ("protocol", "backends", "jail", "harness"):
+    if len(parts) > 1 and parts[1] in ("protocol", "backends", "jail", "harness", "queue", "worker"):
         return parts[1]
     return "cli" if module == "sandbox.__main__" else "domain"
 
@@ -193,7 +197,16 @@ def test_jax_is_imported_only_where_jobs_run():
     assert not wrong, wrong
 
 
-@pytest.mark.parametrize("start", ["server.app", "sandbox.backends.hardened", "sandbox.backends.service"])
+@pytest.mark.parametrize(
+    "start",
+    [
+        "server.app",
+        "server.redis_runner",
+        "sandbox.backends.hardened",
+        "sandbox.backends.service",
+        "sandbox.worker.__main__",
+    ],
+)
 def test_nothing_the_server_reaches_imports_jax(start):
     reached = closure(EDGES, start)
     with_jax = sorted(m for m in reached if third_party(MODULES[m]) & JAX)

@@ -1,0 +1,325 @@
+"""The queue's Lua scripts: every step that reads and then writes shared state, made atomic in Redis.
+
+Each script gets the key prefix as ARGV[1] and builds its keys from it (one Redis, not a Redis
+Cluster: the keys of one run and one pool are not declared up front). The helpers in PRELUDE are
+pasted before every script, because Redis scripts cannot call one another. `sandbox.queue` says
+what the keys hold and why the scheduling is shaped this way.
+"""
+
+from __future__ import annotations
+
+from sandbox.queue.metrics import BUCKETS
+
+PRELUDE = (
+    """
+local prefix = ARGV[1]
+local function k(...) return prefix .. table.concat({...}, ':') end
+local function now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1e6
+end
+local GROUP = 'workers'
+local BUCKETS = {"""
+    + ", ".join(repr(b) for b in BUCKETS)
+    + """}
+
+-- The two-level round-robin of server.fairqueue.FairQueue, on lists: addresses take turns, and
+-- browsers within an address; a key exists only while it holds something.
+local function fair_keys(pool, addr, browser)
+  return k('q', pool, 'addrs'), k('q', pool, 'a', addr), k('q', pool, 'b', addr .. '/' .. browser)
+end
+
+local function fair_push(pool, addr, browser, run_id, created)
+  local qa, qb, qr = fair_keys(pool, addr, browser)
+  if redis.call('RPUSH', qr, run_id) == 1 and redis.call('RPUSH', qb, browser) == 1 then
+    redis.call('RPUSH', qa, addr)
+  end
+  redis.call('ZADD', k('q', pool, 'since'), created, run_id)
+end
+
+local function fair_take(pool)
+  local addr = redis.call('LINDEX', k('q', pool, 'addrs'), 0)
+  if not addr then return nil end
+  local browser = redis.call('LINDEX', k('q', pool, 'a', addr), 0)
+  local qa, qb, qr = fair_keys(pool, addr, browser)
+  local run_id = redis.call('LPOP', qr)
+  if redis.call('LLEN', qr) == 0 then redis.call('LPOP', qb) else redis.call('LMOVE', qb, qb, 'LEFT', 'RIGHT') end
+  if redis.call('LLEN', qb) == 0 then redis.call('LPOP', qa) else redis.call('LMOVE', qa, qa, 'LEFT', 'RIGHT') end
+  redis.call('ZREM', k('q', pool, 'since'), run_id)
+  return run_id
+end
+
+local function fair_remove(pool, addr, browser, run_id)
+  local qa, qb, qr = fair_keys(pool, addr, browser)
+  if redis.call('LREM', qr, 0, run_id) == 0 then return 0 end
+  if redis.call('LLEN', qr) == 0 then
+    redis.call('LREM', qb, 0, browser)
+    if redis.call('LLEN', qb) == 0 then redis.call('LREM', qa, 0, addr) end
+  end
+  redis.call('ZREM', k('q', pool, 'since'), run_id)
+  return 1
+end
+
+local function observe(name, pool, value)
+  local h = k('metrics', name, pool)
+  for _, bound in ipairs(BUCKETS) do
+    if value <= bound then redis.call('HINCRBY', h, tostring(bound), 1) end
+  end
+  redis.call('HINCRBY', h, '+Inf', 1)
+  redis.call('HINCRBYFLOAT', h, 'sum', value)
+end
+
+-- The one way a run becomes done: state, result, the `done` event, caps released, counted, expiring.
+local function end_run(run_id, result, status, failure)
+  local rk = k('run', run_id)
+  local f = redis.call('HMGET', rk, 'state', 'address', 'browser', 'pool', 'created', 'started', 'ttl', 'entry')
+  if not f[1] or f[1] == 'done' then return 0 end
+  local t = now()
+  redis.call('HSET', rk, 'state', 'done', 'result', result, 'finished', t)
+  local ev = k('run', run_id, 'ev')
+  redis.call('XADD', ev, '*', 'k', 'done', 'd', result)
+  redis.call('SREM', k('active', f[2]), run_id)
+  redis.call('SREM', k('active', f[2] .. '/' .. f[3]), run_id)
+  local ttl = tonumber(f[7]) or 3600
+  redis.call('EXPIRE', rk, ttl)
+  redis.call('EXPIRE', ev, ttl)
+  local pool = f[4]
+  if f[1] == 'queued' then fair_remove(pool, f[2], f[3], run_id) end
+  if f[8] then
+    redis.call('XACK', k('stream', pool), GROUP, f[8])
+    redis.call('XDEL', k('stream', pool), f[8])
+  end
+  redis.call('HINCRBY', k('metrics', 'runs'), pool .. '|' .. status, 1)
+  if failure == '1' then redis.call('HINCRBY', k('metrics', 'failures'), pool, 1) end
+  local created = tonumber(f[5])
+  if created then
+    observe('latency', pool, t - created)
+    if f[6] then
+      observe('wait', pool, tonumber(f[6]) - created)
+      observe('run', pool, t - tonumber(f[6]))
+    end
+  end
+  return 1
+end
+"""
+)
+
+
+def _script(body: str) -> str:
+    return PRELUDE + body
+
+
+# ARGV: prefix, run_id, pool, address, browser, job, cache_key, per_client, per_address, queue_size,
+#       ttl, cache_size, rate_per_minute, rate_burst, address_rate_per_minute, address_rate_burst
+# → {'ok', queued} | {'full', queued} | {'busy_client', limit} | {'busy_address', limit} | {'rate', seconds}
+SUBMIT = _script("""
+local run_id, pool, addr, browser = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local per_client, per_address, queue_size = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local t = now()
+
+-- The token buckets of server.ratelimit.RateLimiter: a steady rate with some burst.
+local function bucket(key, per_minute, burst)
+  if per_minute <= 0 then return 0 end
+  local rate = per_minute / 60.0
+  local v = redis.call('HMGET', key, 'tokens', 'last')
+  local tokens = math.min(burst, (tonumber(v[1]) or burst) + (t - (tonumber(v[2]) or t)) * rate)
+  local wait = 0
+  if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) / rate) end
+  redis.call('HSET', key, 'tokens', tokens, 'last', t)
+  redis.call('EXPIRE', key, math.ceil(burst / rate) + 60)
+  return wait
+end
+
+-- Caps count runs not yet done; a member whose run is done or gone no longer counts.
+local function active(key)
+  for _, id in ipairs(redis.call('SMEMBERS', key)) do
+    local state = redis.call('HGET', k('run', id), 'state')
+    if not state or state == 'done' then redis.call('SREM', key, id) end
+  end
+  return redis.call('SCARD', key)
+end
+
+local queued = redis.call('ZCARD', k('q', pool, 'since'))
+if queued >= queue_size then return {'full', queued} end
+local mine, theirs = k('active', addr .. '/' .. browser), k('active', addr)
+if active(mine) >= per_client then return {'busy_client', per_client} end
+if active(theirs) >= per_address then return {'busy_address', per_address} end
+local wait = math.max(bucket(k('rate', 'c', addr .. '/' .. browser), tonumber(ARGV[13]), tonumber(ARGV[14])),
+                      bucket(k('rate', 'a', addr), tonumber(ARGV[15]), tonumber(ARGV[16])))
+if wait > 0 then return {'rate', wait} end
+local rk = k('run', run_id)
+redis.call('HSET', rk, 'state', 'queued', 'pool', pool, 'address', addr, 'browser', browser,
+  'job', ARGV[6], 'key', ARGV[7], 'created', t, 'attempt', 0, 'ttl', ARGV[11], 'cache', ARGV[12])
+-- Long enough for any run to end; `end_run` shortens it to the configured TTL.
+redis.call('EXPIRE', rk, 86400)
+for _, key in ipairs({mine, theirs}) do
+  redis.call('SADD', key, run_id)
+  redis.call('EXPIRE', key, 86400)
+end
+fair_push(pool, addr, browser, run_id, t)
+redis.call('SADD', k('pools'), pool)
+local bell = k('bell', pool)
+redis.call('RPUSH', bell, 1)
+redis.call('LTRIM', bell, -1000, -1)
+return {'ok', queued + 1}
+""")
+
+# ARGV: prefix, run_id, pool, address, browser, job, result, ttl → 1
+STORE_DONE = _script("""
+local rk, ev = k('run', ARGV[2]), k('run', ARGV[2], 'ev')
+redis.call('HSET', rk, 'state', 'done', 'pool', ARGV[3], 'address', ARGV[4], 'browser', ARGV[5],
+  'job', ARGV[6], 'result', ARGV[7], 'created', now(), 'ttl', ARGV[8])
+redis.call('XADD', ev, '*', 'k', 'done', 'd', ARGV[7])
+redis.call('EXPIRE', rk, tonumber(ARGV[8]))
+redis.call('EXPIRE', ev, tonumber(ARGV[8]))
+return 1
+""")
+
+# A worker's slot asks for work. First an entry whose holder's lease ran out (its worker died):
+# run it once more, or hand it back as lost when it was lost too often. Else the next run in fair
+# order, appended to the pool's stream and read back at once, so the stream holds only runs that
+# a worker holds (the order is decided at the moment a slot is free, as in the in-process queue).
+# ARGV: prefix, pool, consumer, slot, lease_ms, max_deliveries
+# → nil | {'run'|'lost'|'skip', run_id, entry_id, attempt, job}
+TAKE = _script("""
+local pool, consumer = ARGV[2], ARGV[3]
+local stream = k('stream', pool)
+
+local function field(fields, name)
+  for i = 1, #fields, 2 do if fields[i] == name then return fields[i + 1] end end
+  return nil
+end
+
+local function start(run_id, entry_id, attempt)
+  local rk = k('run', run_id or '')
+  local f = redis.call('HMGET', rk, 'state', 'job')
+  if not run_id or not f[1] or f[1] == 'done' then
+    redis.call('XACK', stream, GROUP, entry_id)
+    redis.call('XDEL', stream, entry_id)
+    return {'skip', run_id or '', entry_id, attempt, ''}
+  end
+  if attempt > tonumber(ARGV[6]) then return {'lost', run_id, entry_id, attempt, f[2]} end
+  local t = now()
+  redis.call('HSET', rk, 'state', 'running', 'attempt', attempt, 'worker', consumer, 'entry', entry_id)
+  if attempt == 1 then redis.call('HSET', rk, 'started', t) end
+  local data = cjson.encode({slot = tonumber(ARGV[4]), attempt = attempt})
+  redis.call('XADD', k('run', run_id, 'ev'), '*', 'k', 'running', 'd', data)
+  return {'run', run_id, entry_id, attempt, f[2]}
+end
+
+local claimed = redis.call('XAUTOCLAIM', stream, GROUP, consumer, ARGV[5], '0-0', 'COUNT', 1)
+local lost = claimed[2][1]
+if lost then
+  local pending = redis.call('XPENDING', stream, GROUP, lost[1], lost[1], 1)
+  return start(field(lost[2], 'run'), lost[1], tonumber(pending[1][4]))
+end
+local run_id = fair_take(pool)
+if not run_id then return nil end
+-- When the queue last moved: health tells a busy pool from a stuck one by it.
+redis.call('SET', k('q', pool, 'moved'), now())
+redis.call('XADD', stream, '*', 'run', run_id)
+local got = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', stream, '>')
+local entry = got[1][2][1]
+return start(field(entry[2], 'run'), entry[1], 1)
+""")
+
+# The holder of a run keeps its lease (the entry's idle time back to 0) and learns of a cancel.
+# ARGV: prefix, pool, consumer, entry_id, run_id, attempt → -1 lease lost | 0 carry on | 1 cancel
+RENEW = _script("""
+local stream = k('stream', ARGV[2])
+local pending = redis.call('XPENDING', stream, GROUP, ARGV[4], ARGV[4], 1)
+if #pending == 0 or pending[1][2] ~= ARGV[3] then return -1 end
+local f = redis.call('HMGET', k('run', ARGV[5]), 'state', 'attempt', 'cancel')
+if f[1] ~= 'running' or f[2] ~= ARGV[6] then return -1 end
+redis.call('XCLAIM', stream, GROUP, ARGV[3], 0, ARGV[4], 'JUSTID')
+if f[3] == '1' then return 1 end
+return 0
+""")
+
+# One progress event of the attempt that holds the run (a superseded attempt writes nothing).
+# ARGV: prefix, run_id, attempt, kind, data → 1 | 0
+EMIT = _script("""
+local f = redis.call('HMGET', k('run', ARGV[2]), 'state', 'attempt')
+if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
+redis.call('XADD', k('run', ARGV[2], 'ev'), '*', 'k', ARGV[4], 'd', ARGV[5])
+return 1
+""")
+
+# The attempt that holds the run ends it: exactly one result per run, whoever else tried.
+# ARGV: prefix, run_id, attempt, result, status, failure (0|1), reusable (0|1) → 1 | 0
+FINISH = _script("""
+local rk = k('run', ARGV[2])
+local f = redis.call('HMGET', rk, 'state', 'attempt', 'key', 'cache')
+if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
+end_run(ARGV[2], ARGV[4], ARGV[5], ARGV[6])
+local size = tonumber(f[4]) or 0
+if ARGV[7] == '1' and size > 0 and f[3] and f[3] ~= '' then
+  local lru = k('cache', 'lru')
+  -- Spliced, not re-encoded: cjson would turn the result's empty arrays into objects.
+  local entry = '{"run":' .. cjson.encode(ARGV[2]) .. ',"at":' .. string.format('%.6f', now()) .. ',"result":' .. ARGV[4] .. '}'
+  redis.call('SET', k('cache', f[3]), entry)
+  redis.call('ZADD', lru, now(), f[3])
+  local extra = redis.call('ZCARD', lru) - size
+  if extra > 0 then
+    for _, key in ipairs(redis.call('ZRANGE', lru, 0, extra - 1)) do redis.call('DEL', k('cache', key)) end
+    redis.call('ZREMRANGEBYRANK', lru, 0, extra - 1)
+  end
+end
+return 1
+""")
+
+# End a run from outside its attempt: a cancel while queued, a run lost too often, a pool left
+# without runners. ARGV: prefix, run_id, result, status, failure (0|1), only_if ('' | a state) → 1 | 0
+ABORT = _script("""
+local state = redis.call('HGET', k('run', ARGV[2]), 'state')
+if ARGV[6] ~= '' and state ~= ARGV[6] then return 0 end
+return end_run(ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+""")
+
+# A cancel: a queued run is ended by the caller (ABORT with only_if='queued'); a running one is
+# flagged for its holder, who stops the job. ARGV: prefix, run_id → state before ('' if unknown)
+FLAG_CANCEL = _script("""
+local rk = k('run', ARGV[2])
+local state = redis.call('HGET', rk, 'state')
+if not state then return '' end
+if state == 'running' then redis.call('HSET', rk, 'cancel', '1') end
+return state
+""")
+
+# The waiting runs of a pool as the fair queue holds them: {{address, {{run ids of a browser}, …}}, …}.
+# ARGV: prefix, pool
+SNAPSHOT = _script("""
+local out = {}
+for _, addr in ipairs(redis.call('LRANGE', k('q', ARGV[2], 'addrs'), 0, -1)) do
+  local browsers = {}
+  for _, browser in ipairs(redis.call('LRANGE', k('q', ARGV[2], 'a', addr), 0, -1)) do
+    table.insert(browsers, redis.call('LRANGE', k('q', ARGV[2], 'b', addr .. '/' .. browser), 0, -1))
+  end
+  table.insert(out, browsers)
+end
+return out
+""")
+
+# A worker is alive: its expiry (Redis's clock, so hosts' clocks do not matter) and what it offers.
+# ARGV: prefix, pool, worker, ttl_ms, slots, busy, host → 1
+HEARTBEAT = _script("""
+local t = now()
+redis.call('ZADD', k('workers', ARGV[2]), t + tonumber(ARGV[4]) / 1000, ARGV[3])
+local wk = k('worker', ARGV[3])
+redis.call('HSET', wk, 'pool', ARGV[2], 'slots', ARGV[5], 'busy', ARGV[6], 'host', ARGV[7], 'seen', t)
+redis.call('PEXPIRE', wk, 2 * tonumber(ARGV[4]))
+redis.call('SADD', k('pools'), ARGV[2])
+return 1
+""")
+
+# The live workers of a pool (dead ones are dropped): {{worker, slots, busy}, …}. ARGV: prefix, pool
+LIVE_WORKERS = _script("""
+local key = k('workers', ARGV[2])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now())
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+  local f = redis.call('HMGET', k('worker', id), 'slots', 'busy')
+  table.insert(out, {id, f[1] or '0', f[2] or '0'})
+end
+return out
+""")

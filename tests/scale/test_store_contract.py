@@ -1,0 +1,157 @@
+"""One contract, two databases: shares and lessons behave the same in the SQLite file and in
+PostgreSQL (same ids for the same salt, idempotent saves, probing past a taken id, versioned schema),
+and the HTTP API serves shares from PostgreSQL when `PLAYGROUND_DATABASE_URL` is set."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from server.app import create_app
+from server.lessons import LessonRecord, LessonStep, LessonTokenError, UnknownLessonError, lesson_store
+from server.settings import Settings
+from server.shares import ShareRecord, share_store
+from server.store import RecordDatabase, SchemaTooNewError, content_id, open_database
+from server.store_pg import SCHEMA_VERSION, PostgresDatabase
+from tests.api.fakes import FakeBackend
+
+SHARE = ShareRecord(
+    source="x = 1\n", entry=None, chip="v5e", options={"detect_races": True}, versions={"jax": "0"}
+)
+
+
+@pytest.fixture
+def schema_url(postgres_url) -> Iterator[str]:
+    """A database of this test's own in the session's PostgreSQL."""
+    name = f"t{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
+    yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def kind(request) -> str:
+    return request.param
+
+
+def open_kind(kind: str, tmp_path, url_factory, salt: str = "s") -> RecordDatabase:
+    return open_database(tmp_path, salt) if kind == "sqlite" else PostgresDatabase(url_factory(), salt)
+
+
+@pytest.fixture
+def database(kind, tmp_path, request) -> Iterator[RecordDatabase]:
+    url = (lambda: request.getfixturevalue("schema_url")) if kind == "postgresql" else None
+    db = open_kind(kind, tmp_path, url)
+    yield db
+    db.close()
+
+
+def insert_raw(db: RecordDatabase, record_id: str, content: str) -> None:
+    if isinstance(db, PostgresDatabase):
+        with db.pool.connection() as c:
+            c.execute("INSERT INTO shares (id, created, record) VALUES (%s, 0, %s)", (record_id, content))
+    else:
+        db._db().execute("INSERT INTO shares (id, created, record) VALUES (?, 0, ?)", (record_id, content))  # type: ignore[attr-defined]
+
+
+def test_a_record_reads_back_under_its_content_id(database):
+    shares = share_store(database)
+    stored, new = shares.put(SHARE)
+    assert new and stored.id == content_id(
+        '{"chip":"v5e","entry":null,"options":{"detect_races":true},"source":"x = 1\\n","versions":{"jax":"0"}}',
+        "s",
+    )
+    again, new_again = shares.put(SHARE)
+    assert (again.id, again.created, new_again) == (stored.id, stored.created, False)
+    found = shares.get(stored.id)
+    assert found is not None and found.record == SHARE
+    assert shares.get("AAAAAAAAAAA") is None and shares.get("not an id") is None
+
+
+def test_lessons_keep_their_steps_and_revisions(database):
+    step = LessonStep(source="y", entry="tiled_matmul", chip="v6e", options={}, note="**why**")
+    lessons = lesson_store(database)
+    first = lessons.create(LessonRecord(title="T", steps=(step, step), versions={}), "token-1")
+    assert (first.number, first.latest) == (1, 1)
+    found = lessons.get(first.lesson)
+    assert found is not None and found.record.steps == (step, step)
+    with pytest.raises(LessonTokenError):
+        lessons.revise(first.lesson, LessonRecord(title="T2", steps=(step,), versions={}), "wrong")
+    second, new = lessons.revise(
+        first.lesson, LessonRecord(title="T2", steps=(step,), versions={}), "token-1"
+    )
+    assert new and second.number == 2
+    again, new_again = lessons.revise(
+        first.lesson, LessonRecord(title="T2", steps=(step,), versions={}), "token-1"
+    )
+    assert not new_again and again.number == 2
+    assert lessons.get(first.lesson).record.title == "T2"  # type: ignore[union-attr]
+    assert lessons.get(first.lesson, 1).record.title == "T"  # type: ignore[union-attr]
+    assert [r.number for r in lessons.revisions(first.lesson) or []] == [1, 2]
+    with pytest.raises(UnknownLessonError):
+        lessons.revise("AAAAAAAAAAA", LessonRecord(title="x", steps=(step,), versions={}), "token-1")
+
+
+def test_concurrent_revisions_each_get_their_own_number(database):
+    """Writers take turns (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock): no number twice."""
+    step = LessonStep(source="y", entry=None, chip="v5e", options={}, note="")
+    lessons = lesson_store(database)
+    lesson = lessons.create(LessonRecord(title="0", steps=(step,), versions={}), "t").lesson
+
+    def revise(n: int) -> int:
+        return lessons.revise(lesson, LessonRecord(title=str(n), steps=(step,), versions={}), "t")[0].number
+
+    with ThreadPoolExecutor(8) as pool:
+        numbers = sorted(pool.map(revise, range(1, 17)))
+    assert numbers == list(range(2, 18))
+
+
+def test_a_taken_id_sends_a_different_record_to_the_next_probe(database):
+    taken = content_id("second", "s")
+    insert_raw(database, taken, "first")
+    record_id, _, new = database.put("shares", "second")
+    assert new and record_id == content_id("second", "s", probe=1)
+    assert database.put("shares", "second")[:3:2] == (record_id, False)
+    assert database.get("shares", taken) == ("first", 0.0)
+
+
+def test_only_known_tables_are_reachable(database):
+    with pytest.raises(ValueError, match="no table"):
+        database.get("shares; DROP TABLE shares", "AAAAAAAAAAA")
+
+
+def test_the_salt_is_generated_once_and_kept(kind, tmp_path, request):
+    url = request.getfixturevalue("schema_url") if kind == "postgresql" else None
+    first = open_kind(kind, tmp_path, lambda: url, salt="")
+    salt = first.salt
+    first.close()
+    second = open_kind(kind, tmp_path, lambda: url, salt="")
+    assert len(salt) == 32 and second.salt == salt
+    second.close()
+
+
+def test_postgres_migrations_apply_once_and_refuse_a_newer_schema(schema_url):
+    for _ in range(2):
+        PostgresDatabase(schema_url).close()
+    with psycopg.connect(schema_url, autocommit=True) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+        db.execute("UPDATE schema_version SET version = %s", (SCHEMA_VERSION + 1,))
+    with pytest.raises(SchemaTooNewError, match=f"schema version {SCHEMA_VERSION + 1}"):
+        PostgresDatabase(schema_url)
+
+
+def test_the_api_serves_shares_from_postgres(schema_url, tmp_path):
+    settings = Settings(data_dir=tmp_path, slots=1, database_url=schema_url, share_salt="pepper")
+    with TestClient(create_app(settings, backend=FakeBackend())) as client:
+        created = client.post("/api/shares", json={"source": "print(1)\n", "chip": "v5p"})
+        assert created.status_code == 201
+        assert client.post("/api/shares", json={"source": "print(1)\n", "chip": "v5p"}).status_code == 200
+        assert (
+            client.get(created.json()["url"].replace("/s/", "/api/shares/")).json()["source"] == "print(1)\n"
+        )
+    assert not (tmp_path / "shares.sqlite3").exists()
