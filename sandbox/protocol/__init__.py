@@ -32,6 +32,7 @@ from sandbox.protocol.result import (
     RunStatus,
     Stats,
     Timing,
+    Unavailable,
     Versions,
 )
 from sandbox.protocol.trace import Trace
@@ -68,6 +69,7 @@ __all__ = [
     "Timing",
     "Tolerance",
     "Trace",
+    "Unavailable",
     "Versions",
     "chip_info",
     "from_json_dict",
