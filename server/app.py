@@ -17,12 +17,16 @@ from sandbox.backends import (
     default_backend_name,
 )
 from sandbox.catalog import load_catalog
+from sandbox.runtimes import RuntimeSet
 from server import problems, versions
+from server import runtimes as jax_runtimes
 from server.bodylimit import BodyLimit
 from server.cache import ResultCache
 from server.clients import parse_networks
 from server.ratelimit import RateLimiter
 from server.routes import catalog, lessons, meta, pages, runs, shares
+from server.routes import matrices as matrix_routes
+from server.routes import runtimes as runtime_routes
 from server.runner import Runner
 from server.settings import Settings
 
@@ -36,16 +40,20 @@ def resolve_backend(settings: Settings) -> tuple[str, str]:
     return default_backend_name(), f"best available on this machine: {capability_report()}"
 
 
-def create_app(settings: Settings | None = None, *, backend: Backend | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, backend: Backend | None = None, runtimes: RuntimeSet | None = None
+) -> FastAPI:
+    """`backend`, `runtimes`: injected for tests (default: the configured backend, the installed runtimes)."""
     settings = settings or Settings()
     catalog_ = load_catalog(settings.catalog_dir)
+    runtimes_ = runtimes or jax_runtimes.load(settings)
     name, note = (backend.name, "injected") if backend else resolve_backend(settings)
     # Before anything listens: the development backend never serves beyond this machine.
     check_bind_allowed(name, settings.host)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        chosen = backend or create_backend(name)
+        chosen = backend or create_backend(name, runtimes_)
         runner = Runner(
             chosen,
             slots=settings.slots,
@@ -75,6 +83,7 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
         description="Run, check, time and share JAX Pallas TPU kernels.",
     )
     app.state.settings, app.state.catalog = settings, catalog_
+    app.state.runtimes, app.state.matrices = runtimes_, jax_runtimes.Matrices()
     app.state.backend_name, app.state.backend_note = name, note
     app.state.trusted_proxies = parse_networks(settings.trusted_proxies)
     problems.install(app)
@@ -82,4 +91,6 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
     app.add_middleware(BodyLimit, limit=settings.body_bytes)
     for router in (runs.router, catalog.router, meta.router, shares.router, lessons.router, pages.router):
         app.include_router(router)
+    app.include_router(runtime_routes.router)
+    app.include_router(matrix_routes.router)
     return app

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from server import versions
-from server.deps import CatalogDep, SettingsDep, SharesDep, VersionsDep
+from sandbox.runtimes import RuntimeSet
+from server import runtimes as jax_runtimes
+from server.deps import CatalogDep, RuntimesDep, SettingsDep, SharesDep
 from server.editor_state import check_editor_state, iso_utc
 from server.problems import ProblemError, problem_responses
 from server.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
@@ -32,7 +33,7 @@ def create_share(
     store: SharesDep,
     catalog: CatalogDep,
     settings: SettingsDep,
-    running: VersionsDep,
+    runtimes: RuntimesDep,
     response: Response,
 ) -> ShareCreated:
     check_editor_state(body.source, body.entry, settings, catalog)
@@ -41,7 +42,8 @@ def create_share(
         entry=body.entry,
         chip=body.chip,
         options=body.options.model_dump(),
-        versions=versions.recorded(running),
+        # The runtime it ran on: a link opens there while that JAX is installed (see `public`).
+        versions=jax_runtimes.versions(jax_runtimes.choose(runtimes, body.runtime)),
     )
     share, new = store.put(record)
     if not new:
@@ -51,15 +53,17 @@ def create_share(
 
 
 @router.get("/{share_id}", response_model=SharePublic)
-def get_share(share_id: str, store: SharesDep) -> SharePublic:
+def get_share(share_id: str, store: SharesDep, runtimes: RuntimesDep) -> SharePublic:
     share = store.get(share_id)
     if share is None:
         raise ProblemError(404, "Unknown share", f"no share {share_id!r}; check the link")
-    return public(share)
+    return public(share, runtimes)
 
 
-def public(share: Share) -> SharePublic:
+def public(share: Share, runtimes: RuntimeSet) -> SharePublic:
     record = share.record
+    made_on = record.versions.get("jax")
+    run_on, note = jax_runtimes.reopen(runtimes, made_on)
     return SharePublic(
         id=share.id,
         url=share_url(share.id),
@@ -69,4 +73,7 @@ def public(share: Share) -> SharePublic:
         options=RunOptions(**record.options),
         versions=record.versions,
         created=iso_utc(share.created),
+        runtime=made_on,
+        run_on=run_on,
+        runtime_note=note,
     )
