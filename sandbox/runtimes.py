@@ -108,14 +108,15 @@ class RuntimeSet:
         return next((r for r in self.runtimes if r.name == name), None)
 
     def nearest(self, name: str) -> RuntimeInfo:
-        """The installed runtime closest to jax `name` (the newer of two equally close ones)."""
+        """The installed runtime closest to jax `name` by minor release; of two as close, the newer
+        (Pallas adds names faster than it removes them, so code tends to keep working forward)."""
         wanted = version_key(name)
 
-        def distance(runtime: RuntimeInfo) -> tuple[tuple[int, ...], int]:
+        def distance(runtime: RuntimeInfo) -> tuple[int, int, tuple[int, ...]]:
             have = version_key(runtime.name)
-            width = max(len(have), len(wanted))
-            have, want = have + (0,) * (width - len(have)), wanted + (0,) * (width - len(wanted))
-            return tuple(abs(a - b) for a, b in zip(have, want, strict=True)), 0 if have > want else 1
+            minor = abs(_release(have) - _release(wanted))
+            rest = tuple(abs(a - b) for a, b in zip(have[2:], wanted[2:], strict=False))
+            return minor, 0 if have >= wanted else 1, rest
 
         return min(self.runtimes, key=distance)
 
@@ -132,6 +133,12 @@ class RuntimeSet:
                     found.setdefault(f"{alias}.{missing}", []).append(other.name)
         probed = [r.name for r in self.runtimes if r.names]
         return {qualified: where(versions, probed) for qualified, versions in sorted(found.items())}
+
+
+def _release(version: tuple[int, ...]) -> int:
+    """(0, 12, 0, 1) → 12: major and minor as one number."""
+    major, minor = (*version, 0, 0)[:2]
+    return major * 1000 + minor
 
 
 def where(have: Sequence[str], every: Sequence[str]) -> str:

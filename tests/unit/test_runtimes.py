@@ -67,6 +67,12 @@ def test_a_missing_runtime_opens_on_the_nearest(wanted, nearest):
     assert THREE.nearest(wanted).name == nearest
 
 
+def test_of_two_runtimes_a_minor_release_away_the_newer_is_nearest_whatever_the_patch():
+    around = RuntimeSet((runtime("0.10.9"), runtime("0.12.0")))
+    assert around.nearest("0.11.5").name == "0.12.0"
+    assert around.nearest("0.10.0").name == "0.10.9"
+
+
 def test_elsewhere_says_where_a_missing_name_exists():
     assert THREE.elsewhere("0.10.2") == {
         "pltpu.TensorCoreMesh": "0.11.2 and later",
