@@ -119,5 +119,12 @@ export function followRun(run, onEvent) {
   return { close: finish };
 }
 
+export const getRuntimes = () => request("GET", "/api/runtimes");
+export const getCatalogRuntimes = () => request("GET", "/api/runtimes/catalog");
+export const createMatrix = (matrix) => request("POST", "/api/matrices", matrix);
+export const getMatrix = (id) => request("GET", `/api/matrices/${enc(id)}`);
+export const getMatrixDiff = (id, older, newer) =>
+  request("GET", `/api/matrices/${enc(id)}/diff?older=${enc(older)}&newer=${enc(newer)}`);
+
 export const createLesson = (lesson) => request("POST", "/api/lessons", lesson);
 export const getLesson = (id) => request("GET", `/api/lessons/${enc(id)}`);

@@ -9,11 +9,13 @@ import { $, h } from "./dom.js";
 import { LessonBuilder, LessonPlayer } from "./lesson.js";
 import { renderIr } from "./lowering.js";
 import { sourceMarks } from "./marks.js";
+import { MatrixControl, matrixRequest } from "./matrix.js";
 import { Notices, versionDrift } from "./notices.js";
 import { carryPresentation, setupPresentation } from "./present.js";
 import { Progress } from "./progress.js";
 import { renderResult } from "./results.js";
 import { RunControl, runRequest } from "./run.js";
+import { RuntimePicker, showShareRuntime } from "./runtimes.js";
 import { SCRATCH_STARTER } from "./scratch.js";
 import { SharePanel } from "./share.js";
 import { storage } from "./storage.js";
@@ -57,6 +59,7 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   state.entry = entry;
   state.shareMode = fromShare;
   renderEntryInfo(entry, reference);
+  runtimes.showEntry(entry?.slug);
   toolbar.allowChips(entry ? entry.chips : toolbar.chips);
   // An entry's own options are its defaults (the race demo needs the detector); a share or a
   // lesson step brings its own right after this.
@@ -101,11 +104,13 @@ const editorState = () => ({ source: editor.getValue(), entry: state.entry?.slug
 
 function setRunning(running) {
   $("#run").disabled = running;
+  $("#run-all").disabled = running;
   $("#cancel").disabled = !running;
   document.documentElement.dataset.running = running ? "1" : "0";
 }
 
 function clearResult() {
+  matrices.clear();
   $("#result").replaceChildren();
   renderIr($("#ir"), {}, resultContext());
   renderTrace($("#trace"), {});
@@ -135,7 +140,16 @@ function run(extra = {}) {
   clearResult();
   showTab("results");
   progress.start();
-  runs.start(runRequest(editorState(), extra));
+  runs.start(runRequest(editorState(), { ...extra, runtime: runtimes.runtime }));
+}
+
+/** Run the editor's kernel on every installed JAX version (or on `versions`, then diff the two). */
+function runAll(versions = null) {
+  if (runs.busy || matrices.busy || $("#run").disabled) return;
+  clearResult();
+  showTab("results");
+  progress.reset(versions ? `Running on jax ${versions.join(" and ")}…` : "Running on every JAX version…");
+  matrices.start(matrixRequest(editorState(), versions), { diff: versions });
 }
 
 const runHooks = {
@@ -175,7 +189,9 @@ async function openShare(id) {
   toolbar.applyOptions(shared.options);
   const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
   notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
-  checkVersions(shared.versions);
+  // A share runs on the JAX it was made on while that is installed: say so, and offer today's with a diff.
+  runtimes.choose(shared.run_on);
+  showShareRuntime(notices, shared, runtimes.newest, (older, newer) => runAll([older, newer]));
   return true;
 }
 
@@ -225,12 +241,15 @@ const editor = createEditor($("#editor"), { onChange: saveDraft, onRun: () => ru
 const reference = createEditor($("#reference"), { readOnly: true, label: "Reference (read-only)" });
 const progress = new Progress($("#progress"), $("#progress-label"), $("#run-log"));
 const runs = new RunControl(notices, runHooks);
-const sharePanel = new SharePanel($("#share-panel"), { current: editorState, notices });
+const sharePanel = new SharePanel($("#share-panel"), { current: () => ({ ...editorState(), runtime: runtimes.runtime }), notices });
+const runtimes = new RuntimePicker($("#runtime"));
+const matrices = new MatrixControl($("#matrix"), notices, { setRunning, done: (matrix) => progress.reset(matrix.verdict) });
 window.playground = { editor, reference };
 
 function wireControls() {
   $("#run").addEventListener("click", () => run());
   $("#cancel").addEventListener("click", cancel);
+  $("#run-all").addEventListener("click", () => runAll());
   $("#share").addEventListener("click", () => sharePanel.share());
   document.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.defaultPrevented) {
@@ -269,6 +288,9 @@ async function start() {
   wireEntryActions();
   try {
     [state.catalog, state.server, state.chips] = await Promise.all([api.getCatalog(), api.getVersion(), api.getChips()]);
+    const [list, record] = await Promise.all([api.getRuntimes(), api.getCatalogRuntimes()]);
+    runtimes.catalog = record;
+    runtimes.build(list);
   } catch (error) {
     notices.problem(error, "The playground could not load");
   }
@@ -293,6 +315,7 @@ async function start() {
     toolbar.chooseChip(toolbar.preferredChip);
   }
   $("#run").disabled = false;
+  $("#run-all").disabled = false;
   $("#share").disabled = false;
   document.documentElement.dataset.ready = "1";
   performance.mark("ready"); // bench/page_load.py reads it: time to an interactive editor
