@@ -2,6 +2,8 @@
 
 `python -m sandbox tpu [--chips-per-slot N]`: this host's TPU chips, and each chip slot's device
 nodes and environment, as the job runner would use them (the README's hardware checklist).
+`python -m sandbox tune FILE [--entry SLUG] --chip v5e --size m=4096,k=4096,n=4096 --param bm=128,512
+[--param ...] [--json]`: a sweep, one row per config (see `sandbox.sweeps`).
 """
 
 from __future__ import annotations
@@ -11,15 +13,17 @@ import dataclasses
 import json
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from sandbox import sweeps
 from sandbox.backends import backend_names, create_backend
-from sandbox.catalog import load_catalog
+from sandbox.catalog import Catalog, load_catalog
 from sandbox.classify import classify
 from sandbox.jobenv import tpu_environment
-from sandbox.jobs import JobError, make_job
+from sandbox.jobs import JobError, make_job, make_sweep_job
 from sandbox.limits import default_limits
-from sandbox.protocol import CHIPS, InterpretOptions, RunStatus, to_json_dict
+from sandbox.protocol import CHIPS, InterpretOptions, RunResult, RunStatus, to_json_dict
 from sandbox.text_report import render
 from sandbox.tpuhost import TpuHostError, discover, plan_slots
 
@@ -76,6 +80,29 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("catalog", help="list the catalog entries")
     tpu = sub.add_parser("tpu", help="this host's TPU chips and the job runner's chip slots")
     tpu.add_argument("--chips-per-slot", type=int, default=1)
+    tune = sub.add_parser("tune", help="sweep kernel parameters: check, lower and estimate every config")
+    tune.add_argument(
+        "file",
+        type=Path,
+        help="catalog mode with --entry; else make_inputs(seed, **size), kernel(*inputs, **params)",
+    )
+    tune.add_argument("--entry", help="catalog entry slug (its [tune] table gives defaults)")
+    tune.add_argument("--chip", choices=CHIPS, default="v5e", help="the chip to estimate and lower for")
+    tune.add_argument("--size", help="target problem size, e.g. m=4096,k=4096,n=4096")
+    tune.add_argument(
+        "--param", action="append", default=[], metavar="NAME=V1,V2", help="a parameter and its values"
+    )
+    tune.add_argument("--check-size", help="correctness size before it is fitted to each config's blocks")
+    tune.add_argument(
+        "--bind", help="parameter=dimension pairs, e.g. bm=m,bk=k,bn=n (blocks that tile a dimension)"
+    )
+    tune.add_argument("--lower-for", default="", help="also lower for these chips, e.g. v5p,v6e")
+    tune.add_argument("--mode", choices=("auto", "interpret", "tpu"), default="auto")
+    tune.add_argument("--backend", choices=backend_names(), default="local")
+    tune.add_argument(
+        "--shards", type=int, default=1, help="split the configs over this many jobs run side by side"
+    )
+    tune.add_argument("--json", action="store_true", help='print {"configs": [...], ...} as JSON')
     return p
 
 
@@ -114,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         for e in catalog.entries:
             print(f"{e.slug:28} {e.level:13} {e.title}")
         return 0
+    if args.command == "tune":
+        return _tune(args, catalog)
     entry = None
     if args.entry:
         entry = catalog.get(args.entry)
@@ -155,6 +184,58 @@ def main(argv: list[str] | None = None) -> int:
     # Anything but a clean verdict fails: a mismatch, an error, a limit, and a kernel that is correct in
     # the simulator but rejected by the TPU compiler (`rejected`).
     return 0 if result.status in (RunStatus.PASSED, RunStatus.RAN) else 1
+
+
+def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
+    entry = catalog.get(args.entry) if args.entry else None
+    if args.entry and entry is None:
+        print(f"unknown entry {args.entry!r}; known: {', '.join(catalog.slugs)}", file=sys.stderr)
+        return 2
+    try:
+        params = dict(sweeps.parse_param(p) for p in args.param)
+        spec = sweeps.make_spec(
+            entry,
+            params=params or None,
+            size=sweeps.parse_assignments(args.size) if args.size else None,
+            chips=[c for c in args.lower_for.split(",") if c],
+            check_size=sweeps.parse_assignments(args.check_size) if args.check_size else None,
+            bind=dict(b.split("=", 1) for b in args.bind.split(",") if "=" in b) if args.bind else None,
+        )
+        source = args.file.read_text()
+        jobs = [
+            make_sweep_job(source, part, entry=entry, chip=args.chip, mode=args.mode)
+            for part in sweeps.shards(spec, args.shards)
+        ]
+    except (sweeps.SweepError, JobError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    backend = create_backend(args.backend)
+    try:
+        with ThreadPoolExecutor(len(jobs)) as pool:
+            results = list(
+                pool.map(lambda job: classify(job, backend.run(job, lambda e: None, threading.Event())), jobs)
+            )
+    finally:
+        backend.close()
+    sweep = sweeps.merge([r.sweep for r in results if r.sweep is not None], spec)
+    status, summary = sweeps.verdict(sweep, _overall(results), "; ".join(r.summary for r in results))
+    if args.json:
+        print(json.dumps({"status": status.value, "summary": summary, **to_json_dict(sweep)}, indent=2))
+    else:
+        print("\n".join([*sweeps.rows(sweep), summary]))
+    return 0 if status is RunStatus.PASSED else 1
+
+
+def _overall(results: list[RunResult]) -> RunStatus:
+    """RAN when every shard finished (its verdict is the sweep's), else the first shard's failure."""
+    stopped = [
+        r
+        for r in results
+        if r.sweep is None
+        or r.status not in (RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR)
+        or r.error
+    ]
+    return stopped[0].status if stopped else RunStatus.RAN
 
 
 if __name__ == "__main__":

@@ -13,6 +13,11 @@ interpret-mode options the entry's jobs run with unless the caller chooses other
 fields of `InterpretOptions` (`detect_races`, `uninitialized_memory`, `dma_execution_mode`,
 `random_seed`). An entry about races declares `[options] detect_races = true`, so its racy
 `wrong/` kernel is rejected by default (`sandbox.jobs.make_job` applies these defaults).
+
+`[tune]` (optional) makes an entry sweepable ("Tune", `sandbox.sweeps`): `bind` maps each tunable
+keyword argument of the entry point to the size dimension its block tiles (`{ bm = "m" }`),
+`values` gives default value lists, `size` the default target size and `check` the correctness
+size (grown per config to fit its blocks). Sizes are the `dims` of the entry's cases.
 """
 
 from __future__ import annotations
@@ -52,6 +57,16 @@ class WrongKernel:
 
 
 @dataclass(frozen=True)
+class TuneSpec:
+    """An entry's tunables: which keyword arguments to sweep over, and at which sizes."""
+
+    bind: dict[str, str]
+    values: dict[str, tuple[int, ...]]
+    size: dict[str, int]
+    check: dict[str, int]
+
+
+@dataclass(frozen=True)
 class CatalogEntry:
     slug: str
     title: str
@@ -74,6 +89,7 @@ class CatalogEntry:
     bytes_accessed: int | None = None
     interpret_notes: str = ""
     options: InterpretOptions = field(default_factory=InterpretOptions)
+    tune: TuneSpec | None = None
 
     def spec(self) -> EntrySpec:
         return EntrySpec(
@@ -149,7 +165,28 @@ def load_entry(folder: Path) -> CatalogEntry:
         bytes_accessed=cost.get("bytes_accessed"),
         interpret_notes=str(meta.get("interpret_notes", "")),
         options=_options(meta, path),
+        tune=_tune(meta, path),
     )
+
+
+def _tune(meta: dict[str, Any], path: Path) -> TuneSpec | None:
+    raw = meta.get("tune")
+    if raw is None:
+        return None
+    try:
+        bind = {str(k): str(v) for k, v in raw["bind"].items()}
+        values = {str(k): tuple(int(x) for x in v) for k, v in raw["values"].items()}
+        size = {str(k): int(v) for k, v in raw["size"].items()}
+        check = {str(k): int(v) for k, v in raw["check"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CatalogError(
+            f"{path}: field 'tune': needs bind, values, size and check tables ({exc})"
+        ) from None
+    if set(values) != set(bind) or not set(bind.values()) <= set(size) or set(check) != set(size):
+        raise CatalogError(
+            f"{path}: field 'tune': bind and values must name the same parameters, bound to size dims"
+        )
+    return TuneSpec(bind=bind, values=values, size=size, check=check)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

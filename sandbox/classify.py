@@ -17,9 +17,12 @@ import re
 import signal
 from typing import Any
 
+from sandbox import sweeps
 from sandbox.protocol import (
     CaseResult,
+    ConfigResult,
     ErrorInfo,
+    Estimate,
     Event,
     Execution,
     Job,
@@ -49,6 +52,9 @@ def classify(job: Job, execution: Execution) -> RunResult:
     facts = _Facts(execution.events)
     facts.nan_fill = job.options.uninitialized_memory == "nan"
     status, summary, limit = _verdict(job, execution, facts)
+    sweep = sweeps.gather(job, facts.configs)
+    if sweep is not None:
+        status, summary = sweeps.verdict(sweep, status, summary)
     summary += _lowering_suffix(status, facts)
     memory = facts.memory
     if memory is not None and execution.peak_rss_bytes > memory.peak_rss_bytes:
@@ -75,6 +81,8 @@ def classify(job: Job, execution: Execution) -> RunResult:
         lowerings=facts.lowerings,
         chip_warnings=facts.chip_warnings,
         trace=facts.trace,
+        estimate=facts.estimate,
+        sweep=sweep,
     )
 
 
@@ -98,6 +106,8 @@ class _Facts:
         self.memory: MemoryUse | None = _last(by_kind, "memory", "memory")
         self.versions: Versions | None = _last(by_kind, "versions", "versions")
         self.trace: Trace | None = _last(by_kind, "trace", "trace")
+        self.estimate: Estimate | None = _last(by_kind, "estimate", "estimate")
+        self.configs: tuple[ConfigResult, ...] = tuple(e.result for e in by_kind.get("config", []))
         found: list[VersionsFound] = by_kind.get("versions", [])
         self.interpret = found[-1].interpret if found else None
         checked: list[LoweringChecked] = by_kind.get("lowering", [])

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 import uuid
+from dataclasses import replace
 
 from sandbox.catalog import CatalogEntry
-from sandbox.limits import default_limits
-from sandbox.protocol import CHIPS, Chip, InterpretOptions, Job, Limits, Mode
+from sandbox.limits import default_limits, sweep_limits
+from sandbox.protocol import CHIPS, Chip, InterpretOptions, Job, Limits, Mode, SweepSpec
 
 # Simulated CPU devices a scratch file may ask for (each is a thread of the job's one process).
 MAX_DEVICES = 8
@@ -102,3 +103,22 @@ def _assignment(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return node.target.id, node.value
     return None, None
+
+
+def make_sweep_job(
+    source: str,
+    spec: SweepSpec,
+    *,
+    entry: CatalogEntry | None = None,
+    chip: Chip = "v5e",
+    mode: Mode = "auto",
+    options: InterpretOptions | None = None,
+    limits: Limits | None = None,
+    job_id: str | None = None,
+) -> Job:
+    """A job that runs the configs of `spec` (all, or the shard `spec.only`) in one child."""
+    job = make_job(
+        source, entry=entry, chip=chip, mode=mode, options=options, limits=limits, job_id=job_id, trace=False
+    )
+    configs = len(spec.only) if spec.only else spec.total
+    return replace(job, sweep=spec, limits=sweep_limits(job.limits, configs), timing_budget_seconds=0.0)

@@ -20,6 +20,9 @@ OUTPUT_BYTES = 64 * KIB
 OUTPUT_KILL_BYTES = 8 * MIB
 SOURCE_BYTES = 64 * KIB
 SCRATCH_BYTES = 64 * MIB
+# A sweep job checks many configs in one child: its wall and CPU limits grow with its configs.
+SWEEP_WALL_SECONDS_PER_CONFIG = 10.0
+SWEEP_CPU_SECONDS_PER_CONFIG = 20
 # The hardened backend's CPU share per job (a cgroup quota, in cores), beside the CPU-time limit.
 CPU_CORES = 1.0
 # Threads a job on a chip slot may have: libtpu and the TPU compiler size their pools by the CPUs
@@ -45,3 +48,12 @@ def default_limits(**overrides: float | int) -> Limits:
 def for_tpu(limits: Limits) -> Limits:
     """`limits` for a job that owns chips: room for libtpu's threads; everything else unchanged."""
     return dataclasses.replace(limits, processes=max(limits.processes, TPU_PROCESSES))
+
+
+def sweep_limits(base: Limits, configs: int) -> Limits:
+    """`base` with room for `configs` configs checked one after another in one job."""
+    return dataclasses.replace(
+        base,
+        wall_seconds=base.wall_seconds + SWEEP_WALL_SECONDS_PER_CONFIG * configs,
+        cpu_seconds=base.cpu_seconds + SWEEP_CPU_SECONDS_PER_CONFIG * configs,
+    )

@@ -30,6 +30,12 @@ def render(result: RunResult, ir: str | None = None) -> str:
         lines += _timing(result.timing)
     if result.memory:
         lines += _memory(result.memory)
+    if result.estimate:  # the TPU time model (sandbox.harness.model)
+        e = result.estimate
+        lines.append(
+            f"  estimated on a TPU {e.chip}: {e.seconds * 1e6:.2f} µs, {e.bound.replace('_', ' ')}-bound, "
+            f"{e.roofline_fraction:.0%} of the roofline ({e.roofline_seconds * 1e6:.2f} µs)"
+        )
     if result.trace:
         lines += _trace(result.trace)
     lines += _lowerings(result)

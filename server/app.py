@@ -24,7 +24,7 @@ from server.bodylimit import BodyLimit
 from server.cache import ResultCache
 from server.clients import parse_networks
 from server.ratelimit import RateLimiter
-from server.routes import catalog, lessons, meta, pages, runs, shares
+from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
 from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
 from server.runner import Runner
@@ -91,6 +91,7 @@ def create_app(
     app.add_middleware(BodyLimit, limit=settings.body_bytes)
     for router in (runs.router, catalog.router, meta.router, shares.router, lessons.router, pages.router):
         app.include_router(router)
+    app.include_router(sweeps.router)  # a sweep ("Tune"): shard runs of the same queue
     app.include_router(runtime_routes.router)
     app.include_router(matrix_routes.router)
     return app

@@ -60,4 +60,5 @@ def catalog_detail(entry: CatalogEntry) -> CatalogDetail:
             WrongKernelOut(name=w.name, expect=w.expect.value, why=w.why, source=w.source)
             for w in entry.wrong
         ],
+        tune=to_json_dict(entry.tune) if entry.tune is not None else None,
     )

@@ -47,6 +47,7 @@ FORWARDED = {
     "error",
     "lowering",
     "progress",
+    "config",  # a sweep config judged (the model's `estimate` is big: it waits for the result)
 }
 # IR texts can be hundreds of KB per chip: progress events carry verdicts only, the result has the texts.
 IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")

@@ -98,6 +98,9 @@ class CatalogDetail(CatalogSummary):
     interpret_notes: str
     options: RunOptions = Field(..., description="The interpret options this entry runs with by default.")
     wrong: list[WrongKernelOut]
+    tune: dict[str, Any] | None = Field(
+        None, description="The entry's tunables for a sweep: {bind, values, size, check} (see /api/sweeps)."
+    )
 
 
 class SandboxHealth(Wire):
@@ -189,6 +192,12 @@ class ChipOut(Wire):
     hbm_bandwidth: float = Field(..., description="Bytes per second.")
     bf16_flops: float = Field(..., description="bf16 operations per second at peak.")
     sparse_core: SparseCoreOut | None
+    # The TPU time model's rates (sources in sandbox/protocol/chips.py).
+    int8_ops: float = Field(..., description="MXU int8 operations per second (0: not supported).")
+    fp8_ops: float = Field(..., description="MXU fp8 operations per second (0: not supported).")
+    vector_ops: float = Field(..., description="Vector-unit element operations per second.")
+    step_seconds: float = Field(..., description="Fixed cost of one pipeline (grid) step.")
+    launch_seconds: float = Field(..., description="Fixed cost of one kernel launch.")
 
 
 class LessonStepCreate(Wire):

@@ -55,7 +55,10 @@ def matmul_kernel(x_hbm, w_hbm, o_hbm, acc_ref, *, bm, bn, bk):
     pltpu.emit_pipeline(
         step,
         grid=(m // bm, n // bn, k // bk),
-        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j))],
+        in_specs=[
+            pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)),
+            pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+        ],
         out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
     )(x_hbm, w_hbm, o_hbm)
 
@@ -66,7 +69,8 @@ def _layer_step(x, w, w_next, *, bm, bn, bk):
         all_gather_kernel,
         out_type=jax.ShapeDtypeStruct((1, n, *w_next.shape[1:]), w_next.dtype),
         mesh=plsc.ScalarSubcoreMesh(axis_name="sc", num_cores=1),
-        scratch_types=[pltpu.SemaphoreType.DMA] * 2 + [pltpu.SemaphoreType.DMA((n - 1,)), pltpu.SemaphoreType.REGULAR],
+        scratch_types=[pltpu.SemaphoreType.DMA] * 2
+        + [pltpu.SemaphoreType.DMA((n - 1,)), pltpu.SemaphoreType.REGULAR],
     )(w_next)
     y = pl.kernel(  # TensorCore: this layer's matmul; it never reads `gathered`
         functools.partial(matmul_kernel, bm=bm, bn=bn, bk=bk),

@@ -35,6 +35,7 @@ def matmul(x, y, *, bm=128, bn=128, bk=128):
     k2, n = y.shape
     if k != k2:
         raise ValueError(f"inner dimensions differ: {x.shape=} {y.shape=}")
+    bm, bk, bn = min(bm, m), min(bk, k), min(bn, n)  # a block never larger than the matrix
     if m % bm or n % bn or k % bk:
         raise ValueError(f"shapes must divide into blocks: {x.shape=} {y.shape=} {bm=} {bn=} {bk=}")
     return pl.pallas_call(

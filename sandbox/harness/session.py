@@ -28,6 +28,7 @@ from sandbox.harness.checks import races, timing
 from sandbox.harness.checks.cases import case_result, scratch_tolerances
 from sandbox.harness.errors import Scene, notes, translate
 from sandbox.harness.lowering import check as lowering
+from sandbox.harness.model.runs import estimate_call
 from sandbox.harness.monitor import hooks as monitor_hooks
 from sandbox.harness.monitor.core import Monitor, UnfinishedKernelError
 from sandbox.harness.monitor.deadlock import Deadlock, DeadlockError
@@ -332,6 +333,9 @@ class Session:
             "memory",
             memory=self._phase("memory", lambda: measure.memory_result(target, closed, inputs, outputs)),
         )
+        estimate = estimate_call(call.fn, call.args, target)  # the TPU time model (sandbox.harness.model)
+        if estimate is not None:
+            self.events.emit("estimate", estimate=estimate)
 
 
 def _capture(wanted: bool, target: Target) -> trace.Capture | None:

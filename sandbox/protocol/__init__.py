@@ -8,6 +8,8 @@ which `sandbox.classify` turns into a `RunResult`.
     job.py     Job, Case, EntrySpec, Limits, InterpretOptions, Tolerance
     result.py  RunResult and everything in it (cases, timing, memory, lowering checks, errors)
     trace.py   the kernel trace's types (RunResult.trace)
+    estimate.py the TPU time model's Estimate (RunResult.estimate, a sweep config's estimate)
+    sweep.py   SweepSpec (Job.sweep), ConfigResult, SweepResult (RunResult.sweep)
     events.py  Event, EventKind, EventWriter (the child's side), Execution (the backend's facts)
     chips.py   the chip table (the one list of TPU generations)
     codec.py   to_json_dict / from_json_dict for all of the above
@@ -15,6 +17,7 @@ which `sandbox.classify` turns into a `RunResult`.
 
 from sandbox.protocol.chips import CHIP_TABLE, CHIPS, Chip, ChipInfo, SparseCore, chip_info
 from sandbox.protocol.codec import from_json_dict, to_json_dict
+from sandbox.protocol.estimate import Estimate
 from sandbox.protocol.events import Event, EventKind, EventWriter, Execution, never_ran, new_event
 from sandbox.protocol.job import Case, EntrySpec, InterpretOptions, Job, Limits, Mode, Tolerance
 from sandbox.protocol.result import (
@@ -35,6 +38,7 @@ from sandbox.protocol.result import (
     Unavailable,
     Versions,
 )
+from sandbox.protocol.sweep import ConfigResult, LoweringVerdict, SweepResult, SweepSpec
 from sandbox.protocol.trace import Trace
 
 __all__ = [
@@ -44,8 +48,10 @@ __all__ = [
     "CaseResult",
     "Chip",
     "ChipInfo",
+    "ConfigResult",
     "EntrySpec",
     "ErrorInfo",
+    "Estimate",
     "Event",
     "EventKind",
     "EventWriter",
@@ -55,6 +61,7 @@ __all__ = [
     "Job",
     "Limits",
     "LoweringCheck",
+    "LoweringVerdict",
     "MemoryUse",
     "Mismatch",
     "Mode",
@@ -66,6 +73,8 @@ __all__ = [
     "RunStatus",
     "SparseCore",
     "Stats",
+    "SweepResult",
+    "SweepSpec",
     "Timing",
     "Tolerance",
     "Trace",

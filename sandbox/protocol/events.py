@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sandbox.protocol.codec import DecodeError, from_json_dict, to_json_dict
+from sandbox.protocol.estimate import Estimate
 from sandbox.protocol.result import (
     CaseResult,
     ErrorInfo,
@@ -27,6 +28,7 @@ from sandbox.protocol.result import (
     Timing,
     Versions,
 )
+from sandbox.protocol.sweep import ConfigResult
 from sandbox.protocol.trace import Trace
 
 # What one job may write on its event descriptor: a line, all lines, and the number of events.
@@ -47,6 +49,8 @@ EventKind = Literal[
     "lowering",  # TPU lowering check and static chip checks done
     "versions",  # versions and device kind
     "trace",  # kernel trace of the first call (big: folded into the result, not forwarded as progress)
+    "estimate",  # the TPU time model's estimate for the first case
+    "config",  # a sweep config judged (check, lowering, VMEM, estimate)
     "error",  # user code (or the harness) raised
     "progress",  # how far the kernel got (grid steps, DMAs), every second or so while it runs
     "log",  # full internal text for the server log (raw tracebacks); never shown to users
@@ -121,6 +125,18 @@ class TraceRecorded:
 
 
 @dataclass(frozen=True)
+class Estimated:
+    estimate: Estimate
+
+
+@dataclass(frozen=True)
+class ConfigJudged:
+    result: ConfigResult
+    done: int  # configs this job has finished, this one included
+    of: int  # configs this job runs
+
+
+@dataclass(frozen=True)
 class Failed:
     error: ErrorInfo
     fault: Literal["", "request", "harness"] = ""
@@ -165,6 +181,8 @@ PAYLOADS: dict[str, type] = {
     "memory": MemoryCounted,
     "lowering": LoweringChecked,
     "trace": TraceRecorded,
+    "estimate": Estimated,
+    "config": ConfigJudged,
     "error": Failed,
     "done": Finished,
     "progress": ProgressReported,

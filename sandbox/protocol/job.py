@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from sandbox.protocol.chips import Chip
+from sandbox.protocol.sweep import SweepSpec
 
 Mode = Literal["auto", "interpret", "tpu"]
 
@@ -93,3 +94,5 @@ class Job:
     # Pallas names this runtime lacks and where the installed runtimes have them ("pltpu.TensorCoreMesh" ->
     # "0.11.2 and later"), filled in by the backend, so an AttributeError can say where a name exists.
     elsewhere: dict[str, str] = field(default_factory=dict)
+    # A sweep ("Tune", `sandbox.protocol.sweep`): check, lower and estimate each config instead of one run.
+    sweep: SweepSpec | None = None

@@ -6,7 +6,9 @@ import enum
 from dataclasses import dataclass
 
 from sandbox.protocol.chips import Chip
+from sandbox.protocol.estimate import Estimate
 from sandbox.protocol.job import InterpretOptions, Tolerance
+from sandbox.protocol.sweep import SweepResult
 from sandbox.protocol.trace import Trace
 
 
@@ -239,3 +241,6 @@ class RunResult:
     chip_warnings: tuple[str, ...] = ()
     # The kernel trace of the first call of the first case (None when the job asked for none).
     trace: Trace | None = None
+    # The TPU time model's estimate for the first case (`sandbox.harness.model`), and a sweep's configs.
+    estimate: Estimate | None = None
+    sweep: SweepResult | None = None

@@ -71,10 +71,12 @@ def test_mixed_element_block_is_rejected_by_the_tpu_compiler(page, live_server):
     goto(page, live_server, "/?scratch")
     set_source(page, MIXED_ELEMENT)
     page.click("#chips label:has-text('v5e')")
-    assert run_and_wait(page) == "passed"
-    assert page.inner_text("#summary").endswith(
-        "passes in the simulator, rejected by the TPU compiler for v5e"
-    )
+    # It passes in the simulator, but a TPU would not compile it: the status says so, not "passed".
+    assert run_and_wait(page) == "rejected"
+    assert page.text_content("#status") == "rejected by the TPU compiler"
+    summary = page.inner_text("#summary")
+    assert summary.startswith("rejected by the TPU compiler for v5e: NotImplementedError")
+    assert summary.endswith("but this kernel would not compile for a TPU")
     assert page.locator("#lowering").get_attribute("data-lowers") == "false"
     assert "All block dimensions must be Elements or none of them can be Elements." in page.inner_text(
         "#lowering-error"
@@ -87,11 +89,14 @@ def test_mixed_element_block_is_rejected_by_the_tpu_compiler(page, live_server):
     assert "interpret=False" in page.inner_text("#ir-text")
 
 
-def test_two_cores_on_v5e_is_a_warning_with_the_numbers(page, live_server):
+def test_two_cores_on_v5e_is_refused_with_the_numbers(page, live_server):
     goto(page, live_server, "/?scratch")
     set_source(page, TWO_CORES)
     page.click("#chips label:has-text('v5e')")
-    assert run_and_wait(page) == "passed"
+    # The simulator could run two cores on a one-core chip; the harness refuses, as the chip would,
+    # and the chip check still explains why with the numbers.
+    assert run_and_wait(page) == "error"
+    assert "asks for 2 TensorCores, but a TPU v5e has 1" in page.inner_text("#error-section")
     warning = page.inner_text("#chip-warnings")
     assert "num_cores=2" in warning and "has 1 TensorCore" in warning
 

@@ -72,15 +72,20 @@ const EVENT_KINDS = [
  * Returns `{close()}`.
  */
 export function followRun(run, onEvent) {
+  return followEvents(run.events_url, EVENT_KINDS, () => getRun(run.id), onEvent);
+}
+
+/** Follow `eventsUrl` for `kinds` until `done`; when the stream is lost for good, poll `getState()`. */
+function followEvents(eventsUrl, kinds, getState, onEvent) {
   let finished = false;
   let timer = null;
-  const source = new EventSource(run.events_url);
+  const source = new EventSource(eventsUrl);
   const finish = () => {
     finished = true;
     source.close();
     clearTimeout(timer);
   };
-  for (const kind of EVENT_KINDS) {
+  for (const kind of kinds) {
     source.addEventListener(kind, (event) => {
       if (finished) return;
       let data = {};
@@ -96,7 +101,7 @@ export function followRun(run, onEvent) {
   const poll = async () => {
     if (finished) return;
     try {
-      const state = await getRun(run.id);
+      const state = await getState();
       if (state.state === "done" && state.result) {
         finish();
         onEvent("done", state.result);
@@ -119,12 +124,29 @@ export function followRun(run, onEvent) {
   return { close: finish };
 }
 
+// -- sweeps ("Tune"): one sweep over shard runs; its events are its own (see server/routes/sweeps.py)
+
+export const createSweep = (sweep) => request("POST", "/api/sweeps", sweep);
+export const getSweep = (id) => request("GET", `/api/sweeps/${enc(id)}`);
+export const cancelSweep = (id) => request("DELETE", `/api/sweeps/${enc(id)}`);
+
+const SWEEP_EVENTS = ["queued", "running", "config", "error", "done"];
+
+/** Follow a sweep's events like `followRun`: `onEvent(kind, data)`, the last is `done`. Returns `{close()}`. */
+export function followSweep(sweep, onEvent) {
+  return followEvents(sweep.events_url, SWEEP_EVENTS, () => getSweep(sweep.id), onEvent);
+}
+
+// -- JAX runtimes: the installed ones, a kernel on all of them (a matrix), the diff of two of its runs
+
 export const getRuntimes = () => request("GET", "/api/runtimes");
 export const getCatalogRuntimes = () => request("GET", "/api/runtimes/catalog");
 export const createMatrix = (matrix) => request("POST", "/api/matrices", matrix);
 export const getMatrix = (id) => request("GET", `/api/matrices/${enc(id)}`);
 export const getMatrixDiff = (id, older, newer) =>
   request("GET", `/api/matrices/${enc(id)}/diff?older=${enc(older)}&newer=${enc(newer)}`);
+
+// -- lessons
 
 export const createLesson = (lesson) => request("POST", "/api/lessons", lesson);
 export const getLesson = (id) => request("GET", `/api/lessons/${enc(id)}`);

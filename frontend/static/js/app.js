@@ -21,6 +21,7 @@ import { SharePanel } from "./share.js";
 import { storage } from "./storage.js";
 import { Toolbar } from "./toolbar.js";
 import { renderTrace } from "./trace.js";
+import { TunePanel } from "./tune.js";
 import { setupTabs, setupTheme, showTab } from "./ui.js";
 
 const DRAFT_PREFIX = "pp:draft:";
@@ -60,6 +61,7 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   state.shareMode = fromShare;
   renderEntryInfo(entry, reference);
   runtimes.showEntry(entry?.slug);
+  tune.entryChanged(entry);
   toolbar.allowChips(entry ? entry.chips : toolbar.chips);
   // An entry's own options are its defaults (the race demo needs the detector); a share or a
   // lesson step brings its own right after this.
@@ -244,6 +246,7 @@ const runs = new RunControl(notices, runHooks);
 const sharePanel = new SharePanel($("#share-panel"), { current: () => ({ ...editorState(), runtime: runtimes.runtime }), notices });
 const runtimes = new RuntimePicker($("#runtime"));
 const matrices = new MatrixControl($("#matrix"), notices, { setRunning, done: (matrix) => progress.reset(matrix.verdict) });
+const tune = new TunePanel($("#tune"), { current: editorState, entry: () => state.entry, chips: () => state.entry?.chips ?? toolbar.chips, load, notices });
 window.playground = { editor, reference };
 
 function wireControls() {

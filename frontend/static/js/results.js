@@ -6,6 +6,7 @@
 import { casesSection, errorMapsSection, mismatchSection, racesSection } from "./cases.js";
 import { memoryBar } from "./charts.js";
 import { h, section } from "./dom.js";
+import { estimateSection } from "./estimate.js";
 import { bytes, count, isNum, num, ratio, seconds, shape } from "./format.js";
 import { loweringSection } from "./lowering.js";
 import { userLine } from "./marks.js";
@@ -14,6 +15,7 @@ import { traceSummary } from "./trace.js";
 
 const STATUS_TEXT = {
   passed: "passed",
+  rejected: "rejected by the TPU compiler",
   mismatch: "mismatch",
   error: "error",
   timeout: "timeout",
@@ -28,7 +30,7 @@ const STATUS_TEXT = {
 export const RESULT_FIELDS = [
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
-  "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace",
+  "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace", "estimate", "sweep",
 ];
 export const CASE_FIELDS = ["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races"];
 
@@ -51,6 +53,9 @@ function errorSection(error, onGoToLine) {
     h(
       "p",
       { class: "error-head" },
+      error.limitation
+        ? h("span", { class: "badge limitation", id: "limitation", title: "This fails because JAX's TPU interpret mode lacks the feature, not because of your kernel." }, "interpret-mode limitation")
+        : null,
       h("strong", { class: "error-type" }, error.type || "Error"),
       `${where}: `,
       h("span", { class: "error-message" }, error.message || ""),
@@ -224,7 +229,8 @@ export function renderResult(root, result, ctx) {
       errorMapsSection(cases),
       result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
-      rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip),
+      estimateSection(result.estimate, ctx.chips?.find((c) => c.name === (result.chip || ctx.chip))?.title),
+      rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip, result.estimate),
       loweringSection(result, ctx),
       extrasSection(result),
       footer(result),

@@ -58,7 +58,15 @@ function axes() {
   return marks;
 }
 
-function chart(chips, chosen, intensity) {
+/** The TPU time model's estimate as a point: the kernel's FLOP/s if it took `estimate.seconds`. */
+function estimatePoint(estimate, flop, intensity) {
+  if (!estimate?.seconds) return null;
+  const rate = flop / estimate.seconds;
+  return s("circle", { class: "estimate-point", cx: xOf(clampX(intensity)), cy: yOf(Math.min(Math.max(rate, 10 ** Y_RANGE[0]), 10 ** Y_RANGE[1])), r: 4, dataset: { rate, seconds: estimate.seconds } },
+    s("title", {}, `estimated by the TPU time model: ${seconds(estimate.seconds)}, ${fmtFlops(rate)}/s`));
+}
+
+function chart(chips, chosen, intensity, point = null) {
   const x = xOf(clampX(intensity));
   return s(
     "svg",
@@ -66,6 +74,7 @@ function chart(chips, chosen, intensity) {
     axes(),
     chips.map((c) => roof(c, c.name === chosen)),
     s("line", { class: "kernel-intensity", x1: x, x2: x, y1: PAD.top, y2: H - PAD.bottom, dataset: { intensity } }, s("title", {}, `this kernel: ${num(intensity)} FLOP/byte`)),
+    point,
   );
 }
 
@@ -84,7 +93,7 @@ function row(chip, chosen, flop, byte, measured) {
 }
 
 /** The roofline section of a result, or null when the run has no flop/byte counts. */
-export function rooflineSection(timing, chips, chosen) {
+export function rooflineSection(timing, chips, chosen, estimate = null) {
   const flop = timing?.flops;
   const byte = timing?.bytes_accessed;
   if (!isNum(flop) || !isNum(byte) || flop <= 0 || byte <= 0 || !chips?.length) return null;
@@ -104,7 +113,7 @@ export function rooflineSection(timing, chips, chosen) {
       h("strong", {}, `${num(intensity)} FLOP/byte`),
       ".",
     ),
-    chart(chips, chosen, intensity),
+    chart(chips, chosen, intensity, estimatePoint(estimate, flop, intensity)),
     h(
       "div",
       { class: "table-wrap" },
@@ -115,6 +124,7 @@ export function rooflineSection(timing, chips, chosen) {
       { class: "muted note" },
       "Per TensorCore, at the bf16 peak (f32 matmuls run at a fraction of it); a kernel split over several cores divides the bound by their number. ",
       measured ? "Roofline / measured: how close the measured median comes to the bound." : "In the simulator only the bound is meaningful: CPU wall times say nothing about the TPU.",
+      estimate ? ` The dot is the TPU time model's estimate (${seconds(estimate.seconds)} on the chosen chip), as in Estimated and Tune.` : "",
     ),
   );
 }

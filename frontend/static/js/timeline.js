@@ -2,10 +2,12 @@
 // per (device, core); in each, the grid / pipeline steps as bands, the DMAs as bars from start to the
 // wait that completed them (stacked when they overlap), and ticks for semaphore signals and waits.
 // Two clocks: host time (what the CPU simulation took: honest, but not TPU time) and an estimated
-// TPU view in which every DMA lasts bytes / HBM bandwidth and nothing else takes time.
+// TPU view: the TPU time model's steps (estimate.js) when the run has an estimate that matches the
+// trace, else one in which every DMA lasts bytes / HBM bandwidth and nothing else takes time.
 // Every mark carries its numbers as data-* attributes.
 
 import { h, s } from "./dom.js";
+import { modelClock, modelNote } from "./estimate.js";
 import { bytes, count, num, seconds } from "./format.js";
 
 const W = 600;
@@ -125,10 +127,11 @@ function axis(t0, t1, x, y) {
   return marks;
 }
 
-/** Draw `trace` with one of the two clocks ("host" or "tpu"). */
-export function timelineSvg(trace, unit = "host") {
+/** Draw `trace` with one of the two clocks ("host" or "tpu"; "tpu" from the model's `estimate` if it matches). */
+export function timelineSvg(trace, unit = "host", estimate = null) {
   const dmas = pairDmas(trace.events);
-  const clock = unit === "tpu" ? tpuClock(trace, dmas) : hostClock(trace, dmas);
+  const model = unit === "tpu" ? modelClock(trace, dmas, estimate) : null;
+  const clock = model ?? (unit === "tpu" ? tpuClock(trace, dmas) : hostClock(trace, dmas));
   const lanes = trace.lanes.filter((l) => l.core !== null && l.core !== undefined);
   const shown = lanes.length ? lanes : trace.lanes;
   const devices = new Set(shown.map((l) => l.device)).size;
@@ -192,22 +195,23 @@ export function timelineSvg(trace, unit = "host") {
   }
   return s(
     "svg",
-    { class: "timeline", viewBox: `0 0 ${W} ${height + 16}`, role: "img", "aria-label": `Timeline: ${dmas.length} DMAs and ${trace.steps.length} steps on ${shown.length} lanes (${unit === "host" ? "host time" : "estimated TPU time"})`, dataset: { unit, lanes: shown.length, dmas: dmas.length, steps: trace.steps.length, span: t1 - t0 } },
+    { class: "timeline", viewBox: `0 0 ${W} ${height + 16}`, role: "img", "aria-label": `Timeline: ${dmas.length} DMAs and ${trace.steps.length} steps on ${shown.length} lanes (${unit === "host" ? "host time" : "estimated TPU time"})`, dataset: { unit, clock: model ? "model" : unit, lanes: shown.length, dmas: dmas.length, steps: trace.steps.length, span: t1 - t0 } },
     axis(t0, t1, x, height),
     body,
   );
 }
 
 /** The timeline block of the Trace tab: clock switch, the chart, legend, counts and caveats. */
-export function timelineView(trace) {
+export function timelineView(trace, estimate = null) {
   const holder = h("div", { class: "timeline-wrap", id: "timeline" });
   const note = h("p", { class: "muted note", id: "timeline-note" });
   const draw = (unit) => {
-    holder.replaceChildren(timelineSvg(trace, unit));
+    const svg = timelineSvg(trace, unit, estimate);
+    holder.replaceChildren(svg);
     for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.unit === unit));
     note.textContent = unit === "host"
       ? "Host time of the CPU simulation (TPU interpret mode): each interpreter step costs milliseconds here, so lengths say where the simulator spent time, not how long a TPU would take. In on_wait DMA mode a DMA's data moves inside its wait."
-      : `Estimated TPU time: every DMA lasts bytes ÷ ${num(trace.hbm_bandwidth / 1e9)} GB/s (the chip's HBM bandwidth per TensorCore) and everything else is free, so compute, latency and cross-core waits are not modelled. It shows which copies overlap and how long the data movement alone takes.`;
+      : svg.dataset.clock === "model" ? modelNote(trace, estimate) : `Estimated TPU time: every DMA lasts bytes ÷ ${num(trace.hbm_bandwidth / 1e9)} GB/s (the chip's HBM bandwidth per TensorCore) and everything else is free, so compute, latency and cross-core waits are not modelled. It shows which copies overlap and how long the data movement alone takes.`;
   };
   const buttons = [
     h("button", { type: "button", dataset: { unit: "host" }, onclick: () => draw("host") }, "Host time (simulation)"),

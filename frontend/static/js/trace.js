@@ -20,7 +20,7 @@ export function renderTrace(root, result) {
     return;
   }
   root.replaceChildren(
-    h("section", { class: "result-section" }, h("h3", {}, "Timeline"), timelineView(trace)),
+    h("section", { class: "result-section" }, h("h3", {}, "Timeline"), timelineView(trace, result.estimate)),
     h("section", { class: "result-section" }, h("h3", {}, "Blocks per step"), gridView(trace)),
     trace.note ? h("p", { class: "muted note" }, trace.note) : null,
   );

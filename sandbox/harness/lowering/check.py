@@ -49,13 +49,20 @@ Explain = Callable[[BaseException, str], ErrorInfo]
 
 
 def check(
-    fn: Callable[..., Any], args: Sequence[Any], target: Target, chip: Chip, explain: Explain | None = None
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    target: Target,
+    chip: Chip,
+    explain: Explain | None = None,
+    *,
+    ir: bool = True,
 ) -> LoweringCheck:
     """Lower `fn(*args)` for `chip`, read its IR and run the static chip checks on the traced kernel.
 
     `seconds` is the whole check: trace, lowering, IR texts and chip checks. `explain` turns the
     compiler's exception into the user's message (the harness's error translator); its line wins
-    unless it has none, then the line the compiler's MLIR location names is kept.
+    unless it has none, then the line the compiler's MLIR location names is kept. `ir=False` leaves
+    the IR texts out (a sweep needs only the verdict); `args` may be `jax.ShapeDtypeStruct`s.
     """
     t0 = time.perf_counter()
     stage = _Stage()
@@ -63,7 +70,7 @@ def check(
     texts = _Texts()
     warnings: tuple[str, ...] = ()
     if stage.jaxpr is not None:
-        texts = _texts(stage)
+        texts = _texts(stage) if ir else texts
         try:
             warnings = chipcheck.warnings(chipcheck.facts(stage.jaxpr), chip_info(chip))
         except Exception as exc:  # a jaxpr the checks do not know: say so, keep the lowering result

@@ -1,0 +1,136 @@
+"""Estimate a function's time on a TPU chip from its traced kernels, without running anything.
+
+`trace` turns `fn(*args)` into a jaxpr the way the TPU would get it: interpret mode off, the chip's
+abstract device current (so `emit_pipeline` and `get_tpu_info` see the chip); `args` may be
+`jax.ShapeDtypeStruct`s, so a 4096^3 problem allocates nothing. `estimate_jaxpr` finds every
+Pallas kernel in it (`pallas_call` → `grid`, `pl.kernel` → `program`), costs them (`cost`) and
+sums them up (`summary`). Small concrete arguments (scalar-prefetch tables) are read as values.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+from jax._src import core as jcore
+from jax.experimental.pallas import tpu as pltpu
+
+from sandbox.harness.model.cost import Grid, Rates, Steps, grid_steps, program_steps
+from sandbox.harness.model.grid import model_pallas_call
+from sandbox.harness.model.ops import CALLS, jaxpr_of
+from sandbox.harness.model.program import model_kernel
+from sandbox.harness.model.summary import summarize
+from sandbox.harness.model.walker import ModelLimitError
+from sandbox.protocol.chips import ChipInfo
+from sandbox.protocol.estimate import Estimate
+
+MAX_KNOWN_ELEMENTS = 1 << 16  # arguments up to this size are read as values (index tables)
+_INTERPRET_OFF: Any = None
+
+__all__ = ["ModelLimitError", "chip_context", "estimate", "estimate_jaxpr", "known_values", "trace"]
+
+
+@contextlib.contextmanager
+def chip_context(chip: ChipInfo) -> Iterator[None]:
+    """The chip's abstract device, for tracing off-TPU (the harness's `Target.chip_context` does more)."""
+    device = jax.sharding.AbstractDevice(chip.device_kind, 1, "tpu")
+    with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), (), abstract_device=device)):
+        yield
+
+
+def trace(
+    fn: Callable[..., Any], args: Sequence[Any], context: contextlib.AbstractContextManager[Any]
+) -> Any:
+    """The closed jaxpr of `fn(*args)` as built for a real TPU; the user's prints are swallowed."""
+    with (
+        context,
+        pltpu.force_tpu_interpret_mode(_INTERPRET_OFF),
+        contextlib.redirect_stdout(io.StringIO()),
+    ):
+        return jax.make_jaxpr(fn)(*args)
+
+
+def estimate(
+    fn: Callable[..., Any], args: Sequence[Any], chip: ChipInfo, *, timeline: bool = True
+) -> Estimate:
+    t0 = time.perf_counter()
+    closed = trace(fn, args, chip_context(chip))
+    return estimate_jaxpr(closed, known_values(args), chip, started=t0, timeline=timeline)
+
+
+def estimate_jaxpr(
+    closed: Any, known: Sequence[Any], chip: ChipInfo, *, started: float | None = None, timeline: bool = True
+) -> Estimate:
+    """The estimate for a traced function; `known` holds a value (or None) per flat argument."""
+    t0 = time.perf_counter() if started is None else started
+    rates = Rates.of(chip)
+    steps: list[Steps] = []
+    for plan in kernels(closed, known, chip):
+        steps.append(grid_steps(plan, rates) if isinstance(plan, Grid) else program_steps(plan, rates))
+    return summarize(chip.name, rates, steps, model_seconds=time.perf_counter() - t0, timeline=timeline)
+
+
+def known_values(args: Sequence[Any]) -> list[Any]:
+    """Small concrete arrays among the (flattened) arguments, as numpy; None for the rest."""
+    found: list[Any] = []
+    for leaf in jax.tree_util.tree_leaves(list(args)):
+        concrete = isinstance(leaf, (np.ndarray, np.generic, int, float)) or (
+            isinstance(leaf, jax.Array) and not isinstance(leaf, jax.core.Tracer)
+        )
+        if concrete and np.size(leaf) <= MAX_KNOWN_ELEMENTS:
+            found.append(np.asarray(leaf))
+        else:
+            found.append(None)
+    return found
+
+
+def kernels(closed: Any, known: Sequence[Any], chip: ChipInfo) -> list[Any]:
+    """The model's plan (`Grid` or `Program`) for every Pallas kernel the function runs, in order."""
+    plans: list[Any] = []
+    jaxpr = jaxpr_of(closed)
+    consts = [
+        np.asarray(c) if np.size(c) <= MAX_KNOWN_ELEMENTS else None for c in getattr(closed, "consts", ())
+    ]
+    _walk(jaxpr, [*consts, *known], chip, plans, inside_loop=False)
+    return plans
+
+
+def _walk(jaxpr: Any, values: Sequence[Any], chip: ChipInfo, plans: list[Any], inside_loop: bool) -> None:
+    env: dict[Any, Any] = dict(zip([*jaxpr.constvars, *jaxpr.invars], values, strict=False))
+
+    def value(atom: Any) -> Any:
+        return np.asarray(atom.val) if isinstance(atom, jcore.Literal) else env.get(atom)
+
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        operands = [value(v) for v in eqn.invars]
+        if name == "pallas_call":
+            plans.append(model_pallas_call(eqn, operands, chip))
+        elif name == "mpmd_map":
+            plans.append(model_kernel(eqn, operands, chip))
+        elif name in CALLS:
+            closed = eqn.params[CALLS[name]]
+            inner = jaxpr_of(closed)
+            _walk(inner, [*getattr(closed, "consts", ()), *operands], chip, plans, inside_loop)
+            continue
+        else:
+            for sub in _sub_jaxprs(eqn):
+                _walk(sub, [None] * (len(sub.constvars) + len(sub.invars)), chip, plans, True)
+            continue
+        if inside_loop:
+            plans[-1].notes.append("this kernel sits inside a loop or branch of the function: counted once")
+
+
+def _sub_jaxprs(eqn: Any) -> list[Any]:
+    found = []
+    for value in eqn.params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            sub = jaxpr_of(item)
+            if hasattr(sub, "eqns"):
+                found.append(sub)
+    return found

@@ -1,0 +1,23 @@
+"""The model's estimate for a run: the kernel call the harness just checked, on the job's chip.
+
+Traced again as a TPU would get it (interpret mode off); the call's small concrete inputs (index
+tables) are read as values, so a block-sparse kernel's skipped blocks are seen. The model is an
+extra: if it cannot handle a kernel, the run goes on without an estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sandbox.harness.model.estimate import estimate_jaxpr, known_values, trace
+from sandbox.harness.target import Target
+from sandbox.protocol import Estimate, chip_info
+
+
+def estimate_call(fn: Callable[..., Any], args: Sequence[Any], target: Target) -> Estimate | None:
+    try:
+        closed = trace(fn, args, target.chip_context())
+        return estimate_jaxpr(closed, known_values(args), chip_info(target.chip))
+    except Exception:  # the model's limits are not the run's failure
+        return None

@@ -1,0 +1,126 @@
+"""What a kernel body does to synchronise, as `cost.Program` events: DMA starts and waits, semaphore
+signals and waits (a core barrier is a signal to the other core and a wait). A mixin of `walker.Walker`.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+from jax._src import tree_util
+from jax._src.pallas.mosaic.primitives import _dma_unflatten
+
+from sandbox.harness.model.evaluate import UNKNOWN, Ref, indexed_shape, indexer, inner, itemsize, read, size
+
+
+class Synchronisation:
+    """Program mode: each DMA or semaphore operation becomes an event (grid mode only notes `syncs`)."""
+
+    sequential: bool
+    syncs: bool
+    core: int
+    core_axes: frozenset[str]
+    notes: set[str]
+    events: list[tuple[Any, ...]]
+    _static: dict[Any, tuple[Any, ...]]
+
+    def _unflatten(self, eqn: Any, tree_key: str, leaves: Any) -> Any:
+        """An equation's unflattened arguments (refs, indexers over Vars), worked out once."""
+        key = (id(eqn), tree_key)
+        found = self._static.get(key)
+        if found is None:
+            found = (tree_util.tree_unflatten(eqn.params[tree_key], leaves),)
+            self._static[key] = found
+        return found[0]
+
+    def _sync(self) -> None:
+        raise NotImplementedError
+
+    def _read(self, env: dict[Any, Any], atom: Any) -> Any:
+        raise NotImplementedError
+
+    def _dma_start(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self.syncs = True
+        if not self.sequential:
+            return
+        size_bytes, way, sem, _ = self._dma(eqn, env)
+        self._sync()
+        self.events.append(("dma", size_bytes, sem, way))
+
+    def _dma_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self.syncs = True
+        if not self.sequential:
+            return
+        size_bytes, _, sem, send = self._dma(eqn, env)
+        self._sync()
+        self.events.append(("wait", send if eqn.params.get("is_wait_send") else sem, size_bytes))
+
+    def _dma(self, eqn: Any, env: dict[Any, Any]) -> tuple[int, str, Any, Any]:
+        tree = eqn.params["tree"]
+        static = self._static.get(id(eqn))
+        if static is None:
+            avals = _dma_unflatten(tree, [v.aval for v in eqn.invars])
+            dst = avals[1]
+            shape = indexed_shape(
+                getattr(dst, "transforms", ()), tuple(inner(getattr(dst, "ref", dst)).shape)
+            )
+            parts = _dma_unflatten(tree, eqn.invars)  # the same Vars at every step: unflattened once
+            static = (size(shape) * itemsize(inner(getattr(dst, "ref", dst)).dtype), parts)
+            self._static[id(eqn)] = static
+        src, dst, dst_sem, src_sem, device = static[1]
+        if device is not None:
+            self.notes.add("remote DMAs are costed as local copies (the interconnect is not modelled)")
+        way = self._way(self._ref(src, env), self._ref(dst, env))
+        return static[0], way, self._sem(dst_sem, env), self._sem(src_sem, env)
+
+    @staticmethod
+    def _way(src: Ref | None, dst: Ref | None) -> str:
+        src_hbm = src is None or src.space == "hbm"
+        dst_hbm = dst is None or dst.space == "hbm"
+        return {(True, False): "in", (False, True): "out", (True, True): "hbm"}.get((src_hbm, dst_hbm), "")
+
+    @staticmethod
+    def _ref(part: Any, env: dict[Any, Any]) -> Ref | None:
+        value = read(env, getattr(part, "ref", part))
+        return value if isinstance(value, Ref) else None
+
+    def _sem(self, part: Any, env: dict[Any, Any]) -> Any:
+        if part is None:
+            return None
+        ref = self._ref(part, env)
+        index = indexer(getattr(part, "transforms", ()), env) or []
+        return (ref.key if ref is not None else None, tuple(int(i) for i in index))
+
+    def _semaphore_signal(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self.syncs = True
+        if not self.sequential:
+            return
+        sem, transforms, value, device, core_index = self._unflatten(eqn, "args_tree", eqn.invars)
+        target: Any = self.core
+        if isinstance(device, dict):
+            named = [self._read(env, v) for k, v in device.items() if k in self.core_axes]
+            target = named[0] if named else UNKNOWN
+        elif core_index is not None:
+            target = self._read(env, core_index)
+        if target is UNKNOWN or (device is not None and not isinstance(device, dict)):
+            self.notes.add("a semaphore signal to another device is not modelled")
+            return
+        inc = self._read(env, value)
+        key = self._sem(_Part(sem, transforms), env)
+        self._sync()
+        self.events.append(("signal", int(target), key, 1 if inc is UNKNOWN else int(inc)))
+
+    def _semaphore_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self.syncs = True
+        if not self.sequential:
+            return
+        sem, transforms, value, _ = self._unflatten(eqn, "args_tree", eqn.invars)
+        count = self._read(env, value)
+        self._sync()
+        self.events.append(
+            ("sem_wait", self._sem(_Part(sem, transforms), env), 1 if count is UNKNOWN else int(count))
+        )
+
+
+class _Part(collections.namedtuple("_Part", "ref transforms")):
+    """A semaphore and its indexing, shaped like the DMA parts `_sem` reads."""

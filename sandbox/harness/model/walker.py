@@ -1,0 +1,356 @@
+"""Walk a kernel body's jaxpr as a TPU core would run it, collecting its work but touching no data.
+
+Two modes, one walker:
+- grid mode (`Walker(steps=n)`): a pallas_call body for all n grid steps at once. Scalars are
+  arrays over the steps; a branch costs where its predicate selects it (a mask); a loop's body
+  is walked once per iteration while any step still runs it. The result is MXU flops per dot kind
+  and vector ops per step (`Acc`). A body that starts DMAs or signals semaphores sets `syncs`:
+  it needs program mode.
+- program mode (`Walker(steps=None)`): one core, in order. Loops run iteration by iteration, a
+  branch runs the branch its (known) predicate picks, and the walk emits `cost.Program` events:
+  work between synchronisation points, DMA starts and waits, semaphore signals and waits, and a
+  step marker for every loop iteration that talks to the DMA engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from jax._src import core as jcore
+
+from sandbox.harness.model.evaluate import (
+    UNKNOWN,
+    Ref,
+    indexer,
+    inner,
+    read,
+    scalar_rules,
+    size,
+    space_of,
+)
+from sandbox.harness.model.ops import CALLS, FREE, Acc, dot_flops, dot_kind, has_sync, jaxpr_of, scan_counts
+from sandbox.harness.model.syncs import Synchronisation
+
+MAX_PROGRAM_EQNS = 3_000_000  # program mode stops past this many equations (a very long kernel)
+MAX_LOOP = 1_000_000
+GRID_LOOP_BUDGET = 1 << 22  # grid mode: iterations x steps walked exactly; more is costed from one
+
+
+_RULE, _HANDLER, _CALL, _VECTOR = object(), object(), object(), object()
+
+
+def _atom(var: Any) -> tuple[bool, Any, Any]:
+    """(is a literal, its numpy value or the Var, its Python value)."""
+    if isinstance(var, jcore.Literal):
+        value = np.asarray(var.val)
+        return True, value, value.item()
+    return False, var, None
+
+
+class ModelLimitError(Exception):
+    """The kernel is too long to simulate step by step."""
+
+
+class Walker(Synchronisation):
+    def __init__(
+        self,
+        *,
+        steps: int | None,
+        program_ids: dict[int, Any] | None = None,
+        grid: tuple[int, ...] = (),
+        core: int = 0,
+        core_axes: frozenset[str] = frozenset(),
+        label: str = "",
+    ) -> None:
+        self.sequential = steps is None
+        zero: Any = 0.0 if steps is None else np.zeros(steps)
+        self.acc = Acc(zero)
+        self.mask: Any = 1.0
+        self.program_ids = program_ids or {}
+        self.grid = grid
+        self.core = core
+        self.core_axes = core_axes
+        self.label = label
+        self.notes: set[str] = set()
+        self.syncs = False
+        self.events: list[tuple[Any, ...]] = []
+        self.pending = Acc(0.0)
+        self.eqns = 0
+        self._static: dict[Any, tuple[Any, ...]] = {}
+        self._plans: dict[int, tuple[Any, list[tuple[object, Any, Any]]]] = {}
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def run(self, jaxpr: Any, env: dict[Any, Any]) -> list[Any]:
+        plan = self._plan(jaxpr)
+        self.eqns += len(plan)
+        if self.sequential and self.eqns > MAX_PROGRAM_EQNS:
+            raise ModelLimitError(f"more than {MAX_PROGRAM_EQNS:,} operations to simulate")
+        python = self.sequential
+        for kind, eqn, extra in plan:
+            if kind is _RULE:
+                rule_np, rule_py, atoms, out = extra
+                args = []
+                for literal, np_value, py_value in atoms:
+                    value = (py_value if python else np_value) if literal else env.get(np_value, UNKNOWN)
+                    if value is UNKNOWN or type(value) is Ref:
+                        break
+                    args.append(value)
+                else:
+                    try:
+                        env[out] = rule_py(*args) if python else np.asarray(rule_np(*args))
+                    except (TypeError, ValueError, ArithmeticError, IndexError):
+                        env[out] = UNKNOWN
+                    continue
+                env[out] = UNKNOWN
+            elif kind is _HANDLER:
+                extra(eqn, env)
+            elif kind is _CALL:
+                self._call(eqn, env, extra)
+            else:
+                self._work(None, 0, extra)
+        return [self._read(env, v) for v in jaxpr.outvars]
+
+    def _read(self, env: dict[Any, Any], atom: Any) -> Any:
+        """A value: Python numbers in program mode (one core, in order), numpy arrays in grid mode."""
+        value = read(env, atom)
+        if self.sequential and isinstance(value, np.ndarray) and value.ndim == 0:
+            return value.item()
+        return value
+
+    def _plan(self, jaxpr: Any) -> list[tuple[object, Any, Any]]:
+        """How to walk each equation of `jaxpr`, worked out once per jaxpr."""
+        found = self._plans.get(id(jaxpr))
+        if found is not None:
+            return found[1]
+        plan: list[tuple[object, Any, Any]] = []
+        for eqn in jaxpr.eqns:
+            name = eqn.primitive.name
+            handler = getattr(self, "_" + name, None)
+            rules = None if handler is not None else scalar_rules(eqn)
+            if handler is not None:
+                plan.append((_HANDLER, eqn, handler))
+            elif rules is not None:
+                atoms = tuple(_atom(v) for v in eqn.invars)
+                plan.append((_RULE, eqn, (*rules, atoms, eqn.outvars[0])))
+            elif name in CALLS:
+                plan.append((_CALL, eqn, eqn.params[CALLS[name]]))
+            elif name not in FREE:
+                elements = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
+                if elements > 1:
+                    plan.append((_VECTOR, eqn, elements))
+        self._plans[id(jaxpr)] = (jaxpr, plan)  # the jaxpr is kept alive with its plan
+        return plan
+
+    def _call(self, eqn: Any, env: dict[Any, Any], closed: Any) -> None:
+        jaxpr = jaxpr_of(closed)
+        inner_env = dict(
+            zip(jaxpr.constvars, [np.asarray(c) for c in getattr(closed, "consts", ())], strict=False)
+        )
+        inner_env.update(zip(jaxpr.invars, [self._read(env, v) for v in eqn.invars], strict=False))
+        for var, value in zip(eqn.outvars, self.run(jaxpr, inner_env), strict=False):
+            env[var] = value
+
+    def _vector(self, eqn: Any) -> None:
+        elements = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
+        if elements > 1:
+            self._work(None, 0, elements)
+
+    def _work(self, kind: str | None, flops: float, vector: float) -> None:
+        if self.sequential:
+            self.pending.add(kind, flops, vector, 1)
+        else:
+            self.acc.add(kind, flops, vector, self.mask)
+
+    def _sync(self) -> None:
+        if self.pending.mxu or self.pending.vector:
+            self.events.append(("work", dict(self.pending.mxu), float(self.pending.vector)))
+            self.pending = Acc(0.0)
+
+    def flush(self) -> None:
+        self._sync()
+
+    def step(self, label: str) -> None:
+        self._sync()
+        self.events.append(("step", label))
+
+    # -- primitives with their own rules -------------------------------------------------------
+
+    def _dot_general(self, eqn: Any, env: dict[Any, Any]) -> None:
+        self._work(dot_kind(eqn), dot_flops(eqn), 0)
+
+    def _program_id(self, eqn: Any, env: dict[Any, Any]) -> None:
+        env[eqn.outvars[0]] = self.program_ids.get(eqn.params["axis"], UNKNOWN)
+
+    def _num_programs(self, eqn: Any, env: dict[Any, Any]) -> None:
+        axis = eqn.params["axis"]
+        known = axis < len(self.grid)
+        env[eqn.outvars[0]] = (
+            (self.grid[axis] if self.sequential else np.asarray(self.grid[axis])) if known else UNKNOWN
+        )
+
+    def _axis_index(self, eqn: Any, env: dict[Any, Any]) -> None:
+        names = eqn.params["axis_name"]
+        names = names if isinstance(names, tuple) else (names,)
+        known = all(n in self.core_axes for n in names)
+        core = self.core if self.sequential else np.asarray(self.core, np.int32)
+        env[eqn.outvars[0]] = core if known else UNKNOWN
+
+    def _get(self, eqn: Any, env: dict[Any, Any]) -> None:
+        ref = self._read(env, eqn.invars[0])
+        out = eqn.outvars[0]
+        if isinstance(ref, Ref) and ref.space == "smem":
+            env[out] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[1:]), env)
+        else:
+            self._vector(eqn)
+
+    def _lookup(self, ref: Ref, transforms: Any, env: dict[Any, Any]) -> Any:
+        index = indexer(transforms, env)
+        if ref.values is None or index is None or len(index) != ref.values.ndim:
+            return UNKNOWN
+        arrays = [np.asarray(i).astype(np.int64) for i in index]
+        if any(((a < 0) | (a >= n)).any() for a, n in zip(arrays, ref.values.shape, strict=True)):
+            return UNKNOWN
+        found = np.asarray(ref.values[tuple(arrays)])
+        return found.item() if self.sequential and found.ndim == 0 else found
+
+    def _swap(self, eqn: Any, env: dict[Any, Any]) -> None:
+        ref, value = self._read(env, eqn.invars[0]), self._read(env, eqn.invars[1])
+        if not (isinstance(ref, Ref) and ref.space == "smem"):
+            self._work(None, 0, size(eqn.invars[1].aval.shape))
+            return
+        index = indexer(self._unflatten(eqn, "tree", eqn.invars[2:]), env)
+        if eqn.outvars:
+            env[eqn.outvars[0]] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[2:]), env)
+        if not self.sequential or ref.values is None or index is None or value is UNKNOWN:
+            ref.values = None  # per-step SMEM state is not tracked in grid mode
+            return
+        ref.values = ref.values.copy()
+        ref.values[tuple(int(i) for i in index)] = value
+
+    def _addupdate(self, eqn: Any, env: dict[Any, Any]) -> None:
+        ref = self._read(env, eqn.invars[0])
+        if isinstance(ref, Ref) and ref.space == "smem":
+            ref.values = None
+        else:
+            self._work(None, 0, 2 * size(eqn.invars[1].aval.shape))
+
+    def _run_scoped(self, eqn: Any, env: dict[Any, Any]) -> None:
+        body = jaxpr_of(eqn.params["jaxpr"])
+        inner_env = dict(zip(body.constvars, [self._read(env, v) for v in eqn.invars], strict=False))
+        for i, var in enumerate(body.invars):
+            aval = inner(var.aval)
+            key = (id(eqn), i)
+            inner_env[var] = Ref(key, tuple(aval.shape), aval.dtype, space_of(var.aval, "vmem"))
+        outs = self.run(body, inner_env)
+        for var, value in zip(eqn.outvars, outs, strict=False):
+            env[var] = value
+
+    def _cond(self, eqn: Any, env: dict[Any, Any]) -> None:
+        branches = [jaxpr_of(b) for b in eqn.params["branches"]]
+        which = self._read(env, eqn.invars[0])
+        operands = [self._read(env, v) for v in eqn.invars[1:]]
+        if self.sequential:
+            if which is UNKNOWN:
+                self.notes.add("a branch depends on data: its last (usually the working) branch is assumed")
+                which = len(branches) - 1
+            branch = branches[min(max(int(which), 0), len(branches) - 1)]
+            outs = self.run(branch, dict(zip(branch.invars, operands, strict=False)))
+        elif which is not UNKNOWN:
+            which = np.clip(np.asarray(which).astype(np.int64), 0, len(branches) - 1)
+            outs = self._masked(branches, operands, which)
+        else:
+            outs = self._costliest(branches, operands)
+        for var, value in zip(eqn.outvars, outs, strict=False):
+            env[var] = value
+
+    def _masked(self, branches: list[Any], operands: list[Any], which: Any) -> list[Any]:
+        saved, results = self.mask, []
+        for b, branch in enumerate(branches):
+            selected = which == b
+            if not np.any(selected):
+                results.append([UNKNOWN] * len(branch.outvars))
+                continue
+            self.mask = saved * selected
+            results.append(self.run(branch, dict(zip(branch.invars, operands, strict=False))))
+        self.mask = saved
+        outs = []
+        for i in range(len(branches[0].outvars)):
+            options = [r[i] for r in results]
+            known = all(o is not UNKNOWN and not isinstance(o, Ref) for o in options)
+            outs.append(np.choose(which, np.broadcast_arrays(*options)) if known else UNKNOWN)
+        return outs
+
+    def _costliest(self, branches: list[Any], operands: list[Any]) -> list[Any]:
+        self.notes.add("a branch depends on data: the costlier branch is assumed at every step")
+        saved = self.acc
+        accs = []
+        for branch in branches:
+            self.acc = Acc(saved.zero)
+            self.run(branch, dict(zip(branch.invars, operands, strict=False)))
+            accs.append(self.acc)
+        self.acc = saved
+        weights = np.stack([np.broadcast_to(a.weight(), np.shape(saved.zero)) for a in accs])
+        best = np.argmax(weights, axis=0)
+        for b, acc in enumerate(accs):
+            saved.absorb(acc, best == b)
+        return [UNKNOWN] * len(branches[0].outvars)
+
+    def _scan(self, eqn: Any, env: dict[Any, Any]) -> None:
+        body = jaxpr_of(eqn.params["jaxpr"])
+        length = eqn.params["length"]
+        consts_n, carry_n = scan_counts(eqn.params)
+        values = [self._read(env, v) for v in eqn.invars]
+        consts, carry, xs = (
+            values[:consts_n],
+            values[consts_n : consts_n + carry_n],
+            values[consts_n + carry_n :],
+        )
+        if not self.sequential and length * np.size(self.acc.zero) > GRID_LOOP_BUDGET:
+            carry = self._scan_once(body, [*consts, *([UNKNOWN] * (carry_n + len(xs)))], length)[:carry_n]
+        else:
+            stepped = self.sequential and has_sync(body)
+            for i in range(length):
+                if stepped:
+                    self.step(f"{self.label}loop step {i}")
+                x = [
+                    v[i] if isinstance(v, np.ndarray) and v.ndim and len(v) == length else UNKNOWN for v in xs
+                ]
+                carry = self.run(body, dict(zip(body.invars, [*consts, *carry, *x], strict=False)))[:carry_n]
+        for var, value in zip(
+            eqn.outvars, [*carry, *([UNKNOWN] * (len(eqn.outvars) - carry_n))], strict=False
+        ):
+            env[var] = value
+
+    def _scan_once(self, body: Any, values: list[Any], length: int) -> list[Any]:
+        """Grid mode, a long loop: walk its body once with unknown carries and count it `length` times."""
+        self.notes.add(f"a loop of {length} iterations is costed from one iteration (its carries unknown)")
+        saved = self.acc
+        self.acc = Acc(saved.zero)
+        outs = self.run(body, dict(zip(body.invars, values, strict=False)))
+        saved.absorb(self.acc, length)
+        self.acc = saved
+        return [UNKNOWN] * len(outs)
+
+    def _while(self, eqn: Any, env: dict[Any, Any]) -> None:
+        cond, body = jaxpr_of(eqn.params["cond_jaxpr"]), jaxpr_of(eqn.params["body_jaxpr"])
+        cn, bn = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
+        values = [self._read(env, v) for v in eqn.invars]
+        cconsts, bconsts, carry = values[:cn], values[cn : cn + bn], values[cn + bn :]
+        saved = self.mask
+        stepped = self.sequential and has_sync(body)
+        for i in range(MAX_LOOP):
+            (go,) = self.run(cond, dict(zip(cond.invars, [*cconsts, *carry], strict=False)))
+            if go is UNKNOWN:
+                self.notes.add("a while loop's trip count depends on data: one iteration is assumed")
+                go = np.asarray(i == 0)
+            self.mask = saved * go if not self.sequential else saved
+            if not np.any(go):
+                break
+            if stepped:
+                self.step(f"{self.label}loop step {i}")
+            carry = self.run(body, dict(zip(body.invars, [*bconsts, *carry], strict=False)))
+        self.mask = saved
+        for var, value in zip(eqn.outvars, carry, strict=False):
+            env[var] = value

@@ -1,0 +1,175 @@
+"""`/api/sweeps`: start a sweep ("Tune"), read its state and result, follow its events, cancel it.
+
+A sweep is one API object over shard runs of the run queue (`server.sweeps`). Its events:
+`queued` {shard, position}, `running` {shard}, `config` {result: ConfigResult, judged, total} as each
+config is judged, `error` {shard, error} if a shard's job fails as a whole, and `done` {status,
+summary, sweep: SweepResult, shards}. A refused sweep gets the same problems as a refused run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter, Header, Request, Response
+from fastapi.responses import StreamingResponse
+
+from sandbox import sweeps
+from sandbox.jobs import JobError, make_sweep_job
+from server import convert
+from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep
+from server.problems import ProblemError, problem_responses
+from server.runner import ClientBusyError, QueueFullError, RateLimitedError
+from server.sweep_schemas import SweepCreated, SweepRequest, SweepState
+from server.sweeps import Sweep, SweepRegistry, shard_count
+
+router = APIRouter(
+    prefix="/api/sweeps", tags=["sweeps"], responses=problem_responses(400, 404, 413, 422, 429, 503)
+)
+KEEPALIVE_SECONDS = 15.0
+
+
+def registry(request: Request) -> SweepRegistry:
+    state = request.app.state
+    if getattr(state, "sweeps", None) is None:
+        state.sweeps = SweepRegistry(state.settings.runs_kept)
+    return state.sweeps
+
+
+@router.post("", status_code=201, response_model=SweepCreated)
+async def create_sweep(
+    body: SweepRequest,
+    request: Request,
+    runner: RunnerDep,
+    catalog: CatalogDep,
+    settings: SettingsDep,
+    client: ClientDep,
+    response: Response,
+) -> SweepCreated:
+    entry = catalog.get(body.entry) if body.entry is not None else None
+    if body.entry is not None and entry is None:
+        raise ProblemError(422, "Unknown entry", f"entry {body.entry!r} is not in the catalog", field="entry")
+    if body.mode == "tpu" and not settings.has_tpu():
+        raise ProblemError(
+            422, "No TPU", "mode 'tpu' was asked for, but this server has no TPU", field="mode"
+        )
+    if len(body.source.encode()) > settings.source_bytes:
+        raise ProblemError(
+            413, "Source too large", f"the limit is {settings.source_bytes:,} bytes", field="source"
+        )
+    try:
+        spec = sweeps.make_spec(
+            entry,
+            params=body.params,
+            size=body.size,
+            chips=body.lower_chips,
+            check_size=body.check_size,
+            bind=body.bind,
+        )
+        options = convert.interpret_options(body.options, entry.options if entry else None)
+        jobs = [
+            make_sweep_job(
+                body.source,
+                part,
+                entry=entry,
+                chip=body.chip,
+                mode=body.mode,
+                options=options,
+                limits=convert.limits(settings),
+            )
+            for part in sweeps.shards(spec, shard_count(runner, spec.total))
+        ]
+    except (sweeps.SweepError, JobError) as exc:
+        raise ProblemError(422, "Invalid sweep", str(exc)) from exc
+    try:
+        sweep = registry(request).start(runner, jobs, spec, client, fresh=body.fresh)
+    except QueueFullError as exc:
+        raise ProblemError(
+            503,
+            "Queue full",
+            f"try again in {exc.retry_after} s",
+            headers={"Retry-After": str(exc.retry_after)},
+        ) from exc
+    except RateLimitedError as exc:
+        raise ProblemError(
+            429,
+            "Rate limited",
+            f"you started runs too quickly; try again in {exc.retry_after} s",
+            headers={"Retry-After": str(exc.retry_after)},
+        ) from exc
+    except ClientBusyError as exc:
+        raise ProblemError(
+            429,
+            "Too many runs",
+            f"{exc}; a sweep needs {len(jobs)}; wait for one to finish",
+            headers={"Retry-After": "5"},
+        ) from exc
+    response.headers["Location"] = f"/api/sweeps/{sweep.id}"
+    return SweepCreated(
+        id=sweep.id,
+        state=sweep.state,
+        total=spec.total,
+        shards=len(jobs),
+        events_url=f"/api/sweeps/{sweep.id}/events",
+        url=f"/api/sweeps/{sweep.id}",
+    )
+
+
+@router.get("/{sweep_id}", response_model=SweepState)
+def get_sweep(sweep_id: str, request: Request) -> SweepState:
+    sweep = _find(request, sweep_id)
+    return SweepState(
+        id=sweep.id, state=sweep.state, total=sweep.spec.total, judged=len(sweep.judged), result=sweep.result
+    )
+
+
+@router.delete("/{sweep_id}", response_model=SweepState)
+async def cancel_sweep(sweep_id: str, request: Request, runner: RunnerDep) -> SweepState:
+    sweep = _find(request, sweep_id)
+    registry(request).cancel(runner, sweep)
+    return SweepState(
+        id=sweep.id, state=sweep.state, total=sweep.spec.total, judged=len(sweep.judged), result=None
+    )
+
+
+@router.get(
+    "/{sweep_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}},
+)
+async def sweep_events(
+    sweep_id: str, request: Request, last_event_id: str | None = Header(None)
+) -> StreamingResponse:
+    sweep = _find(request, sweep_id)
+    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else -1
+    return StreamingResponse(
+        _sse(sweep, after, request),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _sse(sweep: Sweep, after: int, request: Request) -> AsyncIterator[str]:
+    index = after + 1
+    while True:
+        while index < len(sweep.events):
+            event = sweep.events[index]
+            index += 1
+            yield f"id: {event['id']}\nevent: {event['kind']}\ndata: {json.dumps(event['data'])}\n\n"
+        if sweep.state == "done" and index >= len(sweep.events):
+            return
+        if not await sweep.wait_for_events(index, KEEPALIVE_SECONDS):
+            if await request.is_disconnected():
+                return
+            yield ": keepalive\n\n"
+
+
+def _find(request: Request, sweep_id: str) -> Sweep:
+    sweep = registry(request).get(sweep_id)
+    if sweep is None:
+        raise ProblemError(
+            404,
+            "Unknown sweep",
+            f"no sweep {sweep_id!r} (finished sweeps are kept for a while, then forgotten)",
+        )
+    return sweep

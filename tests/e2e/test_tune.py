@@ -1,0 +1,157 @@
+"""Tune in the browser: a 3x3x3 block-size sweep of tiled_matmul_pallas_call at 4096^3 on a v5e.
+
+The acceptance check of the sweep: every config is classified (in the table and the heat map), a
+config over VMEM and configs the TPU compiler rejects are marked as such, the best config is named,
+and one click loads it into the editor. Then the pure functions of tune.js, heatmap.js and
+estimate.js as tables. Assertions read data-* attributes and the text a user sees.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+
+import pytest
+
+from tests.e2e.conftest import new_page, unexpected_errors
+from tests.e2e.test_playground import goto
+
+pytestmark = pytest.mark.slow
+PARAMS = "bm = 128, 512, 4096\nbk = 64, 256, 1024\nbn = 128, 512, 4096"
+
+
+def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, live_server):
+    goto(page, live_server, "/?entry=tiled_matmul_pallas_call")
+    page.click("#solution")
+    page.click("#chips label:has-text('v5e')")
+    page.click("#tab-tune")
+    assert page.input_value("#tune-size") == "m=4096, k=4096, n=4096"  # from the entry's [tune] table
+    page.fill("#tune-params", PARAMS)
+    page.click("#tune-start")
+    page.wait_for_selector("#tune-progress[data-status]", timeout=240_000)
+    assert page.get_attribute("#tune-progress", "data-status") == "passed"
+    assert "swept 27 of 27 configs on v5e" in page.inner_text("#tune-progress")
+
+    rows = page.locator("#tune-table tbody tr")
+    assert rows.count() == 27
+    statuses = [rows.nth(i).get_attribute("data-status") for i in range(27)]
+    assert set(statuses) <= {"ok", "rejected", "over_vmem", "wrong", "error"}
+    # bk=64 is not a multiple of 128 lanes: the lowering rejects all 9 but the one already over VMEM.
+    assert statuses.count("rejected") == 8
+    # bm = bn = 4096: the f32 accumulator and the double-buffered output alone are 128 MiB.
+    assert statuses.count("over_vmem") == 3 and statuses.count("ok") == 16
+    over = page.locator("#tune-table tr[data-params='bm=4096, bk=256, bn=4096']")
+    assert "MiB of VMEM; a TPU v5e has 128 MiB" in over.inner_text()
+    rejected = page.locator("#tune-table tr[data-params='bm=128, bk=64, bn=128']")
+    assert "rejected by the TPU compiler for v5e" in rejected.inner_text()
+
+    heat = page.locator("#tune-heatmap")
+    assert heat.get_attribute("data-cells") == "27" and heat.get_attribute("data-panels") == "3"
+    assert page.locator("g.hm-config[data-status='over_vmem']").count() == 3
+    assert page.locator("g.hm-config[data-status='rejected'] text").first.text_content() == "✗ lower"
+    assert page.locator("rect.hm-cell.best").count() == 1
+
+    best = page.get_attribute("#tune-best", "data-params") or ""
+    values = dict(re.findall(r"(\w+)=(\d+)", best))
+    assert set(values) == {"bm", "bk", "bn"}
+    page.click("#tune-load-best")
+    source = page.evaluate("window.playground.editor.getValue()")
+    signature = next(line for line in source.splitlines() if line.startswith("def matmul("))
+    for name, value in values.items():
+        assert f"{name}={value}" in signature
+    assert "Loaded the best config" in page.inner_text("#notices")
+
+
+@pytest.fixture(scope="module")
+def js(browser, live_server):
+    page = new_page(browser)
+    page.goto(live_server.url + "/")
+    page.wait_for_selector("html[data-ready='1']")
+
+    def run(module: str, body: str, arg: object = None) -> typing.Any:
+        return page.evaluate(
+            f"async (arg) => {{ const m = await import('/static/js/{module}'); {body} }}", arg
+        )
+
+    yield run
+    errors = unexpected_errors(page)
+    page.context.close()
+    assert not errors, f"errors in the page: {errors}"
+
+
+APPLY = {
+    "keyword-only defaults": (
+        "def matmul(x, y, *, bm=128, bn=128, bk=128):\n    pass\n",
+        {"bm": 512, "bk": 1024},
+        "def matmul(x, y, *, bm=512, bn=128, bk=1024):\n    pass\n",
+        [],
+    ),
+    "annotated, over lines": (
+        "def kernel(\n    x,\n    block: int = 8,\n    fast: bool = False,\n):\n",
+        {"block": 256, "fast": True},
+        "def kernel(\n    x,\n    block: int = 256,\n    fast: bool = True,\n):\n",
+        [],
+    ),
+    "a parameter without a default is left to the user": (
+        "def kernel(x, bm):\n    return x\n",
+        {"bm": 8},
+        "def kernel(x, bm):\n    return x\n",
+        ["bm"],
+    ),
+    "only the named function changes": (
+        "def helper(bm=1):\n    pass\ndef kernel(x, bm=2):\n    pass\n",
+        {"bm": 64},
+        "def helper(bm=1):\n    pass\ndef kernel(x, bm=64):\n    pass\n",
+        [],
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source, params, expected, missing", APPLY.values(), ids=list(APPLY))
+def test_apply_params(js, source, params, expected, missing):
+    fn = "matmul" if "def matmul" in source else "kernel"
+    out = js(
+        "tune.js",
+        "return m.applyParams(arg.source, arg.fn, arg.params);",
+        {"source": source, "fn": fn, "params": params},
+    )
+    assert out == {"source": expected, "missing": missing}
+
+
+@pytest.mark.slow
+def test_parse_params_and_pairs(js):
+    parsed = js("tune.js", "return m.parseParams(arg);", "bm = 128, 256\nmode = fast, 1.5, true")
+    assert parsed == {"bm": [128, 256], "mode": ["fast", 1.5, True]}
+    assert js("tune.js", "return m.parsePairs(arg);", "m=4096, k=512") == {"m": 4096, "k": 512}
+    assert js("tune.js", "return m.parsePairs(arg, true);", "bm=m") == {"bm": "m"}
+    error = js("tune.js", "try { m.parsePairs(arg); } catch (e) { return e.message; }", "m=big")
+    assert error == "m: big is not a whole number"
+
+
+@pytest.mark.slow
+def test_heat_map_scale(js):
+    body = "return [m.badness(1e-3, [1e-3, 1e-2, 1e-1], 'time'), m.badness(1e-2, [1e-3, 1e-2, 1e-1], 'time'), m.badness(0.9, [0.5, 0.9], 'roofline'), m.cellValue({status: 'rejected'}, 'time')];"
+    assert js("heatmap.js", body) == [0, pytest.approx(0.5), 0, None]
+
+
+@pytest.mark.slow
+def test_model_steps_match_the_trace(js):
+    steps = [
+        {"kind": "grid", "grid_point": [0, 0], "kernel": "k", "core": 0},
+        {"kind": "grid", "grid_point": [0, 1], "kernel": "k", "core": 0},
+    ]
+    rows = [
+        {"kernel": "k", "grid_point": [0, 1], "core": 0, "start": 2, "seconds": 1},
+        {"kernel": "k", "grid_point": [0, 0], "core": 0, "start": 1, "seconds": 1},
+    ]
+    starts = js(
+        "estimate.js",
+        "return m.matchSteps(arg.steps, arg.rows).map((r) => r.start);",
+        {"steps": steps, "rows": rows},
+    )
+    assert starts == [1, 2]
+    assert (
+        js("estimate.js", "return m.matchSteps(arg.steps, arg.rows);", {"steps": steps, "rows": rows[:1]})
+        is None
+    )

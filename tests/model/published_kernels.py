@@ -1,0 +1,165 @@
+"""The kernels behind the published TPU timings in `tests/data/published_tpu_timings.toml`, written for
+this test from their documentation (same grids, BlockSpecs, scratch and body; our own code).
+
+- `matmul`: the JAX Pallas TPU matmul guide's pallas_call matmul (docs/pallas/tpu/matmul), with its
+  two variants: a transposed right-hand side contracted in place, and a fused activation.
+- `dsd_matmul`: the block-sparse guide's "Sparse @ Dense" kernel (docs/pallas/tpu/sparse): the grid
+  walks N blocks, then A's non-zero blocks; an aliased zeros input pre-fills the output.
+- `masked_matmul`: the same guide's dense matmul with a block-sparse output mask and prefetch maps
+  that keep skipped steps from copying anything.
+- `tril_prefetch_maps`: the scalar-prefetch tables of the lower-triangular mask, computed here in numpy.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def _matmul_body(x_ref, y_ref, o_ref, acc_ref, *, steps, transpose_rhs, activation):
+    k = pl.program_id(2)
+
+    @pl.when(k == 0)
+    def _():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    contract = ((1,), (1,)) if transpose_rhs else ((1,), (0,))
+    acc_ref[...] += jax.lax.dot_general(
+        x_ref[...], y_ref[...], (contract, ((), ())), preferred_element_type=jnp.float32
+    )
+
+    @pl.when(k == steps - 1)
+    def _():
+        o_ref[...] = activation(acc_ref[...]).astype(o_ref.dtype)
+
+
+def matmul(x, y, *, bm, bk, bn, transpose_rhs=False, relu=False):
+    """x (m, k) @ y (k, n); with `transpose_rhs` y arrives as (n, k) and is contracted on its last axis."""
+    m, k = x.shape
+    n = y.shape[0] if transpose_rhs else y.shape[1]
+    y_spec = (
+        pl.BlockSpec((bn, bk), lambda i, j, kk: (j, kk))
+        if transpose_rhs
+        else pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j))
+    )
+    body = functools.partial(
+        _matmul_body,
+        steps=k // bk,
+        transpose_rhs=transpose_rhs,
+        activation=jax.nn.relu if relu else (lambda a: a),
+    )
+    return pl.pallas_call(
+        body,
+        grid=(m // bm, n // bn, k // bk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), y_spec],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel", "arbitrary")),
+    )(x, y)
+
+
+def _dsd_body(rows_ref, cols_ref, x_ref, y_ref, zeros_ref, o_ref, acc_ref):
+    del cols_ref, zeros_ref
+    s, count = pl.program_id(1), pl.num_programs(1)
+    row = rows_ref[s]
+
+    @pl.when((s == 0) | (rows_ref[jnp.maximum(s - 1, 0)] != row))
+    def _():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    acc_ref[...] += jnp.dot(x_ref[0], y_ref[...], preferred_element_type=jnp.float32)
+
+    @pl.when((s == count - 1) | (rows_ref[jnp.minimum(s + 1, count - 1)] != row))
+    def _():
+        o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+
+def dsd_matmul(rows, cols, x_blocks, y, zeros, *, block):
+    """Dense = sparse @ dense: `x_blocks[s]` is A's non-zero block (rows[s], cols[s])."""
+    nnz = x_blocks.shape[0]
+    n = y.shape[1]
+    spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=2,
+        grid=(n // block, nnz),
+        in_specs=[
+            pl.BlockSpec((1, block, block), lambda j, s, r, c: (s, 0, 0)),
+            pl.BlockSpec((block, block), lambda j, s, r, c: (c[s], j)),
+            pl.BlockSpec((block, block), lambda j, s, r, c: (r[s], j)),
+        ],
+        out_specs=pl.BlockSpec((block, block), lambda j, s, r, c: (r[s], j)),
+        scratch_shapes=[pltpu.VMEM((block, block), jnp.float32)],
+    )
+    return pl.pallas_call(
+        _dsd_body,
+        grid_spec=spec,
+        out_shape=jax.ShapeDtypeStruct(zeros.shape, zeros.dtype),
+        input_output_aliases={4: 0},
+    )(rows, cols, x_blocks, y, zeros)
+
+
+def _masked_body(mask_ref, kind_ref, next_i_ref, next_j_ref, x_ref, y_ref, m_ref, o_ref, acc_ref):
+    del kind_ref, next_i_ref, next_j_ref
+    i, j, k = pl.program_id(0), pl.program_id(1), pl.program_id(2)
+
+    @pl.when(k == 0)
+    def _():
+        o_ref[...] = jnp.zeros_like(o_ref)
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    @pl.when(mask_ref[i, j] != 0)
+    def _():
+        acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+        @pl.when(k == pl.num_programs(2) - 1)
+        def _():
+            o_ref[...] = (m_ref[0] * acc_ref[...]).astype(o_ref.dtype)
+
+
+def masked_matmul(mask, kind, next_i, next_j, x, y, mask_blocks, *, bm, bk, bn):
+    """mask * (x @ y) for a block-sparse mask: skipped blocks neither compute nor copy."""
+    m, k = x.shape
+    n = y.shape[1]
+
+    def x_map(i, j, kk, mask, kind, ni, nj):
+        return ni[i, j], kk * (mask[i, j] != 0)
+
+    def y_map(i, j, kk, mask, kind, ni, nj):
+        return kk * (mask[i, j] != 0), nj[i, j]
+
+    spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=4,
+        grid=(m // bm, n // bn, k // bk),
+        in_specs=[
+            pl.BlockSpec((bm, bk), x_map),
+            pl.BlockSpec((bk, bn), y_map),
+            pl.BlockSpec((1, bm, bn), lambda i, j, kk, mask, kind, ni, nj: (kind[i, j], 0, 0)),
+        ],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk, *_: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+    )
+    return pl.pallas_call(_masked_body, grid_spec=spec, out_shape=jax.ShapeDtypeStruct((m, n), x.dtype))(
+        mask, kind, next_i, next_j, x, y, mask_blocks
+    )
+
+
+def tril_prefetch_maps(blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Block mask, mask-block kind and next non-zero block (i, j) for a lower-triangular mask.
+
+    Block (i, j) of a `tril` mask is non-zero when j <= i: the diagonal blocks are kind 0 (their
+    own triangle), the rest kind 1 (all ones). A skipped block points at the next non-zero block
+    in grid order (row-major), so the pipeline prefetches what the next computing step needs.
+    """
+    i, j = np.indices((blocks, blocks))
+    mask = (j <= i).astype(np.int32)
+    kind = np.where(i == j, 0, 1).astype(np.int32)
+    next_i, next_j = i.copy(), j.copy()
+    skipped = mask == 0
+    next_i[skipped], next_j[skipped] = i[skipped] + 1, 0
+    kind[skipped] = 1  # the next non-zero block, (i + 1, 0), is all ones
+    return mask, kind, next_i.astype(np.int32), next_j.astype(np.int32)

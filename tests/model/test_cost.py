@@ -1,0 +1,115 @@
+"""The model's arithmetic (`sandbox.harness.model.cost` and `summary`), with round numbers by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sandbox.harness.model.cost import Grid, Program, Rates, grid_steps, program_steps
+from sandbox.harness.model.summary import summarize
+
+# 1 GB/s, 1 TFLOP/s, 1 T vector ops/s, 1 us a step, 2 us a launch: every term reads off in microseconds.
+RATES = Rates(
+    bandwidth=1e9,
+    mxu={"bf16": 1e12, "f32": 1e12 / 6},
+    vector=1e12,
+    step=1e-6,
+    launch=2e-6,
+    cores=1,
+)
+US = 1e-6
+
+
+def grid(
+    copy_in: list[float], copy_out: list[float], flops: list[float], core: list[int] | None = None
+) -> Grid:
+    n = len(copy_in)
+    return Grid(
+        kernel="k",
+        core=np.array(core or [0] * n),
+        points=np.arange(n)[:, None],
+        copy_in=np.array(copy_in, dtype=float),
+        copy_out=np.array(copy_out, dtype=float),
+        mxu={"bf16": np.array(flops, dtype=float)},
+        vector=np.zeros(n),
+        min_bytes=float(sum(copy_in) + sum(copy_out)),
+        cores=len(set(core or [0])),
+    )
+
+
+def test_grid_compute_bound_hides_copies():
+    # 3 steps of 2 us of MXU work; 1 us copies of the next step's blocks hide under them.
+    steps = grid_steps(grid([1000, 1000, 1000], [0, 0, 500], [2e6] * 3), RATES)
+    assert steps.seconds == pytest.approx([3 * US] * 3)
+    # launch 2 + fill 1 + 3 steps x 3 + drain 0.5
+    assert steps.total == pytest.approx(12.5 * US)
+    assert steps.start == pytest.approx([3 * US, 6 * US, 9 * US])
+
+
+def test_grid_memory_bound_waits_for_copies():
+    # 4 us of copies per step against 2 us of compute: a step lasts its copies plus its fixed cost.
+    steps = grid_steps(grid([4000, 4000, 4000], [0, 0, 0], [2e6] * 3), RATES)
+    assert steps.seconds == pytest.approx([5 * US, 5 * US, 3 * US])  # the last step has nothing to fetch
+    assert steps.total == pytest.approx((2 + 4 + 13) * US)
+    estimate = summarize("test", RATES, [steps])
+    assert estimate.bound == "memory"
+    # compute 6 + memory (fill 4 + stalls 2 + 2) + overhead (launch 2 + 3 steps) = 19 us
+    assert estimate.compute_seconds + estimate.memory_seconds + estimate.overhead_seconds == pytest.approx(
+        estimate.seconds
+    )
+    assert estimate.memory_seconds == pytest.approx(8 * US)
+
+
+def test_grid_write_back_overlaps_the_next_step():
+    steps = grid_steps(grid([0, 0], [3000, 3000], [1e6, 1e6]), RATES)
+    # step 0: compute 1; step 1: compute 1 vs step 0's 3 us write-back; drain: step 1's write-back.
+    assert steps.seconds == pytest.approx([2 * US, 4 * US])
+    assert steps.total == pytest.approx((2 + 6 + 3) * US)
+
+
+def test_grid_two_cores_run_side_by_side():
+    steps = grid_steps(grid([0] * 4, [0] * 4, [1e6, 1e6, 5e6, 5e6], core=[0, 0, 1, 1]), RATES)
+    assert steps.total == pytest.approx((2 + 2 * 6) * US)  # core 1 is the slow one
+    assert steps.critical == 1
+    assert steps.start[2] == pytest.approx(steps.start[0])
+
+
+def test_step_overhead_bound_and_roofline_fraction():
+    steps = grid_steps(grid([0] * 10, [0] * 10, [1e5] * 10), RATES)
+    estimate = summarize("test", RATES, [steps])
+    assert estimate.bound == "step_overhead"
+    assert estimate.roofline_seconds == pytest.approx(1 * US)  # 1e6 flops at 1e12
+    assert estimate.roofline_fraction == pytest.approx(1 / 13)  # 2 + 10 x (1 + 0.1) = 13 us
+    (cls,) = estimate.classes
+    assert (cls.count, cls.bound) == (10, "step_overhead")
+
+
+def test_program_dma_engine_serialises_copies_and_waits_block():
+    events = [
+        ("dma", 2000, "a", "in"),  # 2 us on the engine
+        ("dma", 1000, "b", "in"),  # queued behind it: lands at 3 us
+        ("step", "s0"),
+        ("wait", "b", 1000),
+        ("work", {"bf16": 1e6}, 0.0),
+    ]
+    steps = program_steps(Program("p", [events]), RATES)
+    # launch 2; step 0 starts at 2, pays 1 (t = 3), waits for b until 2 + 3 = 5, works 1: 6 us.
+    assert steps.total == pytest.approx(6 * US)
+    assert steps.seconds == pytest.approx([4 * US])
+    assert steps.hbm_bytes == 3000
+
+
+def test_program_barrier_waits_for_the_slower_core():
+    fast = [("step", "a"), ("work", {"bf16": 1e6}, 0.0), ("signal", 1, "sem", 1), ("sem_wait", "sem", 1)]
+    slow = [("step", "a"), ("work", {"bf16": 5e6}, 0.0), ("signal", 0, "sem", 1), ("sem_wait", "sem", 1)]
+    tail = [("step", "b"), ("work", {"bf16": 1e6}, 0.0)]
+    steps = program_steps(Program("p", [fast + tail, slow + tail]), RATES)
+    # core 1 signals at 2 + 1 + 5 = 8 us; core 0 waits for it, then both run step b: 8 + 2 = 10 us.
+    assert steps.total == pytest.approx(10 * US)
+    assert steps.start[steps.core == 0][1] == pytest.approx(8 * US)
+
+
+def test_f32_dots_run_at_a_sixth_of_bf16():
+    g = grid([0], [0], [0])
+    g.mxu = {"f32": np.array([1e6])}
+    assert grid_steps(g, RATES).seconds[0] == pytest.approx(7 * US)  # 6 us of f32 work + 1 us step

@@ -1,0 +1,97 @@
+"""A sweep through real child processes: one job judges every config (check, lowering, VMEM, model).
+
+Tiny on purpose (the machine is shared): a few configs, correctness sizes of a few grid steps.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandbox import sweeps
+from sandbox.catalog import load_catalog
+from sandbox.jobs import make_sweep_job
+from sandbox.protocol import RunStatus
+from tests.sandbox.conftest import run_job
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = load_catalog()
+
+# A scratch file for `tune`: make_inputs(seed, **size) (its defaults are the check size),
+# kernel(*inputs, **params), a reference; the one tunable is the row block.
+SCRATCH = """
+import functools
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def make_inputs(seed, m=256, n=128):
+    return (jax.random.normal(jax.random.key(seed), (m, n), jnp.float32),)
+
+def reference(x):
+    return x * 2.0
+
+def double_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2.0
+
+@functools.partial(jax.jit, static_argnames=["block"])
+def kernel(x, *, block=128):
+    if x.shape[0] % block:
+        raise ValueError(f"rows must divide into blocks: {x.shape=} {block=}")
+    return pl.pallas_call(
+        double_kernel,
+        grid=(x.shape[0] // block,),
+        in_specs=[pl.BlockSpec((block, x.shape[1]), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((block, x.shape[1]), lambda i: (i, 0)),
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    )(x)
+"""
+
+
+def test_catalog_sweep_classifies_each_config_in_one_job():
+    entry = CATALOG.get("tiled_matmul_pallas_call")
+    assert entry is not None
+    spec = sweeps.make_spec(
+        entry, params={"bm": [128], "bk": [64, 256], "bn": [128]}, size={"m": 1024, "k": 1024, "n": 1024}
+    )
+    result = run_job(make_sweep_job(entry.solution_source, spec, entry=entry, chip="v5e"))
+    assert result.status is RunStatus.PASSED, result.summary
+    assert result.sweep is not None
+    rejected, ok = result.sweep.configs
+    assert rejected.status == "rejected" and "divisible by 8 and 128" in rejected.reason
+    assert rejected.correct is None  # ruled out before the (costly) simulator check
+    assert ok.status == "ok" and ok.correct is True and ok.check_size == {"m": 256, "k": 256, "n": 256}
+    assert ok.lowering[0].chip == "v5e" and ok.lowering[0].lowers is True
+    assert ok.estimate is not None and ok.estimated_seconds == ok.estimate.seconds > 0
+    assert ok.steps == 8 * 4 * 8  # a (8, 8, 4) grid at 1024^3
+    assert result.sweep.best == ok.index
+    assert {"trace", "model", "lower", "check"} <= set(ok.host_seconds)
+
+
+def test_tune_cli_json_for_a_scratch_file(tmp_path):
+    path = tmp_path / "double.py"
+    path.write_text(SCRATCH)
+    command = [
+        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", "m=8192,n=1024",
+        "--param", "block=128,100,8192", "--bind", "block=m", "--json",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    out = json.loads(done.stdout)
+    rows = {c["params"]["block"]: c for c in out["configs"]}
+    assert set(rows) == {128, 100, 8192}
+    for row in rows.values():
+        assert {"params", "status", "estimated_seconds", "bound", "vmem_bytes", "lowering"} <= set(row)
+    assert rows[128]["status"] == "ok" and rows[128]["correct"] is True
+    assert rows[100]["status"] == "error"  # 8192 rows do not divide into blocks of 100
+    # One 8192 x 1024 f32 block in and out: 64 MiB, within a v5e's 128 MiB; the check grows m to 8192.
+    assert rows[8192]["vmem_bytes"] == 2 * 8192 * 1024 * 4 and rows[8192]["check_size"] == {
+        "m": 8192,
+        "n": 128,
+    }
+    assert out["best"] in (c["index"] for c in out["configs"] if c["status"] == "ok")
+    assert done.returncode == 0 and out["status"] == "passed"

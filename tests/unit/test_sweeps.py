@@ -1,0 +1,114 @@
+"""Sweeps on the host side (`sandbox.sweeps`, `SweepSpec`): parsing, specs, shards, merging, the verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox import sweeps
+from sandbox.catalog import load_catalog
+from sandbox.classify import classify
+from sandbox.jobs import make_sweep_job
+from sandbox.protocol import ConfigResult, Execution, RunStatus, SweepResult, SweepSpec, new_event
+
+CATALOG = load_catalog()
+
+
+def config(
+    index: int, status: str = "ok", seconds: float | None = 1e-3, measured: float | None = None
+) -> ConfigResult:
+    return ConfigResult(
+        index=index,
+        params={"bm": 128 * (index + 1)},
+        status=status,  # type: ignore[arg-type]
+        reason=status,
+        check_size={},
+        estimated_seconds=seconds if status == "ok" else None,
+        measured_seconds=measured,
+    )
+
+
+def test_parse_assignments_and_params():
+    assert sweeps.parse_assignments("m=4096, k=512") == {"m": 4096, "k": 512}
+    assert sweeps.parse_param("bm=128,512") == ("bm", (128, 512))
+    assert sweeps.parse_param("mode=fast,true,0.5") == ("mode", ("fast", True, 0.5))
+    for bad in ("m", "m=x", "1m=3"):
+        with pytest.raises(sweeps.SweepError):
+            sweeps.parse_assignments(bad)
+    with pytest.raises(sweeps.SweepError, match="no values"):
+        sweeps.parse_param("bm=")
+
+
+def test_configs_are_the_product_in_row_major_order_and_shards_cover_them_once():
+    spec = SweepSpec(params={"bm": (1, 2, 3), "bk": (10, 20)}, size={"m": 8})
+    assert spec.total == 6
+    assert spec.configs()[1] == (1, {"bm": 1, "bk": 20})
+    parts = sweeps.shards(spec, 4)
+    assert [p.only for p in parts] == [(0, 4), (1, 5), (2,), (3,)]
+    assert sorted(i for p in parts for i, _ in p.configs()) == list(range(6))
+    assert len(sweeps.shards(spec, 99)) == 6
+
+
+def test_check_size_grows_to_fit_each_configs_blocks():
+    spec = SweepSpec(
+        params={}, size={}, check_size={"m": 256, "k": 256}, bind={"bm": "m", "bk": "k", "bn": "k"}
+    )
+    assert spec.check_dims({"bm": 512, "bk": 128, "bn": 384}, {}) == {"m": 512, "k": 384}
+    assert spec.check_dims({"bm": 100}, {"n": 8}) == {"m": 300, "k": 256, "n": 8}
+
+
+def test_a_catalog_entry_fills_the_spec_and_limits_are_checked():
+    entry = CATALOG.get("tiled_matmul_pallas_call")
+    spec = sweeps.make_spec(entry, size={"m": 1024, "k": 1024, "n": 1024})
+    assert spec.total == 27 and spec.bind == {"bm": "m", "bk": "k", "bn": "n"}
+    assert spec.check_size == {"m": 256, "k": 256, "n": 256}
+    with pytest.raises(sweeps.SweepError, match="at most 64"):
+        sweeps.make_spec(None, params={"a": range(5), "b": range(5), "c": range(5)}, size={"m": 1})
+    with pytest.raises(sweeps.SweepError, match="target problem size"):
+        sweeps.make_spec(None, params={"a": [1]})
+
+
+def test_best_prefers_measured_times_only_when_every_ok_config_has_one():
+    configs = [config(0, seconds=2e-3, measured=1e-3), config(1, seconds=1e-3), config(2, "rejected")]
+    assert sweeps.best(configs) == 1  # config 1 has no measurement: estimates decide
+    configs[1] = config(1, seconds=1e-3, measured=3e-3)
+    assert sweeps.best(configs) == 0
+    assert sweeps.best([config(0, "wrong"), config(1, "over_vmem")]) is None
+
+
+def test_classify_gathers_a_sweep_jobs_configs_into_its_verdict():
+    entry = CATALOG.get("tiled_matmul_pallas_call")
+    spec = sweeps.make_spec(entry, params={"bm": [128, 256, 512]}, size={"m": 512, "k": 512, "n": 512})
+    job = make_sweep_job("x", spec, entry=entry, chip="v5e")
+    assert job.limits.wall_seconds > 60 and job.trace is False
+    events = (
+        new_event("started", pid=1),
+        new_event("config", result=config(2, seconds=5e-4), done=1, of=3),
+        new_event("config", result=config(0, "rejected"), done=2, of=3),
+        new_event("config", result=config(1, "over_vmem"), done=3, of=3),
+        new_event("done", peak_rss_bytes=0),
+    )
+    execution = Execution(events, 0, None, False, False, 1.0, "", "", False, False)
+    result = classify(job, execution)
+    assert result.status is RunStatus.PASSED
+    assert result.sweep is not None and [c.index for c in result.sweep.configs] == [0, 1, 2]
+    assert result.sweep.best == 2
+    assert result.summary.startswith(
+        "swept 3 of 3 configs on v5e at m=512,k=512,n=512: 1 ok, 1 rejected, 1 over VMEM"
+    )
+    assert "best bm=384: estimated 0.5 ms" in result.summary
+
+
+def test_a_sweep_with_only_wrong_configs_is_a_mismatch_and_a_stopped_one_says_how_far_it_got():
+    spec = SweepSpec(params={"bm": (1, 2)}, size={"m": 8})
+    assert sweeps.verdict(sweeps.merge([], spec), RunStatus.RAN, "")[0] is RunStatus.ERROR
+    part = sweeps.merge([], spec)
+    failed = SweepResult(
+        chip="v5e", spec=spec, total=2, configs=(config(0, "wrong"), config(1, "error")), best=None
+    )
+    wrong = sweeps.verdict(failed, RunStatus.RAN, "")
+    assert wrong[0] is RunStatus.MISMATCH and "no config is both correct and accepted" in wrong[1]
+    stopped = sweeps.verdict(part, RunStatus.CANCELLED, "cancelled after 2.0 s")
+    assert stopped == (
+        RunStatus.CANCELLED,
+        "cancelled after 2.0 s (swept 0 of 2 configs on v5e at m=8: none judged)",
+    )
