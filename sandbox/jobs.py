@@ -30,6 +30,7 @@ def make_job(
     job_id: str | None = None,
     lower_chips: tuple[Chip, ...] = (),
     trace: bool = True,
+    runtime: str = "",
 ) -> Job:
     """A validated job. `options` are the caller's interpret options over the entry's `[options]`.
 
@@ -40,7 +41,8 @@ def make_job(
 
     `lower_chips` asks for the TPU lowering check on each of those chips too ("check on all chips"),
     beside the one for `chip` that every simulated run gets. `trace` records the kernel trace of the
-    first call (see `sandbox.harness.trace.capture`); switching it off saves its cost.
+    first call (see `sandbox.harness.trace.capture`); switching it off saves its cost. `runtime`: the
+    JAX version to run on ("": the backend's default, the newest; see `sandbox.runtimes`).
     """
     limits = limits or default_limits()
     if len(source.encode()) > limits.source_bytes:
@@ -62,6 +64,7 @@ def make_job(
         devices=entry.devices if entry is not None else scratch_devices(source),
         lower_chips=tuple(dict.fromkeys(lower_chips)),
         trace=trace,
+        runtime=runtime,
     )
 
 

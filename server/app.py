@@ -21,13 +21,17 @@ from sandbox.backends import (
     default_backend_name,
 )
 from sandbox.catalog import load_catalog
+from sandbox.runtimes import RuntimeSet
 from server import problems, versions
+from server import runtimes as jax_runtimes
 from server.bodylimit import BodyLimit
 from server.cache import ResultCache
 from server.clients import parse_networks
 from server.local_queue import InProcessQueue
 from server.ratelimit import RateLimiter
 from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
+from server.routes import matrices as matrix_routes
+from server.routes import runtimes as runtime_routes
 from server.runqueue import RunQueue
 from server.settings import Settings
 
@@ -41,9 +45,15 @@ def resolve_backend(settings: Settings) -> tuple[str, str]:
     return default_backend_name(), f"best available on this machine: {capability_report()}"
 
 
-def create_app(settings: Settings | None = None, *, backend: Backend | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, backend: Backend | None = None, runtimes: RuntimeSet | None = None
+) -> FastAPI:
+    """`backend`, `runtimes`: injected for tests (default: the configured backend, the installed runtimes)."""
     settings = settings or Settings()
     catalog_ = load_catalog(settings.catalog_dir)
+    # The JAX runtimes runs may ask for: those installed here (with Redis, the workers' hosts must
+    # have the same set; `GET /api/runtimes` lists this server's).
+    runtimes_ = runtimes or jax_runtimes.load(settings)
     if settings.redis_url:
         name, note = "workers", "jobs run on the runner workers of the Redis queue (python -m sandbox.worker)"
     else:
@@ -56,7 +66,7 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
         runner = (
             redis_queue(settings)
             if settings.redis_url
-            else local_queue(settings, backend or create_backend(name))
+            else local_queue(settings, backend or create_backend(name, runtimes_))
         )
         app.state.runner = runner
         await runner.start()
@@ -75,6 +85,7 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
         description="Run, check, time and share JAX Pallas TPU kernels.",
     )
     app.state.settings, app.state.catalog = settings, catalog_
+    app.state.runtimes, app.state.matrices = runtimes_, jax_runtimes.Matrices()
     app.state.backend_name, app.state.backend_note = name, note
     app.state.trusted_proxies = parse_networks(settings.trusted_proxies)
     problems.install(app)
@@ -84,6 +95,8 @@ def create_app(settings: Settings | None = None, *, backend: Backend | None = No
     for router in (*routers, pages.router):
         app.include_router(router)
     app.include_router(sweeps.router)  # a sweep ("Tune"): shard runs of the same queue
+    app.include_router(runtime_routes.router)
+    app.include_router(matrix_routes.router)
     return app
 
 

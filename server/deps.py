@@ -8,11 +8,13 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from sandbox.catalog import Catalog
+from sandbox.runtimes import RuntimeSet
 from server import versions
 from server.clients import Client, identify
 from server.databases import open_configured
 from server.lessons import LessonStore, lesson_store
 from server.runqueue import RunQueue
+from server.runtimes import Matrices
 from server.schemas import VersionInfo
 from server.settings import Settings
 from server.shares import ShareStore, share_store
@@ -51,6 +53,14 @@ def _versions(request: Request) -> VersionInfo:
     return versions.running(state.settings, state.backend_name, state.backend_note)
 
 
+def _runtimes(request: Request) -> RuntimeSet:
+    return request.app.state.runtimes
+
+
+def _matrices(request: Request) -> Matrices:
+    return request.app.state.matrices
+
+
 def _shares(request: Request) -> ShareStore:
     return share_store(_database(request))
 
@@ -72,3 +82,5 @@ ClientDep = Annotated[Client, Depends(_client)]
 SharesDep = Annotated[ShareStore, Depends(_shares)]
 LessonsDep = Annotated[LessonStore, Depends(_lessons)]
 VersionsDep = Annotated[VersionInfo, Depends(_versions)]
+RuntimesDep = Annotated[RuntimeSet, Depends(_runtimes)]
+MatricesDep = Annotated[Matrices, Depends(_matrices)]

@@ -52,6 +52,7 @@ _MEANINGS = {
     403: "Not allowed: a lesson's edit token is missing or wrong",
     404: "No such resource",
     405: "Method not allowed",
+    409: "Not ready yet (e.g. a run that has not finished)",
     413: "Request or source too large",
     422: "Invalid request",
     429: "Too many runs from this client or address (see Retry-After)",

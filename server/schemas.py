@@ -48,6 +48,9 @@ class RunRequest(Wire):
         default_factory=list,
         description='Also check the TPU lowering for these chips ("check on all chips").',
     )
+    runtime: str | None = Field(
+        None, description="The JAX version to run on (GET /api/runtimes); null: the newest."
+    )
 
 
 class RunCreated(Wire):
@@ -164,6 +167,9 @@ class ShareCreate(Wire):
         description="A finished run of exactly this state: its result is kept with the share (trimmed: no "
         "trace, no IR texts, short output).",
     )
+    runtime: str | None = Field(
+        None, description="The JAX version it ran on (GET /api/runtimes); null: the newest."
+    )
 
 
 class ShareCreated(Wire):
@@ -178,10 +184,17 @@ class SharePublic(Wire):
     entry: str | None
     chip: ChipName
     options: RunOptions
-    versions: dict[str, str | None] = Field(..., description="The server's versions when it was shared.")
+    versions: dict[str, str | None] = Field(
+        ..., description="The versions it was shared with (its runtime's)."
+    )
     created: str = Field(..., description="When it was first shared (ISO 8601, UTC).")
     result: dict[str, Any] | None = Field(None, description="The RunResult kept with the share, if any.")
     result_at: str | None = Field(None, description="When that result was computed (ISO 8601, UTC).")
+    runtime: str | None = Field(None, description="The JAX version it was made on (`versions.jax`).")
+    run_on: str = Field(
+        "", description="The installed runtime to open it on: its own while installed, else the nearest."
+    )
+    runtime_note: str = Field("", description="Why it opens on another runtime than its own, if it does.")
 
 
 class SparseCoreOut(Wire):

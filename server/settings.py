@@ -113,6 +113,11 @@ class Settings(BaseSettings):
         description="Sites that may show `/embed/{id}` in a frame (CSP `frame-ancestors`): `*` (any), "
         "`'none'`, or space-separated origins such as `https://course.example.edu`.",
     )
+    runtimes_dir: Path | None = Field(
+        None,
+        description="Where `scripts/install-runtimes` put the older JAX runtimes (empty: "
+        "/opt/pallas-playground-runtimes as root, else ~/.cache/pallas-playground/runtimes).",
+    )
     tpu: Literal["auto", "yes", "no"] | Chip = Field(
         "auto",
         description="Whether this host has a TPU, and which chip: `auto` (its TPU chips as sysfs shows "

@@ -6,8 +6,9 @@ serves only on loopback.
 
     base.py      Backend and EventSink: the interface, nothing else
     watch.py     Watch: one job's pipes and deadline, seen from outside (every backend uses it)
+    runtimes.py  one backend per JAX runtime behind one interface (`create_backend` returns it)
     local.py     a plain subprocess with rlimits (development only)
-    hardened.py  jobs forked from a warm pool inside bubblewrap (`sandbox.jail`)
+    hardened.py  jobs forked from a warm pool inside bubblewrap (`sandbox.jail`); slots.py its slots
     remote.py    a client of the job-runner service; service.py is that service
 """
 
@@ -15,9 +16,12 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from sandbox.backends.base import Backend, BackendHealth, EventSink
+from sandbox.runtimes import RuntimeInfo, RuntimeSet, discover
 
 
 class UnsafeBindError(RuntimeError):
@@ -29,21 +33,44 @@ def backend_names() -> tuple[str, ...]:
     return ("hardened", "local")
 
 
-def create_backend(name: str) -> Backend:
-    if name == "local":
-        from sandbox.backends.local import LocalBackend
+def create_backend(name: str, runtimes: RuntimeSet | None = None, **hardened: Any) -> Backend:
+    """The backend `name`, running every JAX runtime of `runtimes` (default: those installed here).
 
-        return LocalBackend()
-    if name == "hardened":
-        from sandbox.backends.hardened import HardenedBackend
+    `hardened`: options of each runtime's `HardenedBackend` (the job-runner service sets slots)."""
+    if name in ("local", "hardened"):
+        from sandbox.backends.runtimes import RuntimeBackend
 
-        return HardenedBackend()
+        found = runtimes or discover()
+        return RuntimeBackend(name, found, _local if name == "local" else _hardened(found, **hardened))
     if name.startswith("remote:"):
         # The job-runner service (`python -m sandbox.backends.service`) on a unix socket.
         from sandbox.backends.remote import RemoteBackend
 
         return RemoteBackend(Path(name.removeprefix("remote:")))
     raise ValueError(f"unknown sandbox backend {name!r}; known: {', '.join(backend_names())}")
+
+
+def _local(runtime: RuntimeInfo) -> Backend:
+    from sandbox.backends.local import LocalBackend
+
+    return LocalBackend(python=str(runtime.python))
+
+
+def _hardened(runtimes: RuntimeSet, **options: Any) -> Callable[[RuntimeInfo], Backend]:
+    """A pool per runtime, all sharing the first one's table of slots (CPU and chips)."""
+    from sandbox.backends.hardened import HardenedBackend
+    from sandbox.backends.slots import SlotTable
+    from sandbox.jail.runtime import Runtime
+
+    shared: list[SlotTable] = []
+
+    def make(runtime: RuntimeInfo) -> Backend:
+        jail = Runtime(runtime.jail_prefix) if runtime.jail_prefix else None
+        backend = HardenedBackend(runtime=jail, slot_table=shared[0] if shared else None, **options)
+        shared[:1] = [backend.table]
+        return backend
+
+    return make
 
 
 @functools.cache

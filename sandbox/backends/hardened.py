@@ -28,6 +28,7 @@ from sandbox import limits as default_limits
 from sandbox.backends import staging, uid_lease
 from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.backends.pool_process import PoolProcess, Waiter, kill_pool, start_pool_process, stop_process
+from sandbox.backends.slots import SlotTable
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
 from sandbox.jail import channel
 from sandbox.jail.probe import probe
@@ -59,10 +60,12 @@ class HardenedBackend:
         start_seconds: float = 120.0,
         sandbox_dir: Path | None = None,
         tpu_slots: tuple[TpuSlot, ...] | None = None,
+        slot_table: SlotTable | None = None,
     ) -> None:
         """`sandbox_dir`: the `sandbox` package the pool runs (default: this one), mounted read-only.
         `slots`: jobs at once on the CPU (interpret mode). `tpu_slots`: chip sets, one job at a time
-        on each (default: one per chip of this host; none on a CPU machine)."""
+        on each (default: one per chip of this host; none on a CPU machine). `slot_table`: slots
+        shared with the pools of other runtimes (it sets the CPU slot count; default: this pool's own)."""
         self.runtime = runtime or Runtime()
         # Mounted from a neutral copy: a job's mountinfo must not reveal the server's checkout.
         self._staged = staging.stage(sandbox_dir or Path(sandbox.__file__).parent)
@@ -74,15 +77,14 @@ class HardenedBackend:
         found = probe(self.runtime, self.tpu_slots)
         if not found.ok:
             raise BackendUnavailable(found.report())
-        self.cpu_slots = DEFAULT_SLOTS if slots is None else slots
-        slots = self.cpu_slots + len(self.tpu_slots)  # chip slots come last (see `pool.Config`)
+        cpu = slot_table.cpu if slot_table else DEFAULT_SLOTS if slots is None else slots
+        # Chip slots come last (see `pool.Config`).
+        self.table = slot_table or SlotTable(cpu, len(self.tpu_slots))
+        self.cpu_slots, slots = cpu, self.table.size
         # Slot uids of our own: another pool on this host never runs a job as one of them.
         self._uids = uid_lease.lease(uid_base, slots)
         self.slots, self.uid_base, self.cpu_cores = slots, self._uids.first, cpu_cores
         self.start_seconds = start_seconds
-        self._free = list(range(slots))
-        self._quarantined: set[int] = set()
-        self._slot_cond = threading.Condition()
         self._pool: PoolProcess | None = None
         self._pool_error: str | None = None
         self._pool_cond = threading.Condition()
@@ -98,9 +100,7 @@ class HardenedBackend:
         on_chip = runs_on_chip(job.mode, job.chip, host_chip)
         if not on_chip and self.cpu_slots == 0:
             return never_ran("this job runner has no CPU slots for interpret-mode runs")
-        slot = self._take_slot(
-            cancel, range(self.cpu_slots, self.slots) if on_chip else range(self.cpu_slots)
-        )
+        slot = self.table.take(cancel, self.table.chip_slots if on_chip else self.table.cpu_slots)
         if slot is None:
             return never_ran(None, cancelled=True)
         quarantined = False
@@ -112,13 +112,12 @@ class HardenedBackend:
             return execution
         finally:
             if not quarantined:
-                self._give_slot(slot)
+                self.table.give(slot)
 
     def health(self) -> BackendHealth:
         with self._pool_cond:
             pool, error = self._pool, self._pool_error
-        with self._slot_cond:
-            quarantined = len(self._quarantined)
+        quarantined = self.table.quarantined
         ready = pool is not None and bool(pool.ready)
         if not ready:
             detail = f"the sandbox pool is not running ({error or 'starting'})"
@@ -210,9 +209,7 @@ class HardenedBackend:
         Only when every slot is out of service does the pool go: killing its pid namespace ends the
         stuck jobs, and no healthy job is running by then. Queued runs wait in the server meanwhile.
         """
-        with self._slot_cond:
-            self._quarantined.add(slot)
-            all_out = len(self._quarantined) >= self.slots
+        all_out = self.table.quarantine(slot)
         log.error("job %s could not be stopped; slot %d is out of service until it is gone", job_id, slot)
         if all_out:
             log.error("every slot is out of service; restarting the sandbox pool")
@@ -220,27 +217,9 @@ class HardenedBackend:
 
         def wait_then_return() -> None:
             waiter.done.wait()
-            with self._slot_cond:
-                self._quarantined.discard(slot)
-            self._give_slot(slot)
+            self.table.give(slot)
 
         threading.Thread(target=wait_then_return, name=f"sandbox-slot-{slot}-quarantine", daemon=True).start()
-
-    def _take_slot(self, cancel: threading.Event, kind: range) -> int | None:
-        """The lowest free slot in `kind` (the CPU slots or the chip slots)."""
-        with self._slot_cond:
-            while not (free := [s for s in self._free if s in kind]):
-                if cancel.is_set():
-                    return None
-                self._slot_cond.wait(0.1)
-            self._free.remove(free[0])
-            return free[0]
-
-    def _give_slot(self, slot: int) -> None:
-        with self._slot_cond:
-            self._free.append(slot)
-            self._free.sort()
-            self._slot_cond.notify_all()  # waiters want CPU or chip slots
 
     # -- the pool's life -----------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
@@ -27,7 +28,10 @@ from sandbox.limits import JOB_NICE, NICE
 from sandbox.protocol import Execution, Job, to_json_dict
 
 log = logging.getLogger(__name__)
-# Environment variables passed through to the child; everything else is dropped.
+# The child imports the harness from this checkout, whichever runtime's interpreter runs it (an older
+# runtime's venv does not have the playground installed).
+_ROOT = str(Path(__file__).resolve().parents[2])
+_BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from sandbox.harness.main import main; main(sys.argv)"
 
 
 class LocalBackend:
@@ -60,7 +64,7 @@ class _Child:
         events_r, events_w = os.pipe()
         self.proc = subprocess.Popen(
             # At a lower CPU weight than the server (`limits.JOB_NICE`); `nice` execs, same pid.
-            [NICE, "-n", str(JOB_NICE), python, "-I", "-u", "-m", "sandbox.harness", str(events_w)],
+            [NICE, "-n", str(JOB_NICE), python, "-I", "-u", "-c", _BOOT, str(events_w)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

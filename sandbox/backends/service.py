@@ -111,12 +111,13 @@ def _send(conn: socket.socket, message: dict[str, object]) -> None:
 def _backend(args: argparse.Namespace) -> Backend:
     if args.backend != "hardened":
         return create_backend(args.backend)
-    from sandbox.backends.hardened import BackendUnavailable, HardenedBackend
+    from sandbox.backends.hardened import BackendUnavailable
     from sandbox.tpuhost import TpuHostError, host_slots
 
-    # One runner per host: a slot per chip set (one chip each by default) and CPU slots beside them.
+    # One runner per host: a slot per chip set (one chip each by default) and CPU slots beside them,
+    # shared by the pools of every installed JAX runtime.
     try:
-        return HardenedBackend(slots=args.cpu_slots, tpu_slots=host_slots(args.chips_per_slot))
+        return create_backend("hardened", slots=args.cpu_slots, tpu_slots=host_slots(args.chips_per_slot))
     except (TpuHostError, BackendUnavailable) as exc:
         raise SystemExit(f"job runner: {exc}") from exc
 

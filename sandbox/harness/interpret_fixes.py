@@ -38,6 +38,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from sandbox.harness import compat
+
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
 DEVICE_KIND = "device_kind"
@@ -46,6 +48,11 @@ EXPLICIT_MESH = "explicit_mesh"
 
 def applies(jax_version: str) -> bool:
     return jax_version == FIXED_JAX_VERSION
+
+
+def reason(jax_version: str) -> str:
+    """Why no fix is applied on `jax_version` ("" on the version they were written for)."""
+    return "" if applies(jax_version) else compat.pinned(jax_version, "interpret-mode fix")
 
 
 def install(device_kind: str | None = None) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from sandbox.harness import calls, measure, usercode
+from sandbox.harness import calls, compat, measure, usercode
 from sandbox.harness.checks import races, timing
 from sandbox.harness.checks.cases import case_result, scratch_tolerances
 from sandbox.harness.errors import Scene, notes, translate
@@ -78,7 +78,12 @@ class Session:
         self.capture: trace.Capture | None = None
         self.monitor: Monitor | None = None
         self.progress: Progress | None = None
-        self.scene = Scene(files=(usercode.USER_FILE,), devices=job.devices, jax_version=jax.__version__)
+        self.scene = Scene(
+            files=(usercode.USER_FILE,),
+            devices=job.devices,
+            jax_version=jax.__version__,
+            elsewhere=job.elsewhere,
+        )
         self._unwound = threading.Event()
 
     def run(self) -> None:
@@ -90,7 +95,8 @@ class Session:
             if target.interpret and target.options.detect_races:
                 self.race_log = races.RaceLog().attach()
             self.capture = _capture(job.trace, target)
-            self.events.emit("versions", versions=target.versions(), interpret=target.interpret)
+            versions = compat.went_without(target.versions(), self.monitor, self.capture)
+            self.events.emit("versions", versions=versions, interpret=target.interpret)
             plan = self._load()
             self.events.emit("imported")
             self._check(target, plan)

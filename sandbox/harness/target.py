@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import jax
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.harness import interpret_fixes
-from sandbox.protocol import Chip, InterpretOptions, Mode, Versions
+from sandbox.harness import compat, interpret_fixes
+from sandbox.protocol import Chip, InterpretOptions, Mode, Unavailable, Versions
 from sandbox.protocol.chips import chip_info, chip_of_device_kind
 
 DEVICE_AXIS = "x"
@@ -52,6 +52,8 @@ class Target:
     options: InterpretOptions
     devices: int = 1
     fixes: tuple[str, ...] = ()
+    # Features this JAX version lacks (older runtimes), said in the result instead of failing the run.
+    unavailable: tuple[Unavailable, ...] = ()
 
     @contextlib.contextmanager
     def chip_context(self) -> Iterator[None]:
@@ -81,6 +83,7 @@ class Target:
             libtpu=_dist_version("libtpu") or _dist_version("libtpu-nightly"),
             device_kind=kind,
             interpret_fixes=self.fixes,
+            unavailable=self.unavailable,
         )
 
 
@@ -97,10 +100,12 @@ def configure(chip: Chip, mode: Mode, options: InterpretOptions, devices: int = 
     # ones end in advice ("Set JAX_TRACEBACK_FILTERING=off") a user here cannot follow.
     jax.config.update("jax_traceback_filtering", "off")
     fixes: tuple[str, ...] = ()
+    unavailable: tuple[Unavailable, ...] = ()
     if interpret:
-        pltpu.set_tpu_interpret_mode(interpret_params(options))
+        params, unavailable = interpret_params(options)
+        pltpu.set_tpu_interpret_mode(params)
         fixes = interpret_fixes.install(device_kind=chip_info(chip).device_kind)
-    return Target(chip=chip, interpret=interpret, options=options, devices=devices, fixes=fixes)
+    return Target(chip, interpret, options, devices, fixes, unavailable)
 
 
 def _default_backend() -> str:
@@ -126,15 +131,13 @@ def _check_chip(chip: Chip, device_kind: str) -> None:
         )
 
 
-def interpret_params(options: InterpretOptions) -> pltpu.InterpretParams:
-    return pltpu.InterpretParams(
-        detect_races=options.detect_races,
-        # Races are reported as findings of the run, not as a crash of the first racing access.
-        on_race="warn",
-        uninitialized_memory=options.uninitialized_memory,
-        dma_execution_mode=options.dma_execution_mode,
-        random_seed=options.random_seed,
-    )
+def interpret_params(options: InterpretOptions) -> tuple[pltpu.InterpretParams, tuple[Unavailable, ...]]:
+    """The user's options as this JAX version's `InterpretParams`, and the ones it has no field for."""
+    if options.detect_races:
+        from jax._src.pallas.mosaic.interpret import race_detection_state
+
+        compat.route_race_reports(race_detection_state)
+    return compat.interpret_params(pltpu.InterpretParams, options, jax.__version__)
 
 
 def _dist_version(name: str) -> str | None:

@@ -35,6 +35,7 @@ from sandbox.protocol.result import (
     RunStatus,
     Stats,
     Timing,
+    Unavailable,
     Versions,
 )
 from sandbox.protocol.sweep import ConfigResult, LoweringVerdict, SweepResult, SweepSpec
@@ -77,6 +78,7 @@ __all__ = [
     "Timing",
     "Tolerance",
     "Trace",
+    "Unavailable",
     "Versions",
     "chip_info",
     "from_json_dict",

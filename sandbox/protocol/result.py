@@ -147,6 +147,14 @@ class ErrorInfo:
 
 
 @dataclass(frozen=True)
+class Unavailable:
+    """A feature this run went without, because the JAX it ran on lacks it (see `sandbox.harness.compat`)."""
+
+    feature: str  # e.g. "kernel trace", "interpret option detect_races"
+    reason: str  # e.g. "not available on jax 0.10.2 (…)"
+
+
+@dataclass(frozen=True)
 class Versions:
     python: str
     jax: str
@@ -155,6 +163,8 @@ class Versions:
     device_kind: str
     # Fixes the harness applied to this JAX version's interpret mode (see `sandbox.harness.interpret_fixes`).
     interpret_fixes: tuple[str, ...] = ()
+    # Features of the playground this run went without on this JAX version (older runtimes).
+    unavailable: tuple[Unavailable, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,17 +8,13 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
-from sandbox.jobs import JobError, make_job
-from server import convert
-from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep
+from server.deps import CatalogDep, ClientDep, RunnerDep, RuntimesDep, SettingsDep
 from server.problems import ProblemError, problem_responses
 from server.queue_problems import queue_problems
-from server.runqueue import (
-    QueueUnavailableError,
-    RunQueue,
-    RunView,
-)
+from server.runqueue import QueueUnavailableError, RunQueue, RunView
+from server.runtimes import choose
 from server.schemas import RunCreated, RunRequest, RunState
+from server.submit import build_job, entry_of, submit
 
 router = APIRouter(
     prefix="/api/runs", tags=["runs"], responses=problem_responses(400, 404, 413, 422, 429, 503)
@@ -32,57 +28,20 @@ async def create_run(
     catalog: CatalogDep,
     settings: SettingsDep,
     client: ClientDep,
+    runtimes: RuntimesDep,
     response: Response,
 ) -> RunCreated:
-    entry = None
-    if body.entry is not None:
-        entry = catalog.get(body.entry)
-        if entry is None:
-            raise ProblemError(
-                422,
-                "Unknown entry",
-                f"entry {body.entry!r} is not in the catalog; known: {', '.join(catalog.slugs)}",
-                field="entry",
-            )
-    if body.mode == "tpu" and not settings.redis_url and not settings.has_tpu():
-        raise ProblemError(
-            422,
-            "No TPU",
-            "mode 'tpu' was asked for, but this server has no TPU; use 'auto' or 'interpret'",
-            field="mode",
-        )
-    host_chip = settings.tpu_chip()
-    if body.mode == "tpu" and host_chip is not None and body.chip != host_chip:
-        raise ProblemError(
-            422,
-            "Wrong chip",
-            f"this server's TPU is a {host_chip}, not a {body.chip}: choose {host_chip} to run natively, "
-            f"or mode 'interpret' to simulate a {body.chip}",
-            field="chip",
-        )
-    if len(body.source.encode()) > settings.source_bytes:
-        raise ProblemError(
-            413,
-            "Source too large",
-            f"the source is {len(body.source.encode()):,} bytes; "
-            f"the limit is {settings.source_bytes:,} bytes",
-            field="source",
-        )
-    try:
-        job = make_job(
-            body.source,
-            entry=entry,
-            chip=body.chip,
-            mode=body.mode,
-            options=convert.interpret_options(body.options, entry.options if entry else None),
-            limits=convert.limits(settings),
-            timing_budget_seconds=settings.timing_budget_seconds,
-            lower_chips=tuple(body.lower_chips),
-        )
-    except JobError as exc:
-        raise ProblemError(422, "Invalid run", str(exc)) from exc
-    with queue_problems():
-        run = await runner.submit(job, client, fresh=body.fresh)
+    job = build_job(
+        settings,
+        entry_of(catalog, body.entry),
+        source=body.source,
+        chip=body.chip,
+        mode=body.mode,
+        options=body.options,
+        lower_chips=tuple(body.lower_chips),
+        runtime=choose(runtimes, body.runtime).name,
+    )
+    run = await submit(runner, job, client, fresh=body.fresh)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunCreated(
         id=run.id,

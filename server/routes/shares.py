@@ -10,8 +10,10 @@ from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
 from sandbox.catalog import Catalog
-from server import snapshots, versions
-from server.deps import CatalogDep, RunnerDep, SettingsDep, SharesDep, VersionsDep
+from sandbox.runtimes import RuntimeSet
+from server import runtimes as jax_runtimes
+from server import snapshots
+from server.deps import CatalogDep, RunnerDep, RuntimesDep, SettingsDep, SharesDep
 from server.editor_state import check_editor_state, iso_utc
 from server.problems import ProblemError, problem_responses
 from server.queue_problems import queue_problems
@@ -37,7 +39,7 @@ async def create_share(
     store: SharesDep,
     catalog: CatalogDep,
     settings: SettingsDep,
-    running: VersionsDep,
+    runtimes: RuntimesDep,
     runner: RunnerDep,
     response: Response,
 ) -> ShareCreated:
@@ -48,7 +50,8 @@ async def create_share(
         entry=body.entry,
         chip=body.chip,
         options=body.options.model_dump(),
-        versions=versions.recorded(running),
+        # The runtime it ran on: a link opens there while that JAX is installed (see `public`).
+        versions=jax_runtimes.versions(jax_runtimes.choose(runtimes, body.runtime)),
         result=result,
         result_at=result_at,
     )
@@ -77,15 +80,17 @@ async def kept_result(
 
 
 @router.get("/{share_id}", response_model=SharePublic)
-def get_share(share_id: str, store: SharesDep) -> SharePublic:
+def get_share(share_id: str, store: SharesDep, runtimes: RuntimesDep) -> SharePublic:
     share = store.get(share_id)
     if share is None:
         raise ProblemError(404, "Unknown share", f"no share {share_id!r}; check the link")
-    return public(share)
+    return public(share, runtimes)
 
 
-def public(share: Share) -> SharePublic:
+def public(share: Share, runtimes: RuntimeSet) -> SharePublic:
     record = share.record
+    made_on = record.versions.get("jax")
+    run_on, note = jax_runtimes.reopen(runtimes, made_on)
     return SharePublic(
         id=share.id,
         url=share_url(share.id),
@@ -97,4 +102,7 @@ def public(share: Share) -> SharePublic:
         created=iso_utc(share.created),
         result=record.result,
         result_at=iso_utc(record.result_at) if record.result_at is not None else None,
+        runtime=made_on,
+        run_on=run_on,
+        runtime_note=note,
     )

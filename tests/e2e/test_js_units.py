@@ -214,6 +214,7 @@ RUN_REQUEST = {
     "check on all chips": ({"lowerChips": list(CHIP_TABLE)}, {**REQUEST, "lower_chips": list(CHIP_TABLE)}),
     "no chips to check adds nothing": ({"lowerChips": []}, REQUEST),
     "run again for fresh timings": ({"fresh": True}, {**REQUEST, "fresh": True}),
+    "on a chosen JAX version": ({"runtime": "0.11.2"}, {**REQUEST, "runtime": "0.11.2"}),
 }
 
 
@@ -336,3 +337,92 @@ def test_results_view_knows_exactly_the_case_result_fields(js):
     fields = js("results.js", "return m.CASE_FIELDS;")
     assert sorted(fields) == sorted(f.name for f in dataclasses.fields(case_type))
     assert len(set(fields)) == len(fields)
+
+
+# -- runtimes.js and matrix.js: versions on the page ----------------------------------------------
+
+ENTRY_RUNTIMES = {
+    "passes everywhere": ({"0.11.2": {"status": "passed"}}, "Worked solution passes on jax 0.11.2."),
+    "fails on the oldest": (
+        {"0.10.2": {"status": "error"}, "0.12.0.1": {"status": "passed"}},
+        "Worked solution passes on jax 0.12.0.1; not on 0.10.2 (error).",
+    ),
+    "no record says nothing": (None, ""),
+}
+
+
+@pytest.mark.parametrize("rows, text", ENTRY_RUNTIMES.values(), ids=list(ENTRY_RUNTIMES))
+def test_entry_runtimes_text(js, rows, text):
+    assert js("runtimes.js", "return m.entryRuntimesText(arg);", rows) == text
+
+
+SHARE_RUNTIME = {
+    "made on today's JAX says nothing": ({"runtime": "0.12.0.1", "run_on": "0.12.0.1"}, ""),
+    "made on an older one runs there": (
+        {"runtime": "0.10.2", "run_on": "0.10.2"},
+        "This link was made on jax 0.10.2; it runs there (today's JAX is 0.12.0.1).",
+    ),
+    "made on one not installed: the server's note": (
+        {"runtime": "0.9.0", "run_on": "0.10.2", "runtime_note": "opens on the nearest, jax 0.10.2."},
+        "opens on the nearest, jax 0.10.2.",
+    ),
+    "an old share without a runtime says nothing": ({"runtime": None, "run_on": "0.12.0.1"}, ""),
+}
+
+
+@pytest.mark.parametrize("shared, text", SHARE_RUNTIME.values(), ids=list(SHARE_RUNTIME))
+def test_share_runtime_text(js, shared, text):
+    assert js("runtimes.js", "return m.shareRuntimeText(arg, '0.12.0.1');", shared) == text
+
+
+def matrix_row(runtime: str, status: str, summary: str = "") -> dict:
+    return {"runtime": runtime, "state": "done", "status": status, "summary": summary, "unavailable": [],
+            "compiler": {"v5p": status == "passed"}}  # fmt: skip
+
+
+def test_matrix_table_marks_the_first_change_and_shows_markup_as_text(js):
+    matrix = {
+        "rows": [
+            matrix_row("0.10.2", "error", "<img src=x onerror=alert(1)>"),
+            matrix_row("0.11.2", "passed"),
+        ],
+        "changes": [{"older": "0.10.2", "newer": "0.11.2", "text": "fails up to 0.10.2, passes from 0.11.2"}],
+    }
+    shown = js(
+        "matrix.js",
+        """
+        const table = m.matrixTable(arg);
+        return { rows: [...table.tBodies[0].rows].map((r) => [r.dataset.runtime, r.dataset.change, r.cells[1].textContent]),
+                 head: [...table.tHead.rows[0].cells].map((c) => c.textContent),
+                 notes: table.tBodies[0].rows[0].lastChild.textContent, markup: table.querySelectorAll("img").length };
+        """,
+        matrix,
+    )
+    assert shown["rows"] == [["0.10.2", "0", "error"], ["0.11.2", "1", "passed"]]
+    assert shown["head"][-2:] == ["compiler v5p", "notes"]
+    assert shown["notes"] == "1 note<img src=x onerror=alert(1)>"
+    assert shown["markup"] == 0
+
+
+def test_diff_section_colours_the_ir_diff_and_shows_markup_as_text(js):
+    diff = {
+        "older": "0.11.2", "newer": "0.12.0.1", "mosaic_note": "differs in 2 lines", "mosaic_truncated": False,
+        "fields": [{"name": "status", "older": "passed", "newer": "<b>x</b>", "changed": True}],
+        "mosaic_diff": "--- jax 0.11.2\n+++ jax 0.12.0.1\n@@ -1 +1 @@\n-  %0 = old\n+  %0 = <new>",
+    }  # fmt: skip
+    shown = js(
+        "matrix.js",
+        """
+        const el = m.diffSection(arg);
+        return { kinds: [...el.querySelectorAll("#ir-diff span")].map((s) => s.className),
+                 cells: [...el.querySelectorAll("#diff-table tbody td")].map((c) => c.textContent),
+                 changed: el.querySelector("#diff-table tbody tr").dataset.changed,
+                 note: el.querySelector("#ir-diff-note").textContent, markup: el.querySelectorAll("b").length };
+        """,
+        diff,
+    )
+    assert shown["kinds"] == ["diff-file", "diff-file", "diff-hunk", "diff-del", "diff-add"]
+    assert shown["cells"] == ["passed", "<b>x</b>"]
+    assert shown["changed"] == "1"
+    assert shown["note"] == "Mosaic IR: differs in 2 lines"
+    assert shown["markup"] == 0

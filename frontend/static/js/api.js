@@ -144,3 +144,13 @@ const SWEEP_EVENTS = ["queued", "running", "config", "error", "done"];
 export function followSweep(sweep, onEvent) {
   return followEvents(sweep.events_url, SWEEP_EVENTS, () => getSweep(sweep.id), onEvent);
 }
+
+// -- JAX runtimes: the installed ones, a kernel on all of them (a matrix), the diff of two of its runs
+
+export const getRuntimes = () => request("GET", "/api/runtimes");
+export const getCatalogRuntimes = () => request("GET", "/api/runtimes/catalog");
+export const createMatrix = (matrix) => request("POST", "/api/matrices", matrix);
+export const getMatrix = (id) => request("GET", `/api/matrices/${enc(id)}`);
+export const getMatrixDiff = (id, older, newer) =>
+  request("GET", `/api/matrices/${enc(id)}/diff?older=${enc(older)}&newer=${enc(newer)}`);
+

@@ -14,11 +14,13 @@ import { RunHistory } from "./history.js";
 import { EmbedDialog } from "./links.js";
 import { renderIr } from "./lowering.js";
 import { sourceMarks } from "./marks.js";
+import { MatrixControl, matrixRequest } from "./matrix.js";
 import { Notices } from "./notices.js";
 import { Places } from "./places.js";
 import { Progress } from "./progress.js";
 import { renderResult } from "./results.js";
 import { RunControl, runRequest } from "./run.js";
+import { RuntimePicker, showShareRuntime } from "./runtimes.js";
 import { runStatusText, showResultInView } from "./runstatus.js";
 import { SCRATCH_STARTER } from "./scratch.js";
 import { SharePanel } from "./share.js";
@@ -69,6 +71,7 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   state.entry = entry;
   state.shareMode = fromShare;
   renderEntryInfo(entry, reference);
+  runtimes.showEntry(entry?.slug);
   tune.entryChanged(entry);
   toolbar.allowChips(entry ? entry.chips : toolbar.chips);
   // An entry's own options are its defaults (the race demo needs the detector); a share or a
@@ -100,12 +103,14 @@ async function openState(saved, { fromShare = true } = {}) {
 
 function setRunning(running) {
   $("#run").disabled = running;
+  $("#run-all").disabled = running;
   $("#cancel").disabled = !running;
   document.documentElement.dataset.running = running ? "1" : "0";
 }
 
 function clearResult() {
   state.result = null;
+  matrices.clear();
   $("#result").replaceChildren();
   renderIr($("#ir"), {}, resultContext());
   renderTrace($("#trace"), {});
@@ -156,7 +161,16 @@ function run(extra = {}) {
   progress.start();
   runStatus("running", "Submitting…");
   state.running = editorState();
-  runs.start(runRequest(state.running, extra));
+  runs.start(runRequest(state.running, { ...extra, runtime: runtimes.runtime }));
+}
+
+/** Run the editor's kernel on every installed JAX version (or on `versions`, then diff the two). */
+function runAll(versions = null) {
+  if (runs.busy || matrices.busy || $("#run").disabled) return;
+  clearResult();
+  showTab("results");
+  progress.reset(versions ? `Running on jax ${versions.join(" and ")}…` : "Running on every JAX version…");
+  matrices.start(matrixRequest(editorState(), versions), { diff: versions });
 }
 
 const runHooks = {
@@ -193,8 +207,10 @@ const progress = new Progress($("#progress"), $("#progress-label"), $("#run-log"
 const runs = new RunControl(notices, runHooks);
 const view = new View({ storage, editors: () => [editor, reference] });
 const embedDialog = new EmbedDialog($("#embed-dialog"));
+const runtimes = new RuntimePicker($("#runtime"));
+const matrices = new MatrixControl($("#matrix"), notices, { setRunning, done: (matrix) => progress.reset(matrix.verdict) });
 const sharePanel = new SharePanel($("#share-panel"), {
-  current: editorState,
+  current: () => ({ ...editorState(), runtime: runtimes.runtime }),
   notices,
   lastRun: (s) => (state.lastRun?.key === stateKey(s) ? state.lastRun.id : null),
   onEmbed: (target) => embedDialog.open(target),
@@ -215,13 +231,19 @@ const runHistory = new RunHistory($("#history"), {
     showTab("results");
   },
 });
-const places = new Places({ api, notices, storage, view, builder, selectEntry, openState, showResult, catalog: () => state.catalog, server: () => state.server, toolbar, editor });
+const places = new Places({ api, notices, storage, view, builder, selectEntry, openState, showResult, catalog: () => state.catalog, server: () => state.server, toolbar, editor,
+  onShare: (shared) => {
+    runtimes.choose(shared.run_on);
+    showShareRuntime(notices, shared, runtimes.newest, (older, newer) => runAll([older, newer]));
+  },
+});
 const exercise = new ExerciseActions({ editor, notices, storage, entry: () => state.entry, template, onLoaded: clearResult, diff });
 window.playground = { editor, reference };
 
 function wireControls() {
   $("#run").addEventListener("click", () => run());
   $("#cancel").addEventListener("click", () => runs.cancel() && ($("#cancel").disabled = true));
+  $("#run-all").addEventListener("click", () => runAll());
   $("#share").addEventListener("click", () => sharePanel.share());
   $("#run-status").addEventListener("click", () => state.result && showResultInView($("#panel-results"), true));
   document.addEventListener("keydown", (event) => {
@@ -260,6 +282,9 @@ async function start() {
   wireControls();
   try {
     [state.catalog, state.server, state.chips] = await Promise.all([api.getCatalog(), api.getVersion(), api.getChips()]);
+    const [list, record] = await Promise.all([api.getRuntimes(), api.getCatalogRuntimes()]);
+    runtimes.catalog = record;
+    runtimes.build(list);
   } catch (error) {
     notices.problem(error, "The playground could not load");
   }
@@ -273,6 +298,7 @@ async function start() {
   });
   await places.openFromLocation();
   $("#run").disabled = false;
+  $("#run-all").disabled = false;
   $("#share").disabled = false;
   document.documentElement.dataset.ready = "1";
   performance.mark("ready"); // bench/page_load.py reads it: time to an interactive editor

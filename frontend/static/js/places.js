@@ -79,7 +79,9 @@ export class Places {
     await this.hooks.openState(shared);
     const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
     this.hooks.notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
-    this.checkVersions(shared.versions);
+    // A share runs on the JAX it was made on while that is installed (the runtime picker says which).
+    if (shared.run_on && this.hooks.onShare) this.hooks.onShare(shared);
+    else this.checkVersions(shared.versions);
     if (shared.result) {
       const jax = shared.result.versions?.jax ? `, jax ${shared.result.versions.jax}` : "";
       this.hooks.showResult(shared.result, `Result from ${(shared.result_at ?? shared.created).slice(0, 10)}${jax}, kept with this link. Run it to check it again.`);

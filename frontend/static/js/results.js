@@ -203,6 +203,7 @@ function footer(result) {
     v.device_kind || null,
     isNum(result.wall_seconds) && result.wall_seconds > 0 ? `${seconds(result.wall_seconds)} wall` : null,
     v.interpret_fixes?.length ? `interpret-mode fixes: ${v.interpret_fixes.join(", ")}` : null,
+    v.unavailable?.length ? `not on jax ${v.jax}: ${v.unavailable.map((u) => u.feature).join(", ")}` : null,
   ].filter(Boolean);
   return bits.length ? h("footer", { class: "run-meta muted", id: "run-meta" }, bits.join(" · ")) : null;
 }

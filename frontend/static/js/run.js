@@ -7,12 +7,14 @@ import * as api from "./api.js";
 
 /**
  * The body of POST /api/runs for an editor state. `lowerChips`: also check the TPU lowering for
- * these chips; `fresh`: run even if the server has the result of an identical run cached.
+ * these chips; `fresh`: run even if the server has the result of an identical run cached;
+ * `runtime`: the JAX version to run on (GET /api/runtimes; none: the server's newest).
  */
-export function runRequest({ source, entry, chip, options }, { lowerChips = [], fresh = false } = {}) {
+export function runRequest({ source, entry, chip, options }, { lowerChips = [], fresh = false, runtime = null } = {}) {
   const body = { source, entry, chip, mode: "auto", options };
   if (lowerChips.length) body.lower_chips = lowerChips;
   if (fresh) body.fresh = true;
+  if (runtime) body.runtime = runtime;
   return body;
 }
 

@@ -20,6 +20,8 @@ class Scene:
     chip: ChipInfo | None = None
     devices: int = 1
     jax_version: str = ""
+    # Pallas names this JAX lacks and where they exist among the installed runtimes (`Job.elsewhere`).
+    elsewhere: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 
+from sandbox.harness import compat
 from sandbox.harness.errors import locate, specs
 from sandbox.harness.errors.facts import Message, Root, Scene, user_frames
 from sandbox.harness.monitor.source import Location
@@ -169,6 +170,13 @@ def _no_attribute(root: Root, exc: BaseException, scene: Scene) -> Message | Non
         return None
     module, name = match["module"], match["name"]
     short = next((alias for alias, full in MODULE_ALIASES if full == module), module)
+    where = scene.elsewhere.get(f"{compat.INDEXED_ALIAS.get(module, module)}.{name}")
+    if where is not None:
+        return Message(
+            "AttributeError",
+            f"`{short}.{name}` is not in jax {scene.jax_version}; it is in {where}: choose that JAX version "
+            "to run it as written",
+        )
     for alias, full in MODULE_ALIASES:
         if full != module and hasattr(_module(full), name):
             return Message(
@@ -207,6 +215,8 @@ LIMITATIONS = (
         "'ReshapeTransform' object has no attribute 'indices'",
         "reading or writing a reshaped ref (`ref.reshape(...)`)",
     ),
+    # jax 0.11 and older: a `device_id` naming an axis the device mesh lacks (a TensorCoreMesh's core).
+    ("': JitTracer(int32[])}", "a copy or signal to another core of the chip (`device_id={'core': ...}`)"),
 )
 
 

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from sandbox.harness import compat
 from sandbox.harness.monitor import deadlock as dl
 from sandbox.harness.monitor.book import describe_kernel
 from sandbox.harness.monitor.core import ChipMismatchError, Failure, Monitor, annotate, too_many_cores
@@ -230,10 +231,7 @@ def install(files: tuple[str, ...], chip: ChipInfo | None = None) -> Monitor:
     import jax
 
     if jax.__version__ != MONITORED_JAX_VERSION:
-        return Monitor(
-            files,
-            f"the interpreter monitor is written for jax {MONITORED_JAX_VERSION}, this is jax {jax.__version__}",
-        )
+        return Monitor(files, compat.pinned(jax.__version__, "interpreter monitor"))
     from jax._src.pallas.mosaic import core as tpu_core
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
     from jax._src.pallas.mosaic.interpret import shared_memory, thread_map

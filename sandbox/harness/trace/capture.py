@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from sandbox.harness import compat
 from sandbox.harness.trace import timeline
 from sandbox.harness.trace.records import Kernel, Recorder, describe
 from sandbox.protocol.trace import Trace
@@ -236,9 +237,7 @@ def install() -> Capture:
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
 
     if jax.__version__ != TRACED_JAX_VERSION:
-        return Capture(
-            f"the kernel trace is written for jax {TRACED_JAX_VERSION}, this is jax {jax.__version__}"
-        )
+        return Capture(compat.pinned(jax.__version__, "kernel trace"))
     if getattr(ipc.interpret_pallas_call, "_playground_trace", False):
         return Capture("the interpreter is already wrapped for tracing in this process")
     reason = check(ipc)

@@ -1,0 +1,30 @@
+"""`/api/runtimes`: the JAX versions this server runs kernels on, what the playground can do on each,
+and what every catalog entry's worked solution gets on each (`kernels_catalog/runtimes.toml`)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from sandbox import catalog_runtimes
+from server.deps import RuntimesDep, SettingsDep
+from server.problems import problem_responses
+from server.runtime_schemas import CatalogOutcomeOut, RuntimeOut
+from server.runtimes import public
+
+router = APIRouter(prefix="/api/runtimes", tags=["runtimes"], responses=problem_responses(422))
+
+
+@router.get("", response_model=list[RuntimeOut])
+def list_runtimes(runtimes: RuntimesDep) -> list[RuntimeOut]:
+    """Newest first; the first is the default of every run that names none."""
+    return public(runtimes)
+
+
+@router.get("/catalog", response_model=dict[str, dict[str, CatalogOutcomeOut]])
+def catalog_outcomes(settings: SettingsDep) -> dict[str, dict[str, CatalogOutcomeOut]]:
+    """Entry slug → jax version → what its worked solution gets there (recorded by the conformance run)."""
+    record = catalog_runtimes.load(settings.catalog_dir)
+    return {
+        slug: {name: CatalogOutcomeOut(status=str(o.status), summary=o.summary) for name, o in rows.items()}
+        for slug, rows in record.items()
+    }

@@ -1,0 +1,86 @@
+"""From a request to a queued run: the checks every run request gets, whichever route it came by
+(`POST /api/runs` for one run, `POST /api/matrices` for one per runtime), each refusal as a problem."""
+
+from __future__ import annotations
+
+from sandbox.catalog import Catalog, CatalogEntry
+from sandbox.jobs import JobError, make_job
+from sandbox.protocol import Chip, Job, Mode
+from server import convert
+from server.clients import Client
+from server.problems import ProblemError
+from server.queue_problems import queue_problems
+from server.runqueue import RunQueue, RunView
+from server.schemas import RunOptions
+from server.settings import Settings
+
+
+def entry_of(catalog: Catalog, slug: str | None) -> CatalogEntry | None:
+    if slug is None:
+        return None
+    entry = catalog.get(slug)
+    if entry is None:
+        raise ProblemError(
+            422,
+            "Unknown entry",
+            f"entry {slug!r} is not in the catalog; known: {', '.join(catalog.slugs)}",
+            field="entry",
+        )
+    return entry
+
+
+def build_job(
+    settings: Settings,
+    entry: CatalogEntry | None,
+    *,
+    source: str,
+    chip: Chip,
+    mode: Mode,
+    options: RunOptions,
+    lower_chips: tuple[Chip, ...] = (),
+    runtime: str = "",
+) -> Job:
+    """The job for a run request, or a problem: no TPU, the wrong chip, too large, invalid."""
+    if mode == "tpu" and not settings.redis_url and not settings.has_tpu():  # with Redis: a worker's
+        raise ProblemError(
+            422,
+            "No TPU",
+            "mode 'tpu' was asked for, but this server has no TPU; use 'auto' or 'interpret'",
+            field="mode",
+        )
+    host_chip = settings.tpu_chip()
+    if mode == "tpu" and host_chip is not None and chip != host_chip:
+        raise ProblemError(
+            422,
+            "Wrong chip",
+            f"this server's TPU is a {host_chip}, not a {chip}: choose {host_chip} to run natively, "
+            f"or mode 'interpret' to simulate a {chip}",
+            field="chip",
+        )
+    if len(source.encode()) > settings.source_bytes:
+        raise ProblemError(
+            413,
+            "Source too large",
+            f"the source is {len(source.encode()):,} bytes; the limit is {settings.source_bytes:,} bytes",
+            field="source",
+        )
+    try:
+        return make_job(
+            source,
+            entry=entry,
+            chip=chip,
+            mode=mode,
+            options=convert.interpret_options(options, entry.options if entry else None),
+            limits=convert.limits(settings),
+            timing_budget_seconds=settings.timing_budget_seconds,
+            lower_chips=lower_chips,
+            runtime=runtime,
+        )
+    except JobError as exc:
+        raise ProblemError(422, "Invalid run", str(exc)) from exc
+
+
+async def submit(runner: RunQueue, job: Job, client: Client, *, fresh: bool) -> RunView:
+    """Queue `job`, or a problem: the queue is full or unreachable, the client too fast or too busy."""
+    with queue_problems():
+        return await runner.submit(job, client, fresh=fresh)
