@@ -10,10 +10,10 @@ from fastapi.testclient import TestClient
 from sandbox.catalog import load_catalog
 from sandbox.harness.trace import capture as trace_capture
 from sandbox.jobs import make_job
+from sandbox.progress import FORWARDED
 from sandbox.protocol import RunResult, RunStatus
 from sandbox.protocol.trace import Trace
 from server.app import create_app
-from server.runner import FORWARDED
 from server.settings import Settings
 from tests.sandbox.conftest import run_job
 from tests.sandbox.test_spine_local import ADD_KERNEL
