@@ -110,6 +110,13 @@ def start_server(sandbox: str, data_dir: Path, slots: int | None = 1) -> tuple[s
     }
     if slots is not None:
         env["PLAYGROUND_SLOTS"] = str(slots)
+    return serve(env, port, "/api/health")
+
+
+def serve(
+    env: dict[str, str], port: int, ready_path: str, tries: int = 200
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`python -m server` with `env`, once `ready_path` answers on `port`: the process and its base URL."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "server"],
         env=env,
@@ -118,14 +125,14 @@ def start_server(sandbox: str, data_dir: Path, slots: int | None = 1) -> tuple[s
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
+    for _ in range(tries):
         try:
-            urllib.request.urlopen(f"{base}/api/health", timeout=1)
+            urllib.request.urlopen(f"{base}{ready_path}", timeout=1)
             return proc, base
         except OSError:
             time.sleep(0.1)
     proc.kill()
-    raise SystemExit("server did not start")
+    raise SystemExit("the web server did not start")
 
 
 def main() -> None:

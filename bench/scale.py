@@ -29,7 +29,7 @@ import uuid
 from pathlib import Path
 
 from burst import burst, percentile
-from e2e_latency import ROOT, free_port, start_server
+from e2e_latency import ROOT, free_port, serve, start_server
 
 HERE = Path(__file__).resolve().parent
 
@@ -57,22 +57,7 @@ def web_server(redis_url: str, prefix: str, data: Path) -> tuple[subprocess.Pope
         "PLAYGROUND_RATE_PER_MINUTE": "0",
         "PLAYGROUND_ADDRESS_RATE_PER_MINUTE": "0",
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"{base}/api/version", timeout=1)
-            return proc, base
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("the web server did not start")
+    return serve(env, port, "/api/version", tries=300)  # health is 503 until a worker beats
 
 
 def sleep_workers(redis_url: str, prefix: str, count: int, seconds: float) -> list[subprocess.Popen[bytes]]:

@@ -9,11 +9,9 @@ estimate.js as tables. Assertions read data-* attributes and the text a user see
 from __future__ import annotations
 
 import re
-import typing
 
 import pytest
 
-from tests.e2e.conftest import new_page, unexpected_errors
 from tests.e2e.test_playground import goto, show_solution
 
 pytestmark = pytest.mark.slow
@@ -60,23 +58,6 @@ def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, live_
     for name, value in values.items():
         assert f"{name}={value}" in signature
     assert "Loaded the best config" in page.inner_text("#notices")
-
-
-@pytest.fixture(scope="module")
-def js(browser, live_server):
-    page = new_page(browser)
-    page.goto(live_server.url + "/")
-    page.wait_for_selector("html[data-ready='1']")
-
-    def run(module: str, body: str, arg: object = None) -> typing.Any:
-        return page.evaluate(
-            f"async (arg) => {{ const m = await import('/static/js/{module}'); {body} }}", arg
-        )
-
-    yield run
-    errors = unexpected_errors(page)
-    page.context.close()
-    assert not errors, f"errors in the page: {errors}"
 
 
 APPLY = {
