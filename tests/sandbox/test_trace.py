@@ -190,6 +190,8 @@ def test_on_another_jax_the_trace_says_it_is_unavailable_and_patches_nothing(mon
     monkeypatch.setattr(jax, "__version__", "0.13.0")
     capture = trace_capture.install()
     assert capture.result("c", 1.0) == Trace(
-        available=False, reason="the kernel trace is written for jax 0.12.0.1, this is jax 0.13.0"
+        available=False,
+        reason="not available on jax 0.13.0 (the playground's kernel trace hooks are written for jax "
+        "0.12.0.1's internals)",
     )
     assert ipc.dma_start is before

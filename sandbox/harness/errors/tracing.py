@@ -170,6 +170,12 @@ def _no_attribute(root: Root, exc: BaseException, scene: Scene) -> Message | Non
         return None
     module, name = match["module"], match["name"]
     short = next((alias for alias, full in MODULE_ALIASES if full == module), module)
+    # A remedy in this JAX first (the name moved to another module), then the JAX that has it.
+    for alias, full in MODULE_ALIASES:
+        if full != module and hasattr(_module(full), name):
+            return Message(
+                "AttributeError", f"`{short}` ({module}) has no `{name}`; `{alias}.{name}` ({full}) does"
+            )
     where = scene.elsewhere.get(f"{compat.INDEXED_ALIAS.get(module, module)}.{name}")
     if where is not None:
         return Message(
@@ -177,11 +183,6 @@ def _no_attribute(root: Root, exc: BaseException, scene: Scene) -> Message | Non
             f"`{short}.{name}` is not in jax {scene.jax_version}; it is in {where}: choose that JAX version "
             "to run it as written",
         )
-    for alias, full in MODULE_ALIASES:
-        if full != module and hasattr(_module(full), name):
-            return Message(
-                "AttributeError", f"`{short}` ({module}) has no `{name}`; `{alias}.{name}` ({full}) does"
-            )
     close = difflib.get_close_matches(name, dir(_module(module)), n=1)
     hint = f"; did you mean `{short}.{close[0]}`?" if close else ""
     return Message("AttributeError", f"`{short}` ({module}) has no `{name}`{hint}")
