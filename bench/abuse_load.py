@@ -58,8 +58,8 @@ def follow(base: str, run_id: str) -> dict | None:
     return None
 
 
-def one(base: str, index: int, host: Host) -> tuple[str, str, int, str]:
-    """(kind, row, http status of the submit, outcome)"""
+def one(base: str, index: int, host: Host) -> tuple[str, str, int, str, str]:
+    """(kind, row, http status of the submit, outcome, summary)"""
     if index % 2:
         row = ROWS[(index // 2) % len(ROWS)]
         kind, name, source = "hostile", row.name, host.fill(row.source)
@@ -67,14 +67,14 @@ def one(base: str, index: int, host: Host) -> tuple[str, str, int, str]:
         kind, name, source = "normal", "passing", PASSING_KERNEL + f"\n# run {index}\n"
     status, body = request("POST", f"{base}/api/runs", {"source": source}, client=f"c{index % 20}")
     if status != 201:
-        return kind, name, status, "refused"
+        return kind, name, status, "refused", ""
     try:
         result = follow(base, body["id"])
     except TimeoutError:
-        return kind, name, status, "stuck"
+        return kind, name, status, "stuck", ""
     if result is None:
-        return kind, name, status, "lost"
-    return kind, name, status, result["status"]
+        return kind, name, status, "lost", ""
+    return kind, name, status, result["status"], result.get("summary", "")
 
 
 def main() -> None:
@@ -106,17 +106,21 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(30)
-    codes = collections.Counter(code for _, _, code, _ in outcomes)
-    normal = collections.Counter(outcome for kind, _, _, outcome in outcomes if kind == "normal")
-    hostile = collections.Counter(outcome for kind, _, _, outcome in outcomes if kind == "hostile")
-    stuck = sum(1 for *_, o in outcomes if o == "stuck")
-    lost = sum(1 for *_, o in outcomes if o == "lost")
+    codes = collections.Counter(code for _, _, code, _, _ in outcomes)
+    normal = collections.Counter(outcome for kind, _, _, outcome, _ in outcomes if kind == "normal")
+    hostile = collections.Counter(outcome for kind, _, _, outcome, _ in outcomes if kind == "hostile")
+    stuck = sum(1 for *_, o, _ in outcomes if o == "stuck")
+    lost = sum(1 for *_, o, _ in outcomes if o == "lost")
     print(
         f"{args.runs} runs ({args.runs // 2} hostile), {args.clients} clients, sandbox {args.sandbox}, {time.strftime('%Y-%m-%d')}"
     )
     print(f"HTTP status of submits: {dict(codes)}; 5xx: {sum(n for c, n in codes.items() if c >= 500)}")
     print(f"stuck runs: {stuck}; lost results: {lost}")
     print(f"normal runs: {dict(normal)}")
+    for index, (kind, _, _, outcome, summary) in enumerate(outcomes):
+        if kind == "normal" and outcome != "passed":  # with the hostile rows submitted around it
+            around = [outcomes[i][1] for i in (index - 1, index + 1) if 0 <= i < len(outcomes)]
+            print(f"  normal run {index} ({outcome}, next to {', '.join(around)}): {summary[:400]}")
     print(f"hostile runs: {dict(hostile)}")
     print(
         f"health at the end: HTTP {health_status}, {health['status']}, slots alive {health['slots_alive']}/{health['slots']}, "
