@@ -426,3 +426,43 @@ def test_diff_section_colours_the_ir_diff_and_shows_markup_as_text(js):
     assert shown["changed"] == "1"
     assert shown["note"] == "Mosaic IR: differs in 2 lines"
     assert shown["markup"] == 0
+
+
+# -- cases.js: one row per case and output ------------------------------------------------------
+
+CASE_ROWS = {
+    "an output's own tolerance wins over the case's": (
+        {"tolerance": {"rtol": 0.001, "atol": 0.001}, "outputs": [{"tolerance": {"rtol": 0.1, "atol": 0.2}}]},
+        ("0.1 / 0.2", ""),
+    ),
+    "without its own, an output shows the case's": (
+        {"tolerance": {"rtol": 0.001, "atol": 0.002}, "outputs": [{}]},
+        ("0.001 / 0.002", ""),
+    ),
+    "where the non-finite values sit is said under the mismatches": (
+        {"tolerance": None, "outputs": [{"nonfinite_where": "NaN in rows 192–255 (all columns)"}]},
+        ("—", "NaN in rows 192–255 (all columns)"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("case", "expected"), CASE_ROWS.values(), ids=CASE_ROWS.keys())
+def test_case_rows(js, case, expected):
+    output = {
+        "name": "out",
+        "shape": [8, 128],
+        "dtype": "float32",
+        "passed": False,
+        "max_abs_error": 1.0,
+        "mismatch_count": 3,
+        "total": 1024,
+        **case["outputs"][0],
+    }
+    row = js(
+        "cases.js",
+        "const el = m.casesSection([arg]); const tr = el.querySelector('#cases tbody tr');"
+        "const where = tr.querySelector('.nonfinite');"
+        "return [tr.querySelector('.tol').textContent, where ? where.textContent : ''];",
+        {"name": "c", "passed": False, "tolerance": case["tolerance"], "outputs": [output]},
+    )
+    assert tuple(row) == expected

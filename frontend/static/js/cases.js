@@ -40,8 +40,14 @@ export function casesSection(cases) {
           h("td", { class: "case-name" }, c.name || `case ${index + 1}`, outputs.length > 1 && o ? h("span", { class: "muted" }, ` · ${o.name}`) : null),
           h("td", { class: "mono" }, `${shape(o?.shape ?? c.input_shapes?.[0])} ${o?.dtype || c.dtype || ""}`),
           h("td", { class: "num mono" }, o ? num(o.max_abs_error) : "—"),
-          h("td", { class: "mono tol" }, tolerance(c.tolerance)),
-          h("td", { class: "num mono", title: o ? `${count(o.mismatch_count)} of ${count(o.total)} elements` : null }, o ? mismatches(o) : "—"),
+          // An output may have its own tolerance (a scratch file's TOLERANCE per output or dtype).
+          h("td", { class: "mono tol" }, tolerance(o?.tolerance ?? c.tolerance)),
+          h(
+            "td",
+            { class: "num mono", title: o ? `${count(o.mismatch_count)} of ${count(o.total)} elements` : null },
+            o ? mismatches(o) : "—",
+            o?.nonfinite_where ? h("div", { class: "muted nonfinite" }, o.nonfinite_where) : null,
+          ),
         ),
       );
     });
