@@ -5,6 +5,9 @@ Programs are scratch-mode kernel files. Most attack at import time, print one li
 the expected status is `passed` and the post-condition says the effect was contained. Rows that
 must hit a limit name the status and the limit a user sees. `{…}` fields are filled per run with
 the addresses of host listeners and canary files (see `Host`).
+
+One file on purpose, over 400 lines: it is the corpus itself (a table of rows), read by the hardened
+sandbox tests and by `bench/abuse_load.py`; splitting the table would only scatter it.
 """
 
 from __future__ import annotations

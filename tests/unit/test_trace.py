@@ -1,4 +1,8 @@
-"""The pure parts of the kernel trace: regions, capping, DMA links, step derivation, the grid view."""
+"""The pure parts of the kernel trace: regions, capping, DMA links, step derivation, the grid view.
+
+Over 400 lines as one file: they are table tests of one module family (`sandbox.harness.trace`) that
+share its fixtures and hand-built records; each section is a table, not logic to split.
+"""
 
 import inspect
 import json

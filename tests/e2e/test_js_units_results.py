@@ -1,0 +1,137 @@
+"""The page's pure functions that show versions and per-case results, as tables in the real browser.
+
+The same way as `tests/e2e/test_js_units.py` (its `js` fixture, from tests/e2e/conftest.py): each call
+imports the module from /static/js/ in a page of the playground and returns the value to Python.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# -- runtimes.js and matrix.js: versions on the page ----------------------------------------------
+
+ENTRY_RUNTIMES = {
+    "passes everywhere": ({"0.11.2": {"status": "passed"}}, "Worked solution passes on jax 0.11.2."),
+    "fails on the oldest": (
+        {"0.10.2": {"status": "error"}, "0.12.0.1": {"status": "passed"}},
+        "Worked solution passes on jax 0.12.0.1; not on 0.10.2 (error).",
+    ),
+    "no record says nothing": (None, ""),
+}
+
+
+@pytest.mark.parametrize("rows, text", ENTRY_RUNTIMES.values(), ids=list(ENTRY_RUNTIMES))
+def test_entry_runtimes_text(js, rows, text):
+    assert js("runtimes.js", "return m.entryRuntimesText(arg);", rows) == text
+
+
+SHARE_RUNTIME = {
+    "made on today's JAX says nothing": ({"runtime": "0.12.0.1", "run_on": "0.12.0.1"}, ""),
+    "made on an older one runs there": (
+        {"runtime": "0.10.2", "run_on": "0.10.2"},
+        "This link was made on jax 0.10.2; it runs there (today's JAX is 0.12.0.1).",
+    ),
+    "made on one not installed: the server's note": (
+        {"runtime": "0.9.0", "run_on": "0.10.2", "runtime_note": "opens on the nearest, jax 0.10.2."},
+        "opens on the nearest, jax 0.10.2.",
+    ),
+    "an old share without a runtime says nothing": ({"runtime": None, "run_on": "0.12.0.1"}, ""),
+}
+
+
+@pytest.mark.parametrize("shared, text", SHARE_RUNTIME.values(), ids=list(SHARE_RUNTIME))
+def test_share_runtime_text(js, shared, text):
+    assert js("runtimes.js", "return m.shareRuntimeText(arg, '0.12.0.1');", shared) == text
+
+
+def matrix_row(runtime: str, status: str, summary: str = "") -> dict:
+    return {"runtime": runtime, "state": "done", "status": status, "summary": summary, "unavailable": [],
+            "compiler": {"v5p": status == "passed"}}  # fmt: skip
+
+
+def test_matrix_table_marks_the_first_change_and_shows_markup_as_text(js):
+    matrix = {
+        "rows": [
+            matrix_row("0.10.2", "error", "<img src=x onerror=alert(1)>"),
+            matrix_row("0.11.2", "passed"),
+        ],
+        "changes": [{"older": "0.10.2", "newer": "0.11.2", "text": "fails up to 0.10.2, passes from 0.11.2"}],
+    }
+    shown = js(
+        "matrix.js",
+        """
+        const table = m.matrixTable(arg);
+        return { rows: [...table.tBodies[0].rows].map((r) => [r.dataset.runtime, r.dataset.change, r.cells[1].textContent]),
+                 head: [...table.tHead.rows[0].cells].map((c) => c.textContent),
+                 notes: table.tBodies[0].rows[0].lastChild.textContent, markup: table.querySelectorAll("img").length };
+        """,
+        matrix,
+    )
+    assert shown["rows"] == [["0.10.2", "0", "error"], ["0.11.2", "1", "passed"]]
+    assert shown["head"][-2:] == ["compiler v5p", "notes"]
+    assert shown["notes"] == "1 note<img src=x onerror=alert(1)>"
+    assert shown["markup"] == 0
+
+
+def test_diff_section_colours_the_ir_diff_and_shows_markup_as_text(js):
+    diff = {
+        "older": "0.11.2", "newer": "0.12.0.1", "mosaic_note": "differs in 2 lines", "mosaic_truncated": False,
+        "fields": [{"name": "status", "older": "passed", "newer": "<b>x</b>", "changed": True}],
+        "mosaic_diff": "--- jax 0.11.2\n+++ jax 0.12.0.1\n@@ -1 +1 @@\n-  %0 = old\n+  %0 = <new>",
+    }  # fmt: skip
+    shown = js(
+        "matrix.js",
+        """
+        const el = m.diffSection(arg);
+        return { kinds: [...el.querySelectorAll("#ir-diff span")].map((s) => s.className),
+                 cells: [...el.querySelectorAll("#diff-table tbody td")].map((c) => c.textContent),
+                 changed: el.querySelector("#diff-table tbody tr").dataset.changed,
+                 note: el.querySelector("#ir-diff-note").textContent, markup: el.querySelectorAll("b").length };
+        """,
+        diff,
+    )
+    assert shown["kinds"] == ["diff-file", "diff-file", "diff-hunk", "diff-del", "diff-add"]
+    assert shown["cells"] == ["passed", "<b>x</b>"]
+    assert shown["changed"] == "1"
+    assert shown["note"] == "Mosaic IR: differs in 2 lines"
+    assert shown["markup"] == 0
+
+
+# -- cases.js: one row per case and output ------------------------------------------------------
+
+CASE_ROWS = {
+    "an output's own tolerance wins over the case's": (
+        {"tolerance": {"rtol": 0.001, "atol": 0.001}, "outputs": [{"tolerance": {"rtol": 0.1, "atol": 0.2}}]},
+        ("0.1 / 0.2", ""),
+    ),
+    "without its own, an output shows the case's": (
+        {"tolerance": {"rtol": 0.001, "atol": 0.002}, "outputs": [{}]},
+        ("0.001 / 0.002", ""),
+    ),
+    "where the non-finite values sit is said under the mismatches": (
+        {"tolerance": None, "outputs": [{"nonfinite_where": "NaN in rows 192–255 (all columns)"}]},
+        ("—", "NaN in rows 192–255 (all columns)"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("case", "expected"), CASE_ROWS.values(), ids=CASE_ROWS.keys())
+def test_case_rows(js, case, expected):
+    output = {
+        "name": "out",
+        "shape": [8, 128],
+        "dtype": "float32",
+        "passed": False,
+        "max_abs_error": 1.0,
+        "mismatch_count": 3,
+        "total": 1024,
+        **case["outputs"][0],
+    }
+    row = js(
+        "cases.js",
+        "const el = m.casesSection([arg]); const tr = el.querySelector('#cases tbody tr');"
+        "const where = tr.querySelector('.nonfinite');"
+        "return [tr.querySelector('.tol').textContent, where ? where.textContent : ''];",
+        {"name": "c", "passed": False, "tolerance": case["tolerance"], "outputs": [output]},
+    )
+    assert tuple(row) == expected
