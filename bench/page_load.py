@@ -4,6 +4,9 @@ Usage: .venv/bin/python bench/page_load.py [--loads 7] [--screenshot docs/screen
 
 - Weight: every file the page loads (HTML, JS modules, CSS, the CodeMirror bundle, the favicon),
   as transferred with gzip, and raw; read from the browser's resource timing.
+- Requests: how many went to the server and the bytes transferred (headers included), on the
+  first load and on a repeat load in the same context (a cached file costs nothing; a
+  revalidated one a 304).
 - Time to an interactive editor: navigation start to the page's ready mark (`html[data-ready]`,
   set once the editor is mounted, the catalog loaded and Run enabled), cold (fresh browser
   context: empty cache) and warm (a reload in the same context), medians of --loads.
@@ -60,6 +63,16 @@ def weight(page) -> tuple[int, int, list[tuple[str, int, int]]]:
     return sum(e[1] for e in unique), sum(e[2] for e in unique), unique
 
 
+def fetched(page) -> tuple[int, int]:
+    """Requests that went to the server on this load (a cache hit transfers 0 bytes; a 304 its
+    headers), and the bytes they transferred; the /api/ calls are left out."""
+    sizes = page.evaluate(
+        "() => [performance.getEntriesByType('navigation')[0], ...performance.getEntriesByType('resource')]"
+        ".filter(e => !e.name.includes('/api/') && e.transferSize > 0).map(e => e.transferSize)"
+    )
+    return len(sizes), sum(sizes)
+
+
 def screenshot(browser, url: str, path: Path) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 720}, color_scheme="light")
     page = context.new_page()
@@ -95,13 +108,16 @@ def main() -> None:
         )
         cold, warm = [], []
         gz = raw = 0
+        first_req = first_bytes = repeat_req = repeat_bytes = 0
         files: list[tuple[str, int, int]] = []
         for trial in range(args.loads + 1):  # the first round warms the server and is not counted
             context = browser.new_context(viewport={"width": 1280, "height": 720})
             page = context.new_page()
             cold_s = load(page, url + "/")
             gz, raw, files = weight(page)
+            first_req, first_bytes = fetched(page)
             warm_s = load(page, url + "/")
+            repeat_req, repeat_bytes = fetched(page)
             context.close()
             if trial:
                 cold.append(cold_s)
@@ -114,7 +130,11 @@ def main() -> None:
         print(f"{name:52} {enc:9,} {dec:9,}")
     print(f"{'total':52} {gz:9,} {raw:9,}")
     print(
-        f"\ntime to an interactive editor (median of {args.loads}): cold {statistics.median(cold) * 1000:.0f} ms, "
+        f"\nfirst load: {first_req} requests, {first_bytes:,} B transferred; "
+        f"repeat load: {repeat_req} requests, {repeat_bytes:,} B transferred"
+    )
+    print(
+        f"time to an interactive editor (median of {args.loads}): cold {statistics.median(cold) * 1000:.0f} ms, "
         f"warm {statistics.median(warm) * 1000:.0f} ms (min cold {min(cold) * 1000:.0f} ms)"
     )
     print(f"load average during the run: {os.getloadavg()[0]:.2f} (2 cores, shared)")

@@ -25,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from server.deps import LessonsDep, SettingsDep, SharesDep
+from server.routes.asset_version import ImmutableStaticFiles, tree_hash, versioned_html
 from server.settings import Settings
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "frontend" / "static"
@@ -72,14 +73,18 @@ class RevalidatedStaticFiles(StaticFiles):
         return response
 
 
+ASSET_PREFIX = f"/static/v/{tree_hash(STATIC_DIR)}"
+
 router = APIRouter(include_in_schema=False)
+# The versioned mount first: "/static" would otherwise take its requests.
+router.mount(ASSET_PREFIX, ImmutableStaticFiles(directory=STATIC_DIR), name="static-versioned")
 router.mount("/static", RevalidatedStaticFiles(directory=STATIC_DIR), name="static")
 
 
 def page(
     status_code: int = 200, *, name: str = "index.html", headers: dict[str, str] = PAGE_HEADERS
 ) -> HTMLResponse:
-    html = (STATIC_DIR / name).read_text(encoding="utf-8")
+    html = versioned_html((STATIC_DIR / name).read_text(encoding="utf-8"), ASSET_PREFIX)
     return HTMLResponse(html, status_code=status_code, headers=headers)
 
 

@@ -5,7 +5,7 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from server.routes.pages import STATIC_DIR
+from server.routes.pages import ASSET_PREFIX, STATIC_DIR
 from server.settings import Settings
 from tests.api.conftest import make_client
 
@@ -30,7 +30,7 @@ def test_playground_pages_refuse_every_frame(client, ids):
         response = client.get(path)
         assert frame_ancestors(response) == "'none'", path
         assert response.headers["x-frame-options"] == "DENY", path
-        assert "/static/js/app.js" in response.text, path
+        assert f"{ASSET_PREFIX}/js/app.js" in response.text, path
 
 
 def test_lesson_page_is_the_playground_with_an_honest_status(client, ids):
@@ -55,14 +55,14 @@ def test_embed_page_may_be_framed_anywhere_by_default(client, ids):
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
     assert frame_ancestors(response) == "*"
     assert "x-frame-options" not in response.headers
-    assert "/static/js/embed.js" in response.text and "/static/js/app.js" not in response.text
+    assert f"{ASSET_PREFIX}/js/embed.js" in response.text and "/js/app.js" not in response.text
     assert 'id="run"' in response.text and 'id="open-in-playground"' in response.text
     assert "script-src 'self'" in response.headers["content-security-policy"]
 
 
 def test_embed_page_for_an_unknown_share_is_still_the_widget_with_404(client):
     response = client.get("/embed/nope")
-    assert response.status_code == 404 and "/static/js/embed.js" in response.text
+    assert response.status_code == 404 and f"{ASSET_PREFIX}/js/embed.js" in response.text
     assert frame_ancestors(response) == "*"
 
 
