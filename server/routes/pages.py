@@ -24,8 +24,8 @@ from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from server.asset_version import ImmutableStaticFiles, tree_hash, versioned_html
 from server.deps import LessonsDep, SettingsDep, SharesDep
-from server.routes.asset_version import ImmutableStaticFiles, tree_hash, versioned_html
 from server.settings import Settings
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "frontend" / "static"

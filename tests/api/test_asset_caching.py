@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from server.routes.asset_version import IMMUTABLE, tree_hash
+from server.asset_version import IMMUTABLE, tree_hash
 from server.routes.pages import ASSET_PREFIX, STATIC_DIR
 
 
