@@ -216,6 +216,14 @@ def test_solution_passes_every_interpret_case_through_the_cli(run: Run, results:
 
 
 @pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)
+def test_solution_cases_are_not_vacuous(run: Run, results: dict[str, Outcome]) -> None:
+    # A case an all-zeros or a constant output would also pass cannot reject a wrong kernel.
+    result = result_of(results, run)
+    vacuous = [c.name for c in result.cases if "vacuous check" in c.note]
+    assert not vacuous, f"{run.id}: cases {vacuous} would pass with a zeros or constant output"
+
+
+@pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)
 def test_solution_lowers_for_every_chip_its_entry_supports(run: Run, results: dict[str, Outcome]) -> None:
     # Passing in the simulator is not enough: the real Pallas -> Mosaic lowering must accept it, and
     # the static chip checks (cores, SparseCore, VMEM, tiling) must have nothing to say.

@@ -15,6 +15,7 @@ import numpy as np
 
 from sandbox.harness.checks import races
 from sandbox.harness.checks.compare import compare, tolerance_for
+from sandbox.harness.checks.vacuous import vacuous_note
 from sandbox.protocol import Case, CaseResult, Race, Tolerance
 
 TOLERANCE_HELP = (
@@ -75,6 +76,7 @@ def case_result(
     outputs = tuple(checks)
     found = races.parse_all(race_texts)
     passed = len(got) == len(expected) and all(c.passed for c in outputs) and not raced
+    vacuous = vacuous_note(expected, lambda name, dtype: output_tolerance(name, dtype, declared))
     return CaseResult(
         name=case.name,
         dtype=case.dtype,
@@ -84,7 +86,9 @@ def case_result(
         passed=passed,
         outputs=outputs,
         seconds=seconds,
-        note="; ".join(filter(None, [_note(len(got), len(expected), raced, len(race_texts), found), *notes])),
+        note="; ".join(
+            filter(None, [_note(len(got), len(expected), raced, len(race_texts), found), *notes, vacuous])
+        ),
         races=found,
     )
 

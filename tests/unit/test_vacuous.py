@@ -1,0 +1,36 @@
+import numpy as np
+
+from sandbox.harness.checks.cases import case_result
+from sandbox.harness.checks.vacuous import vacuous_note
+from sandbox.protocol import Case, Tolerance
+
+TOL = Tolerance(rtol=1e-4, atol=1e-4)
+CASE = Case(name="c", dtype="float32", seed=0, dims={"n": 8})
+
+
+def _result(expected: np.ndarray, got: np.ndarray):
+    return case_result(CASE, (expected,), [("out", got)], [("out", expected)], {"*": TOL}, 0.0, [], False)
+
+
+def test_zero_reference_for_zero_inputs_warns_vacuous():
+    zeros = np.zeros((8, 8), np.float32)
+    result = _result(zeros, zeros)
+    assert result.passed
+    assert "vacuous check: an all-zeros output would also pass" in result.note
+
+
+def test_constant_reference_warns_vacuous():
+    ones = np.full((4, 4), 3.0, np.float32)
+    assert "a constant output would also pass" in vacuous_note([("out", ones)], lambda n, d: TOL)
+
+
+def test_varying_reference_has_no_vacuous_note():
+    want = np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8)
+    result = _result(want, want)
+    assert result.passed and "vacuous" not in result.note
+
+
+def test_vacuous_needs_every_output_to_pass():
+    varying = np.arange(16, dtype=np.int32).reshape(4, 4)
+    zeros = np.zeros((4, 4), np.float32)
+    assert vacuous_note([("a", zeros), ("b", varying)], lambda n, d: TOL) == ""
