@@ -21,10 +21,9 @@ from typing import Any, cast
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from sandbox.classify import classify
+from sandbox.backends.execute import cancelled_before_start, no_runner_result
 from sandbox.logfmt import run_context
-from sandbox.outcome import no_runner_result
-from sandbox.protocol import Job, RunResult, from_json_dict, never_ran, to_json_dict
+from sandbox.protocol import Job, RunResult, from_json_dict, to_json_dict
 from sandbox.queue import lua
 from sandbox.queue.keys import pool_for
 from server.cache import job_key
@@ -194,7 +193,7 @@ class RedisRunner:
         state, job_text = found
         if state == "queued":
             job = from_json_dict(Job, json.loads(job_text))
-            result = json.dumps(to_json_dict(classify(job, never_ran(None, cancelled=True))))
+            result = json.dumps(to_json_dict(cancelled_before_start(job)))
             ended = await self._run(self._abort, run_id, result, "cancelled", 0, "queued")
             if not ended:  # a worker took it meanwhile: flag it for its holder
                 await self._run(self._flag_cancel, run_id)
