@@ -34,6 +34,7 @@ from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
 from server.runqueue import RunQueue
 from server.settings import Settings
+from server.sweeps import SweepRegistry
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ def create_app(
     )
     app.state.settings, app.state.catalog = settings, catalog_
     app.state.runtimes, app.state.matrices = runtimes_, jax_runtimes.Matrices()
+    app.state.sweeps = SweepRegistry(settings.runs_kept)
     app.state.backend_name, app.state.backend_note = name, note
     app.state.trusted_proxies = parse_networks(settings.trusted_proxies)
     problems.install(app)
