@@ -1,7 +1,7 @@
 """The app factory: settings, catalog, sandbox backend and run queue, wired once per app.
 
-The run queue is chosen here, once: in this process with a local sandbox backend (the embedded
-default), or Redis with runner workers elsewhere (`PLAYGROUND_REDIS_URL`).
+The run queue is chosen once per app (`server.queue_choice`): in this process with a local sandbox
+backend (the embedded default), or Redis with runner workers elsewhere (`PLAYGROUND_REDIS_URL`).
 """
 
 from __future__ import annotations
@@ -22,17 +22,14 @@ from sandbox.backends import (
 )
 from sandbox.catalog import load_catalog
 from sandbox.runtimes import RuntimeSet
-from server import problems, versions
+from server import problems
 from server import runtimes as jax_runtimes
 from server.bodylimit import BodyLimit
-from server.cache import ResultCache
 from server.clients import parse_networks
-from server.local_queue import InProcessQueue
-from server.ratelimit import RateLimiter
+from server.queue_choice import create_queue
 from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
 from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
-from server.runqueue import RunQueue
 from server.settings import Settings
 from server.sweeps import SweepRegistry
 
@@ -64,11 +61,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runner = (
-            redis_queue(settings)
-            if settings.redis_url
-            else local_queue(settings, backend or create_backend(name, runtimes_))
-        )
+        runner = create_queue(settings, lambda: backend or create_backend(name, runtimes_))
         app.state.runner = runner
         await runner.start()
         try:
@@ -100,24 +93,3 @@ def create_app(
     app.include_router(runtime_routes.router)
     app.include_router(matrix_routes.router)
     return app
-
-
-def local_queue(settings: Settings, backend: Backend) -> RunQueue:
-    return InProcessQueue(
-        backend,
-        slots=settings.slots,
-        queue_size=settings.queue_size,
-        per_client=settings.per_client_queue,
-        runs_kept=settings.runs_kept,
-        cache=ResultCache(settings.cache_size),
-        per_address=settings.per_address_queue,
-        limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
-        address_limiter=RateLimiter(settings.address_rate_per_minute, settings.address_rate_burst),
-        versions=versions.cache_key(),
-    )
-
-
-def redis_queue(settings: Settings) -> RunQueue:
-    from server.redis_runner import RedisRunner  # imports redis only when it is used
-
-    return RedisRunner(settings, versions=versions.cache_key())
