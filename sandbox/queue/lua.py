@@ -8,11 +8,10 @@ what the keys hold and why the scheduling is shaped this way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
 from sandbox.queue.metrics import BUCKETS
+from sandbox.queue.script import Script, bind
+
+__all__ = ["Script", "bind"]
 
 PRELUDE = (
     """
@@ -109,34 +108,9 @@ end
 )
 
 
-@dataclass(frozen=True)
-class Script:
-    """A script and the names of its ARGV[2:] in order (ARGV[1] is always the key prefix)."""
-
-    body: str
-    args: tuple[str, ...]
-
-    def argv(self, prefix: str, values: dict[str, object]) -> list[object]:
-        """The ARGV list for `values`, which must name every argument exactly once."""
-        if set(values) != set(self.args):
-            missing, extra = set(self.args) - set(values), set(values) - set(self.args)
-            raise TypeError(f"script arguments: missing {sorted(missing)}, unknown {sorted(extra)}")
-        return [prefix, *(values[name] for name in self.args)]
-
-
-def bind(register: Callable[[str], Any], script: Script, prefix: str) -> Callable[..., Any]:
-    """The script registered with a (sync or async) Redis client, called with keyword arguments:
-    `submit(run_id=…, pool=…, …)`, so no call site depends on the order of sixteen positions."""
-    registered = register(script.body)
-
-    def call(**values: object) -> Any:
-        return registered(keys=[], args=script.argv(prefix, values))
-
-    return call
-
-
-def _script(body: str, *args: str) -> Script:
-    return Script(PRELUDE + body, args)
+def _script(body: str, args: str) -> Script:
+    """A script with PRELUDE pasted before it; `args`: the names of its ARGV[2:], space-separated."""
+    return Script(PRELUDE + body, tuple(args.split()))
 
 
 # ARGV: prefix, run_id, pool, address, browser, job, cache_key, per_client, per_address, queue_size,
@@ -194,21 +168,7 @@ redis.call('RPUSH', bell, 1)
 redis.call('LTRIM', bell, -1000, -1)
 return {'ok', queued + 1}
 """,
-    "run_id",
-    "pool",
-    "address",
-    "browser",
-    "job",
-    "cache_key",
-    "per_client",
-    "per_address",
-    "queue_size",
-    "ttl",
-    "cache_size",
-    "rate_per_minute",
-    "rate_burst",
-    "address_rate_per_minute",
-    "address_rate_burst",
+    "run_id pool address browser job cache_key per_client per_address queue_size ttl cache_size rate_per_minute rate_burst address_rate_per_minute address_rate_burst",
 )
 
 # ARGV: prefix, run_id, pool, address, browser, job, result, ttl → 1
@@ -222,13 +182,7 @@ redis.call('EXPIRE', rk, tonumber(ARGV[8]))
 redis.call('EXPIRE', ev, tonumber(ARGV[8]))
 return 1
 """,
-    "run_id",
-    "pool",
-    "address",
-    "browser",
-    "job",
-    "result",
-    "ttl",
+    "run_id pool address browser job result ttl",
 )
 
 # A worker's slot asks for work. First an entry whose holder's lease ran out (its worker died):
@@ -279,11 +233,7 @@ local got = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STRE
 local entry = got[1][2][1]
 return start(field(entry[2], 'run'), entry[1], 1)
 """,
-    "pool",
-    "consumer",
-    "slot",
-    "lease_ms",
-    "max_deliveries",
+    "pool consumer slot lease_ms max_deliveries",
 )
 
 # The holder of a run keeps its lease (the entry's idle time back to 0) and learns of a cancel.
@@ -299,11 +249,7 @@ redis.call('XCLAIM', stream, GROUP, ARGV[3], 0, ARGV[4], 'JUSTID')
 if f[3] == '1' then return 1 end
 return 0
 """,
-    "pool",
-    "consumer",
-    "entry_id",
-    "run_id",
-    "attempt",
+    "pool consumer entry_id run_id attempt",
 )
 
 # One progress event of the attempt that holds the run (a superseded attempt writes nothing).
@@ -315,10 +261,7 @@ if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
 redis.call('XADD', k('run', ARGV[2], 'ev'), '*', 'k', ARGV[4], 'd', ARGV[5])
 return 1
 """,
-    "run_id",
-    "attempt",
-    "kind",
-    "data",
+    "run_id attempt kind data",
 )
 
 # The attempt that holds the run ends it: exactly one result per run, whoever else tried.
@@ -344,12 +287,7 @@ if ARGV[7] == '1' and size > 0 and f[3] and f[3] ~= '' then
 end
 return 1
 """,
-    "run_id",
-    "attempt",
-    "result",
-    "status",
-    "failure",
-    "reusable",
+    "run_id attempt result status failure reusable",
 )
 
 # End a run from outside its attempt: a cancel while queued, a run lost too often, a pool left
@@ -360,11 +298,7 @@ local state = redis.call('HGET', k('run', ARGV[2]), 'state')
 if ARGV[6] ~= '' and state ~= ARGV[6] then return 0 end
 return end_run(ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 """,
-    "run_id",
-    "result",
-    "status",
-    "failure",
-    "only_if",
+    "run_id result status failure only_if",
 )
 
 # A cancel: a queued run is ended by the caller (ABORT with only_if='queued'); a running one is
@@ -409,12 +343,7 @@ redis.call('PEXPIRE', wk, 2 * tonumber(ARGV[4]))
 redis.call('SADD', k('pools'), ARGV[2])
 return 1
 """,
-    "pool",
-    "worker",
-    "ttl_ms",
-    "slots",
-    "busy",
-    "host",
+    "pool worker ttl_ms slots busy host",
 )
 
 # The live workers of a pool (dead ones are dropped): {{worker, slots, busy}, …}. ARGV: prefix, pool
