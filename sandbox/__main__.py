@@ -15,11 +15,12 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from sandbox import sweeps
 from sandbox.backends import backend_names, create_backend
+from sandbox.backends.execute import execute
 from sandbox.catalog import Catalog, load_catalog
-from sandbox.classify import classify
 from sandbox.jobenv import tpu_environment
 from sandbox.jobs import JobError, make_job, make_sweep_job
 from sandbox.limits import default_limits
@@ -174,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     backend = create_backend(args.backend)
     try:
-        result = classify(job, backend.run(job, lambda event: None, threading.Event()))
+        result = execute(backend, job, threading.Event(), _ignore).result
     finally:
         backend.close()
     print(
@@ -213,7 +214,7 @@ def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
     try:
         with ThreadPoolExecutor(len(jobs)) as pool:
             results = list(
-                pool.map(lambda job: classify(job, backend.run(job, lambda e: None, threading.Event())), jobs)
+                pool.map(lambda job: execute(backend, job, threading.Event(), _ignore).result, jobs)
             )
     finally:
         backend.close()
@@ -236,6 +237,10 @@ def _overall(results: list[RunResult]) -> RunStatus:
         or r.error
     ]
     return stopped[0].status if stopped else RunStatus.RAN
+
+
+def _ignore(kind: str, data: dict[str, Any]) -> None:
+    """The CLI prints the final report only; live events are not shown."""
 
 
 if __name__ == "__main__":

@@ -70,7 +70,3 @@ def dump(record: Mapping[str, Mapping[str, Outcome]]) -> str:
             lines.append(f"{json.dumps(runtime)} = {{ {fields} }}")
         lines.append("")
     return "\n".join(lines)
-
-
-def passes_on(rows: Mapping[str, Outcome]) -> list[str]:
-    return sorted((r for r, o in rows.items() if o.status is RunStatus.PASSED), key=version_key)

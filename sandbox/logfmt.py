@@ -26,10 +26,6 @@ def run_context(run_id: str) -> Iterator[None]:
         _run_id.reset(token)
 
 
-def current_run() -> str | None:
-    return _run_id.get()
-
-
 class RunIdFilter(logging.Filter):
     """Adds `run_id` (None outside a run) and `run` (" [run …]" or "") to every record."""
 

@@ -1,7 +1,7 @@
 """The app factory: settings, catalog, sandbox backend and run queue, wired once per app.
 
-The run queue is chosen here, once: in this process with a local sandbox backend (the embedded
-default), or Redis with runner workers elsewhere (`PLAYGROUND_REDIS_URL`).
+The run queue is chosen once per app (`server.queue_choice`): in this process with a local sandbox
+backend (the embedded default), or Redis with runner workers elsewhere (`PLAYGROUND_REDIS_URL`).
 """
 
 from __future__ import annotations
@@ -22,18 +22,16 @@ from sandbox.backends import (
 )
 from sandbox.catalog import load_catalog
 from sandbox.runtimes import RuntimeSet
-from server import problems, versions
+from server import problems
 from server import runtimes as jax_runtimes
 from server.bodylimit import BodyLimit
-from server.cache import ResultCache
 from server.clients import parse_networks
-from server.local_queue import InProcessQueue
-from server.ratelimit import RateLimiter
+from server.queue_choice import create_queue
 from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
 from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
-from server.runqueue import RunQueue
 from server.settings import Settings
+from server.sweeps import SweepRegistry
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +61,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runner = (
-            redis_queue(settings)
-            if settings.redis_url
-            else local_queue(settings, backend or create_backend(name, runtimes_))
-        )
+        runner = create_queue(settings, lambda: backend or create_backend(name, runtimes_))
         app.state.runner = runner
         await runner.start()
         try:
@@ -86,6 +80,7 @@ def create_app(
     )
     app.state.settings, app.state.catalog = settings, catalog_
     app.state.runtimes, app.state.matrices = runtimes_, jax_runtimes.Matrices()
+    app.state.sweeps = SweepRegistry(settings.runs_kept)
     app.state.backend_name, app.state.backend_note = name, note
     app.state.trusted_proxies = parse_networks(settings.trusted_proxies)
     problems.install(app)
@@ -98,24 +93,3 @@ def create_app(
     app.include_router(runtime_routes.router)
     app.include_router(matrix_routes.router)
     return app
-
-
-def local_queue(settings: Settings, backend: Backend) -> RunQueue:
-    return InProcessQueue(
-        backend,
-        slots=settings.slots,
-        queue_size=settings.queue_size,
-        per_client=settings.per_client_queue,
-        runs_kept=settings.runs_kept,
-        cache=ResultCache(settings.cache_size),
-        per_address=settings.per_address_queue,
-        limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
-        address_limiter=RateLimiter(settings.address_rate_per_minute, settings.address_rate_burst),
-        versions=versions.cache_key(),
-    )
-
-
-def redis_queue(settings: Settings) -> RunQueue:
-    from server.redis_runner import RedisRunner  # imports redis only when it is used
-
-    return RedisRunner(settings, versions=versions.cache_key())

@@ -13,8 +13,8 @@ import hashlib
 import json
 import time
 
+from sandbox.backends.execute import reusable_result
 from sandbox.protocol import Job, RunResult, to_json_dict
-from sandbox.reuse import reusable_result
 
 
 def job_key(job: Job, versions: str) -> str:

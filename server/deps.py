@@ -19,6 +19,7 @@ from server.schemas import VersionInfo
 from server.settings import Settings
 from server.shares import ShareStore, share_store
 from server.store import RecordDatabase
+from server.sweeps import SweepRegistry
 
 _opening = threading.Lock()
 
@@ -61,6 +62,10 @@ def _matrices(request: Request) -> Matrices:
     return request.app.state.matrices
 
 
+def _sweeps(request: Request) -> SweepRegistry:
+    return request.app.state.sweeps
+
+
 def _shares(request: Request) -> ShareStore:
     return share_store(_database(request))
 
@@ -84,3 +89,4 @@ LessonsDep = Annotated[LessonStore, Depends(_lessons)]
 VersionsDep = Annotated[VersionInfo, Depends(_versions)]
 RuntimesDep = Annotated[RuntimeSet, Depends(_runtimes)]
 MatricesDep = Annotated[Matrices, Depends(_matrices)]
+SweepsDep = Annotated[SweepRegistry, Depends(_sweeps)]

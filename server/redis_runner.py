@@ -21,10 +21,9 @@ from typing import Any, cast
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from sandbox.classify import classify
+from sandbox.backends.execute import cancelled_before_start, no_runner_result
 from sandbox.logfmt import run_context
-from sandbox.outcome import no_runner_result
-from sandbox.protocol import Job, RunResult, from_json_dict, never_ran, to_json_dict
+from sandbox.protocol import Job, RunResult, from_json_dict, to_json_dict
 from sandbox.queue import lua
 from sandbox.queue.keys import pool_for
 from server.cache import job_key
@@ -62,9 +61,16 @@ class RedisRunner:
             settings.redis_url, decode_responses=True, socket_connect_timeout=2, socket_timeout=None
         )
         self.state = RedisState(self.redis, settings.redis_prefix)
-        s = self.redis.register_script
-        self._submit, self._store_done = s(lua.SUBMIT), s(lua.STORE_DONE)
-        self._flag_cancel, self._abort, self._snapshot = s(lua.FLAG_CANCEL), s(lua.ABORT), s(lua.SNAPSHOT)
+        register, prefix = self.redis.register_script, settings.redis_prefix
+        self._submit, self._store_done = (
+            lua.bind(register, lua.SUBMIT, prefix),
+            lua.bind(register, lua.STORE_DONE, prefix),
+        )
+        self._flag_cancel, self._abort = (
+            lua.bind(register, lua.FLAG_CANCEL, prefix),
+            lua.bind(register, lua.ABORT, prefix),
+        )
+        self._snapshot = lua.bind(register, lua.SNAPSHOT, prefix)
         self._janitor: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -116,9 +122,6 @@ class RedisRunner:
             log.warning("the run queue (Redis) is unreachable: %s", exc)
             raise QueueUnavailableError() from exc
 
-    async def _run(self, script: Any, *args: object) -> Any:
-        return await script(keys=[], args=[self.settings.redis_prefix, *args])
-
     async def _submit_run(self, job: Job, client: Client, fresh: bool) -> RunView:
         s = self.settings
         live = await self.state.live_pools()
@@ -131,25 +134,32 @@ class RedisRunner:
         if not fresh and s.cache_size > 0 and (cached := await self.state.cached(key)) is not None:
             result = json.dumps(to_json_dict(cached))
             address, browser = client.address, client.browser
-            await self._run(self._store_done, run_id, pool, address, browser, job_text, result, s.runs_ttl)
+            await self._store_done(
+                run_id=run_id,
+                pool=pool,
+                address=address,
+                browser=browser,
+                job=job_text,
+                result=result,
+                ttl=s.runs_ttl,
+            )
             return RunView(id=run_id, state="done", position=None, result=to_json_dict(cached))
-        answer = await self._run(
-            self._submit,
-            run_id,
-            pool,
-            client.address,
-            client.browser,
-            job_text,
-            key,
-            s.per_client_queue,
-            s.per_address_queue,
-            s.queue_size,
-            s.runs_ttl,
-            s.cache_size,
-            s.rate_per_minute,
-            s.rate_burst,
-            s.address_rate_per_minute,
-            s.address_rate_burst,
+        answer = await self._submit(
+            run_id=run_id,
+            pool=pool,
+            address=client.address,
+            browser=client.browser,
+            job=job_text,
+            cache_key=key,
+            per_client=s.per_client_queue,
+            per_address=s.per_address_queue,
+            queue_size=s.queue_size,
+            ttl=s.runs_ttl,
+            cache_size=s.cache_size,
+            rate_per_minute=s.rate_per_minute,
+            rate_burst=s.rate_burst,
+            address_rate_per_minute=s.address_rate_per_minute,
+            address_rate_burst=s.address_rate_burst,
         )
         verdict, value = answer[0], int(answer[1])
         if verdict == "full":
@@ -194,18 +204,20 @@ class RedisRunner:
         state, job_text = found
         if state == "queued":
             job = from_json_dict(Job, json.loads(job_text))
-            result = json.dumps(to_json_dict(classify(job, never_ran(None, cancelled=True))))
-            ended = await self._run(self._abort, run_id, result, "cancelled", 0, "queued")
+            result = json.dumps(to_json_dict(cancelled_before_start(job)))
+            ended = await self._abort(
+                run_id=run_id, result=result, status="cancelled", failure=0, only_if="queued"
+            )
             if not ended:  # a worker took it meanwhile: flag it for its holder
-                await self._run(self._flag_cancel, run_id)
+                await self._flag_cancel(run_id=run_id)
         elif state == "running":
-            await self._run(self._flag_cancel, run_id)
+            await self._flag_cancel(run_id=run_id)
         view = await self._view(run_id)
         return None if view is None else dataclasses.replace(view, result=None)
 
     async def _position(self, pool: str, run_id: str) -> int | None:
         """1-based place in the pool's dispatch order (the round-robin of `server.fairqueue`)."""
-        snapshot = await self._run(self._snapshot, pool)
+        snapshot = await self._snapshot(pool=pool)
         for place, queued in enumerate(fair_order(snapshot), start=1):
             if queued == run_id:
                 return place
@@ -263,6 +275,8 @@ class RedisRunner:
                 continue
             result = no_runner_result(from_json_dict(Job, json.loads(found[0])), pool)
             text = json.dumps(to_json_dict(result))
-            if await self._run(self._abort, run_id, text, result.status.value, 1, ""):
+            if await self._abort(
+                run_id=run_id, result=text, status=result.status.value, failure=1, only_if=""
+            ):
                 with run_context(run_id):
                     log.warning("ended: pool %s has had no live worker for a while", pool)

@@ -35,7 +35,7 @@ class RedisState:
         # Any: redis-py types replies as bytes | str | None whatever the client decodes.
         self.redis: Any = redis
         self.prefix = prefix
-        self._live = redis.register_script(lua.LIVE_WORKERS)
+        self._live = lua.bind(redis.register_script, lua.LIVE_WORKERS, prefix)
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -47,7 +47,7 @@ class RedisState:
         """Every pool ever served, with its live workers (none: nobody would run a job there now)."""
         found = {}
         for pool in await self.pools():
-            rows = await self._live(keys=[], args=[self.prefix, pool])
+            rows = await self._live(pool=pool)
             found[pool] = [WorkerInfo(name, int(slots), int(busy)) for name, slots, busy in rows]
         return found
 

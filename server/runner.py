@@ -25,11 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.backends import Backend
-from sandbox.classify import classify
-from sandbox.outcome import internal_error
-from sandbox.progress import progress
-from sandbox.protocol import Event, Execution, Job, RunResult, never_ran, to_json_dict
-from sandbox.reuse import trusted_execution
+from sandbox.backends.execute import Finished, cancelled_before_start, execute, internal_error
+from sandbox.protocol import Job, RunResult, to_json_dict
 from server.cache import ResultCache, job_key
 from server.clients import Client
 from server.fairqueue import FairQueue
@@ -189,7 +186,7 @@ class Runner:
     def cancel_run(self, run: Run) -> None:
         if run.state == "queued":
             self.queue.remove(run.client.address, run.client.browser, run)
-            self._finish(run, never_ran(None, cancelled=True))
+            self._end(run, cancelled_before_start(run.job))
             self._announce_positions()
         else:
             run.cancel.set()
@@ -247,51 +244,25 @@ class Runner:
         self.running.add(run.id)
         run.push("running", {"slot": slot})
 
-        def sink(event: Event) -> None:
-            if event.kind == "log":  # internal text (raw tracebacks): the server log only
-                log.info("run %s: job log: %s", run.id, str(event.data.get("text", ""))[:20000])
-            data = progress(event.kind, event.data, event.t)
-            if data is not None:
-                with contextlib.suppress(RuntimeError):  # the loop closed: the server is stopping
-                    loop.call_soon_threadsafe(run.push, event.kind, data)
+        def forward(kind: str, data: dict[str, Any]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the server is stopping
+                loop.call_soon_threadsafe(run.push, kind, data)
 
-        try:
-            execution = await asyncio.to_thread(self.backend.run, run.job, sink, run.cancel)
-        except Exception as exc:  # a backend fault: the run fails cleanly, the server carries on
-            log.exception("sandbox backend failed for run %s", run.id)
-            execution = never_ran(
-                f"the sandbox failed ({type(exc).__name__})", wall_seconds=time.time() - run.started
-            )
+        finished = await asyncio.to_thread(execute, self.backend, run.job, run.cancel, forward)
         self.running.discard(run.id)
-        self._recent_seconds.append(execution.wall_seconds)
+        self._recent_seconds.append(finished.wall_seconds)
         await asyncio.sleep(0)  # let queued call_soon_threadsafe events land before `done`
-        self._finish(run, execution)
+        self._finish(run, finished)
 
-    def _finish(self, run: Run, execution: Execution) -> None:
-        try:
-            result = classify(run.job, execution)
-        except Exception:
-            log.exception(
-                "run %s: the result could not be classified; raw facts: %s", run.id, _facts_for_log(execution)
-            )
-            result = self._unfinished(run, "the job's report could not be read")
-        if execution.report_error:
-            log.warning(
-                "run %s: unreadable report (%s); raw facts: %s",
-                run.id,
-                execution.report_error,
-                _facts_for_log(execution),
-            )
-        run.failure = bool(execution.infra_error)
+    def _finish(self, run: Run, finished: Finished) -> None:
+        run.failure = finished.failure
         key = self.keys.pop(run.id, None)
-        # Only what the job itself decided is worth reusing: never our faults, a stop, or a bad report.
-        trusted = trusted_execution(execution, cancelled=run.cancel.is_set())
-        if key is not None and trusted:
+        if key is not None and finished.reusable:
             try:
-                self.cache.put(key, run.id, result)
+                self.cache.put(key, run.id, finished.result)
             except Exception:
                 log.exception("run %s: the result could not be cached", run.id)
-        self._end(run, result)
+        self._end(run, finished.result)
 
     def _end(self, run: Run, result: RunResult) -> None:
         """The one way a run becomes done: its result set, its subscribers told."""
@@ -330,12 +301,3 @@ class Runner:
 def new_run_id() -> str:
     """An unguessable run id (128 random bits): whoever holds it may read and cancel the run."""
     return secrets.token_urlsafe(16)
-
-
-def _facts_for_log(execution: Execution) -> str:
-    """The raw facts of an execution, short enough for one log line."""
-    kinds = [e.kind for e in execution.events]
-    return (
-        f"exit={execution.exit_code} signal={execution.signal} timed_out={execution.timed_out} "
-        f"events={kinds[:40]} report_error={execution.report_error!r} stderr={execution.stderr[-500:]!r}"
-    )

@@ -1,5 +1,6 @@
-"""From a request to a queued run: the checks every run request gets, whichever route it came by
-(`POST /api/runs` for one run, `POST /api/matrices` for one per runtime), each refusal as a problem."""
+"""From a request to a queued run: the checks every request that runs code gets, whichever route it
+came by (`POST /api/runs` for one run, `POST /api/matrices` for one per runtime, `POST /api/sweeps` for
+shard runs of a sweep), each refusal as the same problem (`tests/api/test_request_checks.py`)."""
 
 from __future__ import annotations
 
@@ -29,18 +30,18 @@ def entry_of(catalog: Catalog, slug: str | None) -> CatalogEntry | None:
     return entry
 
 
-def build_job(
-    settings: Settings,
-    entry: CatalogEntry | None,
-    *,
-    source: str,
-    chip: Chip,
-    mode: Mode,
-    options: RunOptions,
-    lower_chips: tuple[Chip, ...] = (),
-    runtime: str = "",
-) -> Job:
-    """The job for a run request, or a problem: no TPU, the wrong chip, too large, invalid."""
+def check_request(
+    settings: Settings, catalog: Catalog, *, entry: str | None, source: str, chip: Chip, mode: Mode
+) -> CatalogEntry | None:
+    """The entry a request names, or the problem that refuses it: an unknown entry, no TPU, the
+    wrong chip, a source too large. Every route that builds jobs asks here first."""
+    found = entry_of(catalog, entry)
+    _check_tpu(settings, chip, mode)
+    _check_source(settings, source)
+    return found
+
+
+def _check_tpu(settings: Settings, chip: Chip, mode: Mode) -> None:
     if mode == "tpu" and not settings.redis_url and not settings.has_tpu():  # with Redis: a worker's
         raise ProblemError(
             422,
@@ -57,6 +58,9 @@ def build_job(
             f"or mode 'interpret' to simulate a {chip}",
             field="chip",
         )
+
+
+def _check_source(settings: Settings, source: str) -> None:
     if len(source.encode()) > settings.source_bytes:
         raise ProblemError(
             413,
@@ -64,6 +68,20 @@ def build_job(
             f"the source is {len(source.encode()):,} bytes; the limit is {settings.source_bytes:,} bytes",
             field="source",
         )
+
+
+def build_job(
+    settings: Settings,
+    entry: CatalogEntry | None,
+    *,
+    source: str,
+    chip: Chip,
+    mode: Mode,
+    options: RunOptions,
+    lower_chips: tuple[Chip, ...] = (),
+    runtime: str = "",
+) -> Job:
+    """The job for a request that passed `check_request`, or a problem if the job is invalid."""
     try:
         return make_job(
             source,

@@ -35,6 +35,8 @@ from sandbox.jail.probe import probe
 from sandbox.jail.runtime import Runtime
 from sandbox.jobenv import base_environment
 from sandbox.protocol import Execution, Job, never_ran, to_json_dict
+from sandbox.protocol.codec import DecodeError
+from sandbox.protocol.pool import JobExited, PoolReady, StartJob, decode
 from sandbox.tpuhost import TpuHostError, TpuSlot, host_slots, runs_on_chip
 
 log = logging.getLogger(__name__)
@@ -118,7 +120,7 @@ class HardenedBackend:
         with self._pool_cond:
             pool, error = self._pool, self._pool_error
         quarantined = self.table.quarantined
-        ready = pool is not None and bool(pool.ready)
+        ready = pool is not None and pool.ready is not None
         if not ready:
             detail = f"the sandbox pool is not running ({error or 'starting'})"
         elif quarantined:
@@ -152,7 +154,7 @@ class HardenedBackend:
         """The running pool, waiting up to `seconds` for one to be up."""
         deadline = time.monotonic() + seconds
         with self._pool_cond:
-            while self._pool is None or not self._pool.ready:
+            while self._pool is None or self._pool.ready is None:
                 left = deadline - time.monotonic()
                 if left <= 0 or self._closing.is_set():
                     return None
@@ -173,15 +175,9 @@ class HardenedBackend:
         stdout_r, stdout_w = os.pipe2(os.O_CLOEXEC)
         stderr_r, stderr_w = os.pipe2(os.O_CLOEXEC)
         events_r, events_w = os.pipe2(os.O_CLOEXEC)
-        message = {
-            "op": "run",
-            "job": job.id,
-            "slot": slot,
-            "limits": to_json_dict(job.limits),
-            "devices": job.devices,
-        }
+        message = StartJob(job=job.id, slot=slot, limits=job.limits, devices=job.devices)
         try:
-            waiter = pool.submit(job.id, message, (stdin_r, stdout_w, stderr_w, events_w))
+            waiter = pool.submit(message, (stdin_r, stdout_w, stderr_w, events_w))
         except OSError as exc:
             close_quietly(stdin_w, stdout_r, stderr_r, events_r)
             return never_ran(f"the sandbox pool did not take the job ({exc})"), False
@@ -266,13 +262,14 @@ class HardenedBackend:
         try:
             pool.sock.settimeout(self.start_seconds)
             message, _ = channel.recv(pool.sock)
-            if message is None or message.get("op") != "ready":
+            ready = _ready(message)
+            if ready is None:
                 pool.proc.wait(timeout=5)
                 raise channel.ChannelError(f"the pool did not start (exit {pool.proc.returncode})")
             pool.sock.settimeout(None)
-            pool.ready = message
-            if message.get("swept"):
-                log.warning("sandbox pool swept leftovers of a dead pool: %s", message["swept"])
+            pool.ready = ready
+            if ready.swept:
+                log.warning("sandbox pool swept leftovers of a dead pool: %s", list(ready.swept))
             with self._pool_cond:
                 self._pool, self._pool_error = pool, None
                 self._pool_cond.notify_all()
@@ -294,30 +291,40 @@ class HardenedBackend:
             pool.fail_all("the sandbox pool died while the job ran (it is being restarted)")
             stop_process(pool.proc, graceful=self._closing.is_set())
             pool.sock.close()
-        return bool(pool.ready)
+        return pool.ready is not None
+
+
+def _ready(message: dict[str, object] | None) -> PoolReady | None:
+    """The pool's first message, if it is the `ready` it must be."""
+    try:
+        decoded = decode(message) if message is not None else None
+    except DecodeError as exc:
+        log.error("sandbox pool's first message is unreadable: %s", exc)
+        return None
+    return decoded if isinstance(decoded, PoolReady) else None
 
 
 def _execution(job: Job, outcome: Outcome, waiter: Waiter) -> Execution:
-    facts = waiter.exit
+    facts = waiter.exit or JobExited(job=job.id)
     infra = waiter.infra_error
-    if facts.get("setup_error"):
-        infra = "the sandbox could not set up the job: " + str(facts["setup_error"]).splitlines()[-1]
-        log.error("job %s: sandbox setup failed: %s", job.id, facts["setup_error"])
+    if facts.setup_error:
+        infra = "the sandbox could not set up the job: " + facts.setup_error.splitlines()[-1]
+        log.error("job %s: sandbox setup failed: %s", job.id, facts.setup_error)
     elif not waiter.done.is_set():
         infra = "the sandbox pool did not report the job's end"
-    if facts.get("leftovers"):
-        log.error("job %s left behind: %s", job.id, facts["leftovers"])
-    sig = facts.get("signal")
+    if facts.leftovers:
+        log.error("job %s left behind: %s", job.id, list(facts.leftovers))
+    sig = facts.signal
     cpu_killed = sig == signal.SIGXCPU or (
-        sig == signal.SIGKILL and facts.get("cpu_seconds", 0) >= job.limits.cpu_seconds
+        sig == signal.SIGKILL and facts.cpu_seconds >= job.limits.cpu_seconds
     )
     return outcome.execution(
-        exit_code=facts.get("exit_code"),
+        exit_code=facts.exit_code,
         signal=sig,
-        memory_limit_hit=facts.get("oom_kills", 0) > 0,
+        memory_limit_hit=facts.oom_kills > 0,
         cpu_limit_hit=cpu_killed,
-        peak_rss_bytes=int(facts.get("max_rss_bytes", 0)),
+        peak_rss_bytes=facts.max_rss_bytes,
         infra_error=infra,
-        pids_limit_hit=facts.get("pids_limit_hits", 0) > 0,
-        disk_limit_hit=bool(facts.get("scratch_full")),
+        pids_limit_hit=facts.pids_limit_hits > 0,
+        disk_limit_hit=facts.scratch_full,
     )

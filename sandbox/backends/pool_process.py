@@ -22,6 +22,8 @@ from typing import Any
 from sandbox.jail import channel, outer
 from sandbox.jail.runtime import Runtime
 from sandbox.limits import JOB_NICE, NICE
+from sandbox.protocol.codec import DecodeError
+from sandbox.protocol.pool import JobExited, JobSpawned, KillJob, PoolReady, StartJob, decode, encode
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ class Waiter:
 
     spawned: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
-    exit: dict[str, Any] = field(default_factory=dict)
+    exit: JobExited | None = None
     infra_error: str | None = None
 
 
@@ -43,30 +45,37 @@ class PoolProcess:
         self.proc, self.sock, self.ns_init_pid, self.token = proc, sock, ns_init_pid, token
         self.waiters: dict[str, Waiter] = {}
         self.lock = threading.Lock()
-        self.ready: dict[str, Any] = {}
+        self.ready: PoolReady | None = None
 
-    def submit(self, job_id: str, message: dict[str, Any], fds: tuple[int, ...]) -> Waiter:
+    def submit(self, message: StartJob, fds: tuple[int, ...]) -> Waiter:
         waiter = Waiter()
         with self.lock:
-            self.waiters[job_id] = waiter
-            channel.send(self.sock, message, fds)
+            self.waiters[message.job] = waiter
+            channel.send(self.sock, encode(message), fds)
         return waiter
 
     def kill(self, job_id: str) -> None:
         # If the pool is gone, so is the job's pid namespace: nothing left to kill.
         with self.lock, contextlib.suppress(OSError):
-            channel.send(self.sock, {"op": "kill", "job": job_id})
+            channel.send(self.sock, encode(KillJob(job=job_id)))
 
-    def dispatch(self, message: dict[str, Any]) -> None:
+    def dispatch(self, raw: dict[str, Any]) -> None:
+        try:
+            message = decode(raw)
+        except DecodeError as exc:
+            log.error("sandbox pool sent an unreadable message: %s", exc)
+            return
+        if not isinstance(message, JobSpawned | JobExited):
+            return
         with self.lock:
-            waiter = self.waiters.get(str(message.get("job")))
+            waiter = self.waiters.get(message.job)
             if waiter is None:
                 return
-            if message.get("op") == "spawned":
+            if isinstance(message, JobSpawned):
                 waiter.spawned.set()
-            elif message.get("op") == "exit":
+            else:
                 waiter.exit = message
-                del self.waiters[str(message["job"])]
+                del self.waiters[message.job]
                 waiter.done.set()
 
     def fail_all(self, reason: str) -> None:

@@ -35,7 +35,17 @@ from sandbox.harness.monitor.deadlock import Deadlock, DeadlockError
 from sandbox.harness.monitor.progress import Progress
 from sandbox.harness.target import Target, TargetError, configure
 from sandbox.harness.trace import capture as trace
-from sandbox.protocol import Case, Chip, ErrorInfo, EventWriter, LoweringCheck, Tolerance, Trace, chip_info
+from sandbox.protocol import (
+    Case,
+    Chip,
+    ErrorInfo,
+    EventWriter,
+    Job,
+    LoweringCheck,
+    Tolerance,
+    Trace,
+    chip_info,
+)
 
 SCRATCH_CASE = Case(name="scratch", dtype="", seed=0)
 # After a deadlock is declared the stuck kernel normally unwinds within a poll (0.1 s); if it has not
@@ -71,7 +81,7 @@ class _FirstCall:
 
 
 class Session:
-    def __init__(self, job: Any, events: EventWriter) -> None:
+    def __init__(self, job: Job, events: EventWriter) -> None:
         self.job = job
         self.events = events
         self.race_log: races.RaceLog | None = None

@@ -34,6 +34,17 @@ from sandbox import limits as default_limits
 from sandbox.jail import cgroup_layout, cgroups, channel, namespaces
 from sandbox.jobenv import job_environment
 from sandbox.protocol import Limits, from_json_dict
+from sandbox.protocol.codec import DecodeError
+from sandbox.protocol.pool import (
+    JobExited,
+    JobSpawned,
+    KillJob,
+    PoolMessage,
+    PoolReady,
+    StartJob,
+    decode,
+    encode,
+)
 from sandbox.tpuhost import TpuSlot, cpu_share
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -117,7 +128,7 @@ def main(argv: list[str]) -> int:
     pool_cgroups = cgroups.PoolCgroups(layout, config.token, config.cgroup_name)
     swept = pool_cgroups.start() + [f"scratch {n}" for n in namespaces.leftover_scratch()]
     pool = Pool(config, sock, layout, pool_cgroups, seccomp.build())
-    pool.send({"op": "ready", "swept": swept, "cgroups": layout.describe(), "pid": os.getpid()})
+    pool.send(PoolReady(swept=tuple(swept), cgroups=layout.describe(), pid=os.getpid()))
     try:
         pool.serve()
     finally:
@@ -140,9 +151,9 @@ class Pool:
         self.by_pid: dict[int, _Job] = {}
         self.running = True
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: PoolMessage) -> None:
         with contextlib.suppress(OSError):
-            channel.send(self.sock, message)
+            channel.send(self.sock, encode(message))
 
     def serve(self) -> None:
         wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -184,28 +195,34 @@ class Pool:
         if message is None:
             self.running = False
             return
-        op = message.get("op")
-        if op == "run":
-            self._start(message, fds)
+        try:
+            decoded = decode(message)
+        except DecodeError as exc:
+            for fd in fds:
+                os.close(fd)
+            if message.get("op") == "run":  # the host waits for this job's end: say why it has none
+                self.send(JobExited(job=str(message.get("job", "")), setup_error=f"DecodeError: {exc}"))
+            return
+        if isinstance(decoded, StartJob):
+            self._start(decoded, fds)
             return
         for fd in fds:
             os.close(fd)
-        job = self.jobs.get(str(message.get("job")))
-        if op == "kill" and job is not None:
+        job = self.jobs.get(decoded.job) if isinstance(decoded, KillJob) else None
+        if job is not None:
             job.cgroup.kill()
 
-    def _start(self, message: dict[str, Any], fds: list[int]) -> None:
-        job_id = str(message.get("job", ""))
+    def _start(self, message: StartJob, fds: list[int]) -> None:
+        job_id = message.job
         try:
             if len(fds) != 4 or not _JOB_ID.match(job_id) or job_id in self.jobs:
                 raise ValueError("malformed run request")
-            slot = int(message["slot"])
+            slot = message.slot
             if not 0 <= slot < self.config.slots or any(j.slot == slot for j in self.jobs.values()):
                 raise ValueError(f"slot {slot} is not free")
-            limits = from_json_dict(Limits, message["limits"])
-            self._fork(job_id, slot, limits, int(message.get("devices", 1)), fds)
+            self._fork(job_id, slot, message.limits, message.devices, fds)
         except Exception as exc:
-            self.send({"op": "exit", "job": job_id, "setup_error": f"{type(exc).__name__}: {exc}"})
+            self.send(JobExited(job=job_id, setup_error=f"{type(exc).__name__}: {exc}"))
         finally:
             for fd in fds:
                 os.close(fd)
@@ -255,7 +272,7 @@ class Pool:
         deadline = time.monotonic() + limits.wall_seconds + BACKSTOP_SECONDS
         job = _Job(job_id, slot, limits, pid, cgroup, scratch, setup_r, deadline)
         self.jobs[job_id] = self.by_pid[pid] = job
-        self.send({"op": "spawned", "job": job_id})
+        self.send(JobSpawned(job=job_id))
 
     # -- endings ------------------------------------------------------------------------------
 
@@ -278,7 +295,7 @@ class Pool:
             if report:
                 self.send(message)
 
-    def _teardown(self, job: _Job) -> dict[str, Any]:
+    def _teardown(self, job: _Job) -> JobExited:
         facts = job.cgroup.facts()  # before the kill, which would not change them anyway
         job.cgroup.kill()
         leftovers = self._wait_gone(job)
@@ -292,21 +309,20 @@ class Pool:
         leftovers += job.cgroup.remove()
         assert job.status is not None
         ru = job.rusage
-        return {
-            "op": "exit",
-            "job": job.id,
-            "exit_code": os.WEXITSTATUS(job.status) if os.WIFEXITED(job.status) else None,
-            "signal": os.WTERMSIG(job.status) if os.WIFSIGNALED(job.status) else None,
-            "max_rss_bytes": ru.ru_maxrss * 1024,
-            "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 3),
-            "oom_kills": facts.oom_kills,
-            "pids_limit_hits": facts.pids_limit_hits,
-            "memory_peak_bytes": facts.memory_peak_bytes,
-            "scratch_full": use.full,
-            "scratch_used_bytes": use.used_bytes,
-            "setup_error": setup_error or None,
-            "leftovers": leftovers,
-        }
+        return JobExited(
+            job=job.id,
+            exit_code=os.WEXITSTATUS(job.status) if os.WIFEXITED(job.status) else None,
+            signal=os.WTERMSIG(job.status) if os.WIFSIGNALED(job.status) else None,
+            max_rss_bytes=ru.ru_maxrss * 1024,
+            cpu_seconds=round(ru.ru_utime + ru.ru_stime, 3),
+            oom_kills=facts.oom_kills,
+            pids_limit_hits=facts.pids_limit_hits,
+            memory_peak_bytes=facts.memory_peak_bytes,
+            scratch_full=use.full,
+            scratch_used_bytes=use.used_bytes,
+            setup_error=setup_error or None,
+            leftovers=tuple(leftovers),
+        )
 
     def _wait_gone(self, job: _Job) -> list[str]:
         """Until the job's cgroup is empty and no process (not even a zombie) has its uid."""

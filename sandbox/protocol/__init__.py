@@ -18,7 +18,18 @@ which `sandbox.classify` turns into a `RunResult`.
 from sandbox.protocol.chips import CHIP_TABLE, CHIPS, Chip, ChipInfo, SparseCore, chip_info
 from sandbox.protocol.codec import from_json_dict, to_json_dict
 from sandbox.protocol.estimate import Estimate
-from sandbox.protocol.events import Event, EventKind, EventWriter, Execution, never_ran, new_event
+from sandbox.protocol.events import (
+    FORWARDED_KINDS,
+    QUEUE_KINDS,
+    RUN_STREAM_KINDS,
+    SWEEP_STREAM_KINDS,
+    Event,
+    EventKind,
+    EventWriter,
+    Execution,
+    never_ran,
+    new_event,
+)
 from sandbox.protocol.job import Case, EntrySpec, InterpretOptions, Job, Limits, Mode, Tolerance
 from sandbox.protocol.result import (
     CaseResult,
@@ -44,6 +55,10 @@ from sandbox.protocol.trace import Trace
 __all__ = [
     "CHIPS",
     "CHIP_TABLE",
+    "FORWARDED_KINDS",
+    "QUEUE_KINDS",
+    "RUN_STREAM_KINDS",
+    "SWEEP_STREAM_KINDS",
     "Case",
     "CaseResult",
     "Chip",

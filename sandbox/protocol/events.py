@@ -58,6 +58,47 @@ EventKind = Literal[
 ]
 
 
+# The one list of what a run's followers see, in the order a run goes through them. The queue adds
+# `queued` and `running`; the harness's events of FORWARDED_KINDS are passed on (`sandbox.backends.
+# execute`); the queue's own `done` carries the whole RunResult. Not forwarded: `trace` and `estimate`
+# (big: folded into the result), `log` (internal text for the host's log). The server's stream, the
+# page's `api.js` and the API docs are checked against these by `tests/unit/test_event_lists.py`.
+QUEUE_KINDS: tuple[str, ...] = ("queued", "running")
+FORWARDED_KINDS: frozenset[str] = frozenset(
+    {
+        "started",
+        "versions",
+        "imported",
+        "compiled",
+        "case",
+        "outputs",
+        "timing",
+        "memory",
+        "error",
+        "lowering",
+        "progress",  # live step counts of the kernel running now
+        "config",  # a sweep config judged (the model's `estimate` is big: it waits for the result)
+    }
+)
+# What a follower of one run (`/api/runs/{id}/events`) or one sweep (`/api/sweeps/{id}/events`) gets.
+RUN_STREAM_KINDS: tuple[str, ...] = (
+    *QUEUE_KINDS,
+    "started",
+    "versions",
+    "imported",
+    "progress",
+    "compiled",
+    "case",
+    "outputs",
+    "timing",
+    "memory",
+    "lowering",
+    "error",
+    "done",
+)
+SWEEP_STREAM_KINDS: tuple[str, ...] = (*QUEUE_KINDS, "config", "error", "done")
+
+
 @dataclass(frozen=True)
 class Event:
     kind: EventKind

@@ -9,6 +9,9 @@ what the keys hold and why the scheduling is shaped this way.
 from __future__ import annotations
 
 from sandbox.queue.metrics import BUCKETS
+from sandbox.queue.script import Script, bind
+
+__all__ = ["Script", "bind"]
 
 PRELUDE = (
     """
@@ -105,14 +108,16 @@ end
 )
 
 
-def _script(body: str) -> str:
-    return PRELUDE + body
+def _script(body: str, args: str) -> Script:
+    """A script with PRELUDE pasted before it; `args`: the names of its ARGV[2:], space-separated."""
+    return Script(PRELUDE + body, tuple(args.split()))
 
 
 # ARGV: prefix, run_id, pool, address, browser, job, cache_key, per_client, per_address, queue_size,
 #       ttl, cache_size, rate_per_minute, rate_burst, address_rate_per_minute, address_rate_burst
 # → {'ok', queued} | {'full', queued} | {'busy_client', limit} | {'busy_address', limit} | {'rate', seconds}
-SUBMIT = _script("""
+SUBMIT = _script(
+    """
 local run_id, pool, addr, browser = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local per_client, per_address, queue_size = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local t = now()
@@ -162,10 +167,13 @@ local bell = k('bell', pool)
 redis.call('RPUSH', bell, 1)
 redis.call('LTRIM', bell, -1000, -1)
 return {'ok', queued + 1}
-""")
+""",
+    "run_id pool address browser job cache_key per_client per_address queue_size ttl cache_size rate_per_minute rate_burst address_rate_per_minute address_rate_burst",
+)
 
 # ARGV: prefix, run_id, pool, address, browser, job, result, ttl → 1
-STORE_DONE = _script("""
+STORE_DONE = _script(
+    """
 local rk, ev = k('run', ARGV[2]), k('run', ARGV[2], 'ev')
 redis.call('HSET', rk, 'state', 'done', 'pool', ARGV[3], 'address', ARGV[4], 'browser', ARGV[5],
   'job', ARGV[6], 'result', ARGV[7], 'created', now(), 'ttl', ARGV[8])
@@ -173,7 +181,9 @@ redis.call('XADD', ev, '*', 'k', 'done', 'd', ARGV[7])
 redis.call('EXPIRE', rk, tonumber(ARGV[8]))
 redis.call('EXPIRE', ev, tonumber(ARGV[8]))
 return 1
-""")
+""",
+    "run_id pool address browser job result ttl",
+)
 
 # A worker's slot asks for work. First an entry whose holder's lease ran out (its worker died):
 # run it once more, or hand it back as lost when it was lost too often. Else the next run in fair
@@ -181,7 +191,8 @@ return 1
 # a worker holds (the order is decided at the moment a slot is free, as in the in-process queue).
 # ARGV: prefix, pool, consumer, slot, lease_ms, max_deliveries
 # → nil | {'run'|'lost'|'skip', run_id, entry_id, attempt, job}
-TAKE = _script("""
+TAKE = _script(
+    """
 local pool, consumer = ARGV[2], ARGV[3]
 local stream = k('stream', pool)
 
@@ -221,11 +232,14 @@ redis.call('XADD', stream, '*', 'run', run_id)
 local got = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', stream, '>')
 local entry = got[1][2][1]
 return start(field(entry[2], 'run'), entry[1], 1)
-""")
+""",
+    "pool consumer slot lease_ms max_deliveries",
+)
 
 # The holder of a run keeps its lease (the entry's idle time back to 0) and learns of a cancel.
 # ARGV: prefix, pool, consumer, entry_id, run_id, attempt → -1 lease lost | 0 carry on | 1 cancel
-RENEW = _script("""
+RENEW = _script(
+    """
 local stream = k('stream', ARGV[2])
 local pending = redis.call('XPENDING', stream, GROUP, ARGV[4], ARGV[4], 1)
 if #pending == 0 or pending[1][2] ~= ARGV[3] then return -1 end
@@ -234,20 +248,26 @@ if f[1] ~= 'running' or f[2] ~= ARGV[6] then return -1 end
 redis.call('XCLAIM', stream, GROUP, ARGV[3], 0, ARGV[4], 'JUSTID')
 if f[3] == '1' then return 1 end
 return 0
-""")
+""",
+    "pool consumer entry_id run_id attempt",
+)
 
 # One progress event of the attempt that holds the run (a superseded attempt writes nothing).
 # ARGV: prefix, run_id, attempt, kind, data → 1 | 0
-EMIT = _script("""
+EMIT = _script(
+    """
 local f = redis.call('HMGET', k('run', ARGV[2]), 'state', 'attempt')
 if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
 redis.call('XADD', k('run', ARGV[2], 'ev'), '*', 'k', ARGV[4], 'd', ARGV[5])
 return 1
-""")
+""",
+    "run_id attempt kind data",
+)
 
 # The attempt that holds the run ends it: exactly one result per run, whoever else tried.
 # ARGV: prefix, run_id, attempt, result, status, failure (0|1), reusable (0|1) → 1 | 0
-FINISH = _script("""
+FINISH = _script(
+    """
 local rk = k('run', ARGV[2])
 local f = redis.call('HMGET', rk, 'state', 'attempt', 'key', 'cache')
 if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
@@ -266,29 +286,38 @@ if ARGV[7] == '1' and size > 0 and f[3] and f[3] ~= '' then
   end
 end
 return 1
-""")
+""",
+    "run_id attempt result status failure reusable",
+)
 
 # End a run from outside its attempt: a cancel while queued, a run lost too often, a pool left
 # without runners. ARGV: prefix, run_id, result, status, failure (0|1), only_if ('' | a state) → 1 | 0
-ABORT = _script("""
+ABORT = _script(
+    """
 local state = redis.call('HGET', k('run', ARGV[2]), 'state')
 if ARGV[6] ~= '' and state ~= ARGV[6] then return 0 end
 return end_run(ARGV[2], ARGV[3], ARGV[4], ARGV[5])
-""")
+""",
+    "run_id result status failure only_if",
+)
 
 # A cancel: a queued run is ended by the caller (ABORT with only_if='queued'); a running one is
 # flagged for its holder, who stops the job. ARGV: prefix, run_id → state before ('' if unknown)
-FLAG_CANCEL = _script("""
+FLAG_CANCEL = _script(
+    """
 local rk = k('run', ARGV[2])
 local state = redis.call('HGET', rk, 'state')
 if not state then return '' end
 if state == 'running' then redis.call('HSET', rk, 'cancel', '1') end
 return state
-""")
+""",
+    "run_id",
+)
 
 # The waiting runs of a pool as the fair queue holds them: {{address, {{run ids of a browser}, …}}, …}.
 # ARGV: prefix, pool
-SNAPSHOT = _script("""
+SNAPSHOT = _script(
+    """
 local out = {}
 for _, addr in ipairs(redis.call('LRANGE', k('q', ARGV[2], 'addrs'), 0, -1)) do
   local browsers = {}
@@ -298,11 +327,14 @@ for _, addr in ipairs(redis.call('LRANGE', k('q', ARGV[2], 'addrs'), 0, -1)) do
   table.insert(out, browsers)
 end
 return out
-""")
+""",
+    "pool",
+)
 
 # A worker is alive: its expiry (Redis's clock, so hosts' clocks do not matter) and what it offers.
 # ARGV: prefix, pool, worker, ttl_ms, slots, busy, host → 1
-HEARTBEAT = _script("""
+HEARTBEAT = _script(
+    """
 local t = now()
 redis.call('ZADD', k('workers', ARGV[2]), t + tonumber(ARGV[4]) / 1000, ARGV[3])
 local wk = k('worker', ARGV[3])
@@ -310,10 +342,13 @@ redis.call('HSET', wk, 'pool', ARGV[2], 'slots', ARGV[5], 'busy', ARGV[6], 'host
 redis.call('PEXPIRE', wk, 2 * tonumber(ARGV[4]))
 redis.call('SADD', k('pools'), ARGV[2])
 return 1
-""")
+""",
+    "pool worker ttl_ms slots busy host",
+)
 
 # The live workers of a pool (dead ones are dropped): {{worker, slots, busy}, …}. ARGV: prefix, pool
-LIVE_WORKERS = _script("""
+LIVE_WORKERS = _script(
+    """
 local key = k('workers', ARGV[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now())
 local out = {}
@@ -322,4 +357,6 @@ for _, id in ipairs(redis.call('ZRANGE', key, 0, -1)) do
   table.insert(out, {id, f[1] or '0', f[2] or '0'})
 end
 return out
-""")
+""",
+    "pool",
+)

@@ -4,7 +4,7 @@ slot threads and its heartbeat thread: the client's connection pool is thread-sa
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 import redis
 
@@ -27,12 +27,14 @@ class WorkerQueue:
         self.lease_ms = max(1, round(lease_seconds * 1000))
         self.max_deliveries = max_deliveries
         self.redis = redis.Redis.from_url(url, decode_responses=True, health_check_interval=10)
-        self._take = self.redis.register_script(lua.TAKE)
-        self._renew = self.redis.register_script(lua.RENEW)
-        self._emit = self.redis.register_script(lua.EMIT)
-        self._finish = self.redis.register_script(lua.FINISH)
-        self._abort = self.redis.register_script(lua.ABORT)
-        self._heartbeat = self.redis.register_script(lua.HEARTBEAT)
+        register = self.redis.register_script
+        self._take, self._renew = lua.bind(register, lua.TAKE, prefix), lua.bind(register, lua.RENEW, prefix)
+        self._emit, self._finish = (
+            lua.bind(register, lua.EMIT, prefix),
+            lua.bind(register, lua.FINISH, prefix),
+        )
+        self._abort = lua.bind(register, lua.ABORT, prefix)
+        self._heartbeat = lua.bind(register, lua.HEARTBEAT, prefix)
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -46,7 +48,13 @@ class WorkerQueue:
                 raise
 
     def take(self, slot: int) -> Claim | None:
-        found = self._call(self._take, self.pool, self.consumer, slot, self.lease_ms, self.max_deliveries)
+        found = self._take(
+            pool=self.pool,
+            consumer=self.consumer,
+            slot=slot,
+            lease_ms=self.lease_ms,
+            max_deliveries=self.max_deliveries,
+        )
         if not found:
             return None
         kind, run_id, entry_id, attempt, job = found
@@ -58,24 +66,46 @@ class WorkerQueue:
 
     def renew(self, claim: Claim) -> Literal["lost", "carry on", "cancel"]:
         answer = int(
-            self._call(self._renew, self.pool, self.consumer, claim.entry_id, claim.run_id, claim.attempt)
+            self._renew(
+                pool=self.pool,
+                consumer=self.consumer,
+                entry_id=claim.entry_id,
+                run_id=claim.run_id,
+                attempt=claim.attempt,
+            )
         )
         return "lost" if answer < 0 else "cancel" if answer == 1 else "carry on"
 
     def emit(self, claim: Claim, kind: str, data: str) -> bool:
-        return bool(self._call(self._emit, claim.run_id, claim.attempt, kind, data))
+        return bool(self._emit(run_id=claim.run_id, attempt=claim.attempt, kind=kind, data=data))
 
     def finish(self, claim: Claim, result: str, status: str, *, failure: bool, reusable: bool) -> bool:
         """End the run with `result` if this attempt still holds it; False: another one does."""
         return bool(
-            self._call(self._finish, claim.run_id, claim.attempt, result, status, int(failure), int(reusable))
+            self._finish(
+                run_id=claim.run_id,
+                attempt=claim.attempt,
+                result=result,
+                status=status,
+                failure=int(failure),
+                reusable=int(reusable),
+            )
         )
 
     def abort(self, run_id: str, result: str, status: str, *, failure: bool, only_if: str = "") -> bool:
-        return bool(self._call(self._abort, run_id, result, status, int(failure), only_if))
+        return bool(
+            self._abort(run_id=run_id, result=result, status=status, failure=int(failure), only_if=only_if)
+        )
 
     def heartbeat(self, *, slots: int, busy: int, ttl_seconds: float, host: str) -> None:
-        self._call(self._heartbeat, self.pool, self.consumer, round(ttl_seconds * 1000), slots, busy, host)
+        self._heartbeat(
+            pool=self.pool,
+            worker=self.consumer,
+            ttl_ms=round(ttl_seconds * 1000),
+            slots=slots,
+            busy=busy,
+            host=host,
+        )
 
     def leave(self) -> None:
         """Say goodbye: this worker is no longer live (its held runs, if any, are reclaimed later)."""
@@ -85,6 +115,3 @@ class WorkerQueue:
 
     def close(self) -> None:
         self.redis.close()
-
-    def _call(self, script: Any, *args: object) -> Any:
-        return script(keys=[], args=[self.prefix, *args])

@@ -16,17 +16,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import redis
 
 from sandbox.backends import Backend
-from sandbox.classify import classify
+from sandbox.backends.execute import Finished, execute, lost_result
 from sandbox.logfmt import run_context
-from sandbox.outcome import internal_error, lost_result
-from sandbox.progress import progress
-from sandbox.protocol import Event, Execution, Job, RunResult, from_json_dict, never_ran, to_json_dict
+from sandbox.protocol import Job, RunResult, from_json_dict, to_json_dict
 from sandbox.queue import Claim, WorkerQueue
-from sandbox.reuse import reusable
 
 log = logging.getLogger(__name__)
 
@@ -121,49 +119,34 @@ class Worker:
         with self._lock:
             self._held[slot] = held
         try:
-            execution = self._execute(self.backends[slot], job, held)
+            finished = execute(self.backends[slot], job, held.cancel, self._forwarder(held))
         finally:
             with self._lock:
                 del self._held[slot]
         if held.lost:
             log.warning("this worker lost the run's lease (another runner has it); its result is dropped")
             return
-        self._finish(claim, job, execution, held.cancel.is_set())
+        self._hand_over(claim, finished)
 
-    def _execute(self, backend: Backend, job: Job, held: Held) -> Execution:
-        def sink(event: Event) -> None:
-            if event.kind == "log":  # internal text (raw tracebacks): the worker's log only
-                log.info("job %s: job log: %s", job.id, str(event.data.get("text", ""))[:20000])
-            data = progress(event.kind, event.data, event.t)
-            if data is not None and not held.lost:
-                try:
-                    self.queue.emit(held.claim, event.kind, json.dumps(data))
-                except redis.RedisError as exc:  # progress is best effort; the result is not
-                    self._redis_lost(exc)
+    def _forwarder(self, held: Held) -> Callable[[str, dict[str, Any]], None]:
+        def forward(kind: str, data: dict[str, Any]) -> None:
+            if held.lost:
+                return
+            try:
+                self.queue.emit(held.claim, kind, json.dumps(data))
+            except redis.RedisError as exc:  # progress is best effort; the result is not
+                self._redis_lost(exc)
 
-        started = time.monotonic()
-        try:
-            return backend.run(job, sink, held.cancel)
-        except Exception as exc:  # a backend fault: the run fails cleanly, the slot carries on
-            log.exception("sandbox backend failed")
-            return never_ran(
-                f"the sandbox failed ({type(exc).__name__})", wall_seconds=time.monotonic() - started
-            )
+        return forward
 
-    def _finish(self, claim: Claim, job: Job, execution: Execution, cancelled: bool) -> None:
-        try:
-            result = classify(job, execution)
-        except Exception:
-            log.exception("the result could not be classified")
-            result = internal_error(job, "the job's report could not be read")
-        if execution.report_error:
-            log.warning("unreadable report (%s)", execution.report_error)
-        text = json.dumps(to_json_dict(result))
-        cache = reusable(result, execution, cancelled=cancelled)
-        failure = bool(execution.infra_error)
+    def _hand_over(self, claim: Claim, finished: Finished) -> None:
+        text = json.dumps(to_json_dict(finished.result))
+        status = finished.result.status.value
 
         def hand_over() -> None:
-            if not self.queue.finish(claim, text, result.status.value, failure=failure, reusable=cache):
+            if not self.queue.finish(
+                claim, text, status, failure=finished.failure, reusable=finished.reusable
+            ):
                 log.warning("the run was ended by someone else meanwhile; this result is dropped")
 
         self._retry(hand_over)

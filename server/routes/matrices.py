@@ -21,7 +21,7 @@ from server.queue_problems import queue_problems
 from server.runqueue import RunQueue, RunView
 from server.runtime_schemas import ChangeOut, FieldDiffOut, MatrixOut, MatrixRequest, MatrixRowOut, RunDiffOut
 from server.runtimes import Matrices, Matrix, choose
-from server.submit import build_job, entry_of, submit
+from server.submit import build_job, check_request, submit
 
 router = APIRouter(
     prefix="/api/matrices", tags=["runtimes"], responses=problem_responses(400, 404, 409, 413, 422, 429, 503)
@@ -39,7 +39,9 @@ async def create_matrix(
     matrices: MatricesDep,
     response: Response,
 ) -> MatrixOut:
-    entry = entry_of(catalog, body.entry)
+    entry = check_request(
+        settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
+    )
     names = body.runtimes if body.runtimes is not None else list(runtimes.names)
     chosen = sorted({choose(runtimes, n, "runtimes").name for n in names}, key=version_key)
     if not chosen:

@@ -14,7 +14,7 @@ from server.queue_problems import queue_problems
 from server.runqueue import QueueUnavailableError, RunQueue, RunView
 from server.runtimes import choose
 from server.schemas import RunCreated, RunRequest, RunState
-from server.submit import build_job, entry_of, submit
+from server.submit import build_job, check_request, submit
 
 router = APIRouter(
     prefix="/api/runs", tags=["runs"], responses=problem_responses(400, 404, 413, 422, 429, 503)
@@ -31,9 +31,12 @@ async def create_run(
     runtimes: RuntimesDep,
     response: Response,
 ) -> RunCreated:
+    entry = check_request(
+        settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
+    )
     job = build_job(
         settings,
-        entry_of(catalog, body.entry),
+        entry,
         source=body.source,
         chip=body.chip,
         mode=body.mode,

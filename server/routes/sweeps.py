@@ -17,10 +17,11 @@ from fastapi.responses import StreamingResponse
 from sandbox import sweeps
 from sandbox.jobs import JobError, make_sweep_job
 from server import convert
-from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep
+from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep, SweepsDep
 from server.problems import ProblemError, problem_responses
 from server.queue_problems import queue_problems
 from server.runqueue import ClientBusyError
+from server.submit import check_request
 from server.sweep_schemas import SweepCreated, SweepRequest, SweepState
 from server.sweeps import Sweep, SweepRegistry, shard_count
 
@@ -30,34 +31,19 @@ router = APIRouter(
 KEEPALIVE_SECONDS = 15.0
 
 
-def registry(request: Request) -> SweepRegistry:
-    state = request.app.state
-    if getattr(state, "sweeps", None) is None:
-        state.sweeps = SweepRegistry(state.settings.runs_kept)
-    return state.sweeps
-
-
 @router.post("", status_code=201, response_model=SweepCreated)
 async def create_sweep(
     body: SweepRequest,
-    request: Request,
+    registry: SweepsDep,
     runner: RunnerDep,
     catalog: CatalogDep,
     settings: SettingsDep,
     client: ClientDep,
     response: Response,
 ) -> SweepCreated:
-    entry = catalog.get(body.entry) if body.entry is not None else None
-    if body.entry is not None and entry is None:
-        raise ProblemError(422, "Unknown entry", f"entry {body.entry!r} is not in the catalog", field="entry")
-    if body.mode == "tpu" and not settings.has_tpu():
-        raise ProblemError(
-            422, "No TPU", "mode 'tpu' was asked for, but this server has no TPU", field="mode"
-        )
-    if len(body.source.encode()) > settings.source_bytes:
-        raise ProblemError(
-            413, "Source too large", f"the limit is {settings.source_bytes:,} bytes", field="source"
-        )
+    entry = check_request(
+        settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
+    )
     try:
         spec = sweeps.make_spec(
             entry,
@@ -86,7 +72,7 @@ async def create_sweep(
         raise ProblemError(422, "Invalid sweep", str(exc)) from exc
     try:
         with queue_problems():
-            sweep = await registry(request).start(runner, jobs, spec, client, fresh=body.fresh)
+            sweep = await registry.start(runner, jobs, spec, client, fresh=body.fresh)
     except ProblemError as problem:
         if isinstance(problem.__cause__, ClientBusyError):  # say what a sweep needs
             problem.detail = f"{problem.__cause__}; a sweep needs {len(jobs)}; wait for one to finish"
@@ -103,18 +89,18 @@ async def create_sweep(
 
 
 @router.get("/{sweep_id}", response_model=SweepState)
-def get_sweep(sweep_id: str, request: Request) -> SweepState:
-    sweep = _find(request, sweep_id)
+def get_sweep(sweep_id: str, registry: SweepsDep) -> SweepState:
+    sweep = _find(registry, sweep_id)
     return SweepState(
         id=sweep.id, state=sweep.state, total=sweep.spec.total, judged=len(sweep.judged), result=sweep.result
     )
 
 
 @router.delete("/{sweep_id}", response_model=SweepState)
-async def cancel_sweep(sweep_id: str, request: Request, runner: RunnerDep) -> SweepState:
-    sweep = _find(request, sweep_id)
+async def cancel_sweep(sweep_id: str, registry: SweepsDep, runner: RunnerDep) -> SweepState:
+    sweep = _find(registry, sweep_id)
     with queue_problems():
-        await registry(request).cancel(runner, sweep)
+        await registry.cancel(runner, sweep)
     return SweepState(
         id=sweep.id, state=sweep.state, total=sweep.spec.total, judged=len(sweep.judged), result=None
     )
@@ -126,10 +112,14 @@ async def cancel_sweep(sweep_id: str, request: Request, runner: RunnerDep) -> Sw
     responses={200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}},
 )
 async def sweep_events(
-    sweep_id: str, request: Request, last_event_id: str | None = Header(None)
+    sweep_id: str, registry: SweepsDep, request: Request, last_event_id: str | None = Header(None)
 ) -> StreamingResponse:
-    sweep = _find(request, sweep_id)
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else -1
+    sweep = _find(registry, sweep_id)
+    # An id that is not one of ours (malformed, huge, past the end) replays from the start.
+    after = (
+        int(last_event_id) if last_event_id and last_event_id.isdigit() and len(last_event_id) < 10 else -1
+    )
+    after = after if after < len(sweep.events) else -1
     return StreamingResponse(
         _sse(sweep, after, request),
         media_type="text/event-stream",
@@ -152,8 +142,8 @@ async def _sse(sweep: Sweep, after: int, request: Request) -> AsyncIterator[str]
             yield ": keepalive\n\n"
 
 
-def _find(request: Request, sweep_id: str) -> Sweep:
-    sweep = registry(request).get(sweep_id)
+def _find(registry: SweepRegistry, sweep_id: str) -> Sweep:
+    sweep = registry.get(sweep_id)
     if sweep is None:
         raise ProblemError(
             404,

@@ -179,7 +179,7 @@ def test_lower_chips_reach_the_job(client, backend):
 
 
 def test_lowering_progress_events_carry_no_ir_text():
-    from sandbox.progress import slim
+    from sandbox.backends.execute import slim
 
     report = {"chip": "v5e", "lowers": True, "jaxpr": {"text": "x" * 10}, "mosaic": None, "stablehlo": None}
     data = slim({"check": report, "checks": [report], "warnings": []})

@@ -287,7 +287,7 @@ def test_killing_the_pool_fails_the_run_cleanly_and_a_new_pool_sweeps(backend) -
     assert "pool died" in result.summary, result.summary
     new = backend.wait_ready(120)
     assert new is not None and new.token != old_token
-    assert any(f"pool-{old_token}" in swept for swept in new.ready["swept"]), new.ready["swept"]
+    assert any(f"pool-{old_token}" in swept for swept in new.ready.swept), new.ready.swept
     layout = cgroup_layout.detect()
     assert not [
         p

@@ -7,10 +7,10 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
+from sandbox.backends.execute import FORWARDED
 from sandbox.catalog import load_catalog
 from sandbox.harness.trace import capture as trace_capture
 from sandbox.jobs import make_job
-from sandbox.progress import FORWARDED
 from sandbox.protocol import RunResult, RunStatus
 from sandbox.protocol.trace import Trace
 from server.app import create_app

@@ -61,9 +61,11 @@ export const cancelRun = (id) => request("DELETE", `/api/runs/${enc(id)}`);
 export const createShare = (share) => request("POST", "/api/shares", share);
 export const getShare = (id) => request("GET", `/api/shares/${enc(id)}`);
 
+// The events a run's and a sweep's followers get: the same lists as the server's
+// (`sandbox/protocol/events.py` RUN_STREAM_KINDS and SWEEP_STREAM_KINDS; a test compares them).
 const EVENT_KINDS = [
-  "queued", "running", "started", "versions", "imported", "compiled",
-  "case", "outputs", "timing", "memory", "error", "done",
+  "queued", "running", "started", "versions", "imported", "progress", "compiled", "case",
+  "outputs", "timing", "memory", "lowering", "error", "done",
 ];
 
 /**

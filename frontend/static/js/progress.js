@@ -37,9 +37,32 @@ function describe(kind, data, expected) {
       return "Memory measured; finishing…";
     case "error":
       return "Your code raised an error; finishing…";
+    case "progress":
+      return runningText(data);
+    case "lowering":
+      return loweringText(data.check);
     default:
       return kind;
   }
+}
+
+/** Live step counts of the kernel running now (the harness sends them about once a second). */
+function runningText(data) {
+  const counts = [
+    [data.grid_steps, "grid step"],
+    [data.dmas, "DMA"],
+    [data.semaphore_ops, "semaphore op"],
+  ].filter(([n]) => n > 0).map(([n, what]) => `${n.toLocaleString("en")} ${what}${n === 1 ? "" : "s"}`);
+  const where = [data.phase, data.case].filter(Boolean).join(", ");
+  return `Running${where ? ` (${where})` : ""} for ${seconds(data.seconds)}${counts.length ? `: ${counts.join(", ")} so far` : ""}…`;
+}
+
+/** The TPU compiler's verdict on the chosen chip, as soon as it is known. */
+function loweringText(check) {
+  if (!check) return "TPU lowering checked";
+  if (check.lowers === true) return `The TPU compiler accepts the kernel for ${check.chip}`;
+  if (check.lowers === false) return `The TPU compiler rejects the kernel for ${check.chip}`;
+  return `The TPU lowering check for ${check.chip} could not run`;
 }
 
 export class Progress {
@@ -87,7 +110,10 @@ export class Progress {
     }
     this.set(kind, fraction, text);
     const elapsed = (performance.now() - this.t0) / 1000;
-    this.log.append(h("li", { dataset: { kind } }, h("span", { class: "t mono" }, `${elapsed.toFixed(1)} s`), " ", text));
+    const line = h("li", { dataset: { kind } }, h("span", { class: "t mono" }, `${elapsed.toFixed(1)} s`), " ", text);
+    // Step counts arrive every second: the newest replaces the one before instead of filling the log.
+    if (kind === "progress" && this.log.lastElementChild?.dataset.kind === "progress") this.log.lastElementChild.replaceWith(line);
+    else this.log.append(line);
   }
 
   finish(result) {

@@ -24,6 +24,10 @@ export function runStatusText(kind, data, expected = null) {
       return "Timing…";
     case "error":
       return "Error; finishing…";
+    case "progress":
+      return data.grid_steps ? `Running: ${data.grid_steps.toLocaleString("en")} grid steps…` : "Running…";
+    case "lowering":
+      return data.check?.lowers === false ? "TPU compiler rejects it; finishing…" : "TPU compiler checked; finishing…";
     case "done":
       return `${data.status}${data.wall_seconds ? ` in ${seconds(data.wall_seconds)}` : ""} ↓`;
     default:

@@ -168,18 +168,6 @@ def _classes(kernels: Sequence[Steps]) -> tuple[StepClass, ...]:
     return tuple(c for _, c in found[:MAX_CLASSES])
 
 
-def _class_key(steps: Steps) -> np.ndarray:
-    """One 64-bit hash per step of (copy in, copy out, flops, vector ops, duration in ps): steps
-    with equal keys cost the same. A hash, so one sort finds the classes (a collision between two
-    classes' 64-bit hashes would merge them; at a few million steps that is vanishingly unlikely)."""
-    key = np.zeros(len(steps.start), dtype=np.uint64)
-    columns = (steps.copy_in, steps.copy_out, steps.flops, steps.vector, np.round(steps.seconds * 1e12))
-    with np.errstate(over="ignore"):
-        for column in columns:
-            key = key * np.uint64(0x9E3779B97F4A7C15) + column.astype(np.uint64)
-    return key
-
-
 def _where(steps: Steps, i: int) -> str:
     if i < len(steps.points) and steps.points[i] is not None:
         return f"grid point {steps.points[i]}, core {int(steps.core[i])}"

@@ -1,0 +1,76 @@
+"""Every route that runs code refuses a bad request the same way: routes × refusals as one table.
+
+Runs, matrices and sweeps all ask `server.submit.check_request` before they build a job; before that
+was one function, sweeps had drifted (no list of known entries, `tpu` refused with Redis workers, no
+wrong-chip check, another 413 text). A refusal queues nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sandbox.catalog import load_catalog
+from server.app import create_app
+from server.settings import Settings
+from server.submit import check_request
+from tests.api.fakes import FakeBackend
+
+ROUTES = ("/api/runs", "/api/matrices", "/api/sweeps")
+SOURCE = "def kernel(x):\n    return x\n"
+SWEEP = {"params": {"bm": [128]}, "size": {"m": 256}}
+
+# name → (settings, request fields, status, problem title, words the detail must contain)
+REFUSALS = {
+    "unknown entry": (
+        {},
+        {"entry": "no_such_entry"},
+        422,
+        "Unknown entry",
+        ["no_such_entry", "known:", "tiled_matmul"],
+    ),
+    "tpu without a TPU": ({"tpu": "no"}, {"mode": "tpu"}, 422, "No TPU", ["no TPU", "'interpret'"]),
+    "the wrong chip": (
+        {"tpu": "v5e"},
+        {"mode": "tpu", "chip": "v6e"},
+        422,
+        "Wrong chip",
+        ["a v5e, not a v6e"],
+    ),
+    "a source too large": (
+        {"source_bytes": 64},
+        {"source": "#" * 65},
+        413,
+        "Source too large",
+        ["65 bytes", "64 bytes"],
+    ),
+}
+
+
+def body(route: str, fields: dict) -> dict:
+    base = {"source": SOURCE, "chip": "v5e", **(SWEEP if route == "/api/sweeps" else {})}
+    return {**base, **fields}
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("refusal", REFUSALS)
+def test_every_route_refuses_the_same_way(tmp_path, route, refusal):
+    settings, fields, status, title, words = REFUSALS[refusal]
+    backend = FakeBackend()
+    app = create_app(Settings(data_dir=tmp_path, slots=1, rate_per_minute=0, **settings), backend=backend)
+    with TestClient(app) as client:
+        response = client.post(route, json=body(route, fields))
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    problem = response.json()
+    assert problem["title"] == title
+    for word in words:
+        assert word in problem["detail"], (word, problem["detail"])
+    assert backend.jobs == []  # nothing was queued
+
+
+def test_tpu_mode_with_redis_workers_is_left_to_the_workers(tmp_path):
+    # With Redis, a `tpu` worker elsewhere may serve the run: the web server has no TPU to look at.
+    settings = Settings(data_dir=tmp_path, tpu="no", redis_url="redis://127.0.0.1:1/0")
+    catalog = load_catalog(settings.catalog_dir)
+    assert check_request(settings, catalog, entry=None, source=SOURCE, chip="v5e", mode="tpu") is None
