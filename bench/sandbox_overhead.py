@@ -28,12 +28,12 @@ from pathlib import Path
 import sandbox
 from sandbox.backends.hardened import UID_BASE, HardenedBackend
 from sandbox.backends.local import LocalBackend
-from sandbox.classify import classify
+from sandbox.host.jobenv import base_environment
 from sandbox.jail import outer
 from sandbox.jail.runtime import Runtime
-from sandbox.jobenv import base_environment
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
+from sandbox.results.classify import classify
 
 ADD_KERNEL = """
 import jax, jax.numpy as jnp

@@ -26,14 +26,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from sandbox import sweeps
 from sandbox.backends import create_backend
-from sandbox.catalog import load_catalog
-from sandbox.classify import classify
+from sandbox.catalog.entries import load_catalog
 from sandbox.harness import usercode
 from sandbox.harness.model.estimate import chip_context, estimate_jaxpr, known_values, trace
-from sandbox.jobs import make_sweep_job
+from sandbox.jobs import sweeps
+from sandbox.jobs.build import make_sweep_job
 from sandbox.protocol import chip_info
+from sandbox.results.classify import classify
 
 BLOCKS = {"bm": [128, 512, 4096], "bk": [64, 256, 1024], "bn": [128, 512, 4096]}
 CHIP = chip_info("v5e")

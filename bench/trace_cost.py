@@ -23,10 +23,10 @@ import statistics
 import threading
 
 from sandbox.backends import create_backend
-from sandbox.catalog import load_catalog
-from sandbox.classify import classify
-from sandbox.jobs import make_job
+from sandbox.catalog.entries import load_catalog
+from sandbox.jobs.build import make_job
 from sandbox.protocol import Execution, RunStatus, to_json_dict
+from sandbox.results.classify import classify
 
 ENTRIES = ("tiled_matmul", "tiled_matmul_pallas_call")
 METRICS = ("first call", "to compiled", "kernel median", "job wall")

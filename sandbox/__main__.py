@@ -1,9 +1,9 @@
 """`python -m sandbox run FILE [--entry SLUG] [--chip v5p] [--all-chips]`: one file through the harness.
 
 `python -m sandbox tpu [--chips-per-slot N]`: this host's TPU chips, and each chip slot's device
-nodes and environment, as the job runner would use them (the README's hardware checklist).
+nodes and environment, as the job runner would use them (the hardware checklist in docs/tpu-vm.md).
 `python -m sandbox tune FILE [--entry SLUG] --chip v5e --size m=4096,k=4096,n=4096 --param bm=128,512
-[--param ...] [--json]`: a sweep, one row per config (see `sandbox.sweeps`).
+[--param ...] [--json]`: a sweep, one row per config (see `sandbox.jobs.sweeps`).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from sandbox import sweeps
 from sandbox.backends import backend_names, create_backend
 from sandbox.backends.execute import execute
-from sandbox.catalog import Catalog, load_catalog
-from sandbox.jobenv import tpu_environment
-from sandbox.jobs import JobError, make_job, make_sweep_job
+from sandbox.catalog.entries import Catalog, load_catalog
+from sandbox.host.jobenv import tpu_environment
+from sandbox.host.tpuhost import TpuHostError, discover, plan_slots
+from sandbox.jobs import sweeps
+from sandbox.jobs.build import JobError, make_job, make_sweep_job
 from sandbox.limits import default_limits
 from sandbox.protocol import CHIPS, InterpretOptions, RunResult, RunStatus, to_json_dict
-from sandbox.text_report import render
-from sandbox.tpuhost import TpuHostError, discover, plan_slots
+from sandbox.results.text_report import render
 
 
 def parser() -> argparse.ArgumentParser:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uvicorn
 
-from sandbox import logfmt
+from sandbox.host import logfmt
 from server.app import create_app
 from server.settings import Settings
 

@@ -1,6 +1,6 @@
 """The app factory: settings, catalog, sandbox backend and run queue, wired once per app.
 
-The run queue is chosen once per app (`server.queue_choice`): in this process with a local sandbox
+The run queue is chosen once per app (`server.queue`): in this process with a local sandbox
 backend (the embedded default), or Redis with runner workers elsewhere (`PLAYGROUND_REDIS_URL`).
 """
 
@@ -20,13 +20,13 @@ from sandbox.backends import (
     create_backend,
     default_backend_name,
 )
-from sandbox.catalog import load_catalog
-from sandbox.runtimes import RuntimeSet
+from sandbox.catalog.entries import load_catalog
+from sandbox.host.runtimes import RuntimeSet
 from server import problems
 from server import runtimes as jax_runtimes
 from server.bodylimit import BodyLimit
 from server.clients import parse_networks
-from server.queue_choice import create_queue
+from server.queue import create_queue
 from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
 from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
@@ -61,13 +61,13 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runner = create_queue(settings, lambda: backend or create_backend(name, runtimes_))
-        app.state.runner = runner
-        await runner.start()
+        queue = create_queue(settings, lambda: backend or create_backend(name, runtimes_))
+        app.state.queue = queue
+        await queue.start()
         try:
             yield
         finally:
-            await runner.stop()
+            await queue.stop()
             # The share and lesson database, if a request opened it (server.deps).
             if (database := getattr(app.state, "database", None)) is not None:
                 database.close()

@@ -1,13 +1,13 @@
-"""Explicit conversions between wire types (`server.schemas`) and sandbox domain types."""
+"""Explicit conversions between wire types (`server.wire.schemas`) and sandbox domain types."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sandbox.catalog import CatalogEntry
+from sandbox.catalog.entries import CatalogEntry
 from sandbox.protocol import InterpretOptions, Limits, to_json_dict
-from server.schemas import CatalogDetail, CatalogSummary, RunOptions, WrongKernelOut
 from server.settings import Settings
+from server.wire.schemas import CatalogDetail, CatalogSummary, RunOptions, WrongKernelOut
 
 
 def interpret_options(options: RunOptions, defaults: InterpretOptions | None = None) -> InterpretOptions:

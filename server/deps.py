@@ -7,19 +7,19 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from sandbox.catalog import Catalog
-from sandbox.runtimes import RuntimeSet
+from sandbox.catalog.entries import Catalog
+from sandbox.host.runtimes import RuntimeSet
 from server import versions
 from server.clients import Client, identify
-from server.databases import open_configured
-from server.lessons import LessonStore, lesson_store
-from server.runqueue import RunQueue
+from server.queue.interface import RunQueue
 from server.runtimes import Matrices
-from server.schemas import VersionInfo
 from server.settings import Settings
-from server.shares import ShareStore, share_store
-from server.store import RecordDatabase
+from server.store.choice import open_configured
+from server.store.lessons import LessonStore, lesson_store
+from server.store.shares import ShareStore, share_store
+from server.store.sqlite import RecordDatabase
 from server.sweeps import SweepRegistry
+from server.wire.schemas import VersionInfo
 
 _opening = threading.Lock()
 
@@ -29,7 +29,7 @@ def _settings(request: Request) -> Settings:
 
 
 def _runner(request: Request) -> RunQueue:
-    return request.app.state.runner
+    return request.app.state.queue
 
 
 def _catalog(request: Request) -> Catalog:
@@ -81,7 +81,7 @@ def _client(request: Request) -> Client:
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
-RunnerDep = Annotated[RunQueue, Depends(_runner)]
+QueueDep = Annotated[RunQueue, Depends(_runner)]
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
 ClientDep = Annotated[Client, Depends(_client)]
 SharesDep = Annotated[ShareStore, Depends(_shares)]

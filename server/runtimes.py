@@ -1,9 +1,9 @@
 """The server's view of the JAX runtimes: which are installed, choosing one for a request, what a
 share records of it, and the runs of one kernel on several of them (a matrix).
 
-The runtimes are read from files (`sandbox.runtimes.discover`), never by importing JAX. A matrix is a
+The runtimes are read from files (`sandbox.host.runtimes.discover`), never by importing JAX. A matrix is a
 list of ordinary runs, one per runtime, submitted through the one run queue (its fairness, limits, cache); it
-only remembers their ids, so it needs nothing of the runner's internals.
+only remembers their ids, so it needs nothing of the queue's internals.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import secrets
 import threading
 from dataclasses import dataclass
 
-from sandbox.runtimes import RuntimeInfo, RuntimeSet, default_dir, discover
+from sandbox.host.runtimes import RuntimeInfo, RuntimeSet, default_dir, discover
 from server.problems import ProblemError
-from server.runtime_schemas import FeatureOut, RuntimeOut
 from server.settings import Settings
+from server.wire.runtimes import FeatureOut, RuntimeOut
 
-# Matrices kept for `GET /api/matrices/{id}` (their runs are kept by the runner, as every run is).
+# Matrices kept for `GET /api/matrices/{id}` (their runs are kept by the queue, as every run is).
 MATRICES_KEPT = 200
 
 
@@ -84,7 +84,7 @@ class Matrix:
 
 
 class Matrices:
-    """The matrices made lately, by id (a bounded in-memory table, like the runner's finished runs)."""
+    """The matrices made lately, by id (a bounded in-memory table, like the queue's finished runs)."""
 
     def __init__(self, kept: int = MATRICES_KEPT) -> None:
         self.kept = kept

@@ -2,7 +2,7 @@
 
 Built by the app factory, never at import time. Zero configuration serves on 127.0.0.1:8000 with
 SQLite under `var/` and the best sandbox this machine supports. Every field is documented in the
-README's configuration table (a test checks that).
+configuration table in docs/operating.md (a test checks that).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sandbox import limits, tpuhost
-from sandbox.catalog import DEFAULT_ROOT
+from sandbox import limits
+from sandbox.catalog.entries import DEFAULT_ROOT
+from sandbox.host import tpuhost
 from sandbox.protocol import CHIPS, Chip
 from server.clients import parse_networks
 
@@ -121,8 +122,8 @@ class Settings(BaseSettings):
     tpu: Literal["auto", "yes", "no"] | Chip = Field(
         "auto",
         description="Whether this host has a TPU, and which chip: `auto` (its TPU chips as sysfs shows "
-        "them, as the job runner finds them), `no`, a chip (`v5e`, `v5p`, `v6e`, `tpu7x`), or `yes` "
-        "(a TPU whose chip the runner checks).",
+        "them, as the job queue finds them), `no`, a chip (`v5e`, `v5p`, `v6e`, `tpu7x`), or `yes` "
+        "(a TPU whose chip the queue checks).",
     )
 
     @field_validator("trusted_proxies")

@@ -4,16 +4,16 @@ shard runs of a sweep), each refusal as the same problem (`tests/api/test_reques
 
 from __future__ import annotations
 
-from sandbox.catalog import Catalog, CatalogEntry
-from sandbox.jobs import JobError, make_job
+from sandbox.catalog.entries import Catalog, CatalogEntry
+from sandbox.jobs.build import JobError, make_job
 from sandbox.protocol import Chip, Job, Mode
 from server import convert
 from server.clients import Client
 from server.problems import ProblemError
-from server.queue_problems import queue_problems
-from server.runqueue import RunQueue, RunView
-from server.schemas import RunOptions
+from server.queue.interface import RunQueue, RunView
+from server.queue.problems import queue_problems
 from server.settings import Settings
+from server.wire.schemas import RunOptions
 
 
 def entry_of(catalog: Catalog, slug: str | None) -> CatalogEntry | None:
@@ -98,7 +98,7 @@ def build_job(
         raise ProblemError(422, "Invalid run", str(exc)) from exc
 
 
-async def submit(runner: RunQueue, job: Job, client: Client, *, fresh: bool) -> RunView:
+async def submit(queue: RunQueue, job: Job, client: Client, *, fresh: bool) -> RunView:
     """Queue `job`, or a problem: the queue is full or unreachable, the client too fast or too busy."""
     with queue_problems():
-        return await runner.submit(job, client, fresh=fresh)
+        return await queue.submit(job, client, fresh=fresh)

@@ -1,8 +1,8 @@
 """Sweeps on the server: one sweep is one API object over one or more runs of the run queue.
 
-A sweep's configs are cut into shards (`sandbox.sweeps.shards`), as many as there are sandbox
+A sweep's configs are cut into shards (`sandbox.jobs.sweeps.shards`), as many as there are sandbox
 slots (and the client may have runs at once), and each shard is submitted as an ordinary run to
-the run queue (`server.runqueue.RunQueue`: in-process or Redis); there is no second queue. A
+the run queue (`server.queue.interface.RunQueue`: in-process or Redis); there is no second queue. A
 follower task reads the shards' events through the queue's `follow` and keeps the sweep's own event
 log (`queued`, `running`, one `config` per judged config, `done` with the merged result), which
 `/api/sweeps/{id}/events` replays and streams. The sweep object itself lives on the web server that
@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sandbox import sweeps
+from sandbox.jobs import sweeps
 from sandbox.protocol import Job, RunResult, RunStatus, SweepSpec, from_json_dict, to_json_dict
 from server.clients import Client
-from server.runner import new_run_id
-from server.runqueue import RunQueue
+from server.queue.engine import new_run_id
+from server.queue.interface import RunQueue
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ import importlib.metadata
 import platform
 
 from sandbox.protocol import chip_info
-from server.schemas import VersionInfo
 from server.settings import Settings
+from server.wire.schemas import VersionInfo
 
 # The versions a share or lesson records (the link says so when today's differ).
 RECORDED = ("python", "jax", "jaxlib", "libtpu")

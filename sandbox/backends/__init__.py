@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.backends.base import Backend, BackendHealth, EventSink
-from sandbox.runtimes import RuntimeInfo, RuntimeSet, discover
+from sandbox.host.runtimes import RuntimeInfo, RuntimeSet, discover
 
 
 class UnsafeBindError(RuntimeError):

@@ -1,7 +1,7 @@
 """The one way a job becomes a result: run it on a backend, forward what its followers may see,
 classify the raw facts, and decide whether the result may be served again for an identical job.
 
-Every caller goes through here: the in-process run queue (`server.runner`), the Redis workers
+Every caller goes through here: the in-process run queue (`server.queue.engine`), the Redis workers
 (`sandbox.worker.loop`), the Redis web side for runs ended before they ran, and the CLI. So a
 status, a forwarded event and a cached answer mean the same thing whichever queue a run took
 (`tests/unit/test_architecture.py` checks that no other module classifies).
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox.backends.base import Backend
-from sandbox.classify import classify
 from sandbox.protocol import FORWARDED_KINDS, Event, Execution, Job, RunResult, RunStatus, never_ran
+from sandbox.results.classify import classify
 
 log = logging.getLogger(__name__)
 

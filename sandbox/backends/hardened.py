@@ -30,14 +30,14 @@ from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.backends.pool_process import PoolProcess, Waiter, kill_pool, start_pool_process, stop_process
 from sandbox.backends.slots import SlotTable
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
+from sandbox.host.jobenv import base_environment
+from sandbox.host.tpuhost import TpuHostError, TpuSlot, host_slots, runs_on_chip
 from sandbox.jail import channel
 from sandbox.jail.probe import probe
 from sandbox.jail.runtime import Runtime
-from sandbox.jobenv import base_environment
 from sandbox.protocol import Execution, Job, never_ran, to_json_dict
 from sandbox.protocol.codec import DecodeError
 from sandbox.protocol.pool import JobExited, PoolReady, StartJob, decode
-from sandbox.tpuhost import TpuHostError, TpuSlot, host_slots, runs_on_chip
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
-from sandbox.jobenv import base_environment, job_environment
+from sandbox.host.jobenv import base_environment, job_environment
 from sandbox.limits import JOB_NICE, NICE
 from sandbox.protocol import Execution, Job, to_json_dict
 

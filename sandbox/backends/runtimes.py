@@ -1,6 +1,6 @@
 """Several JAX runtimes behind one `Backend`: each job runs on the runtime it names (`Job.runtime`).
 
-One inner backend per runtime (`sandbox.runtimes`): for `local` a child of that runtime's
+One inner backend per runtime (`sandbox.host.runtimes`): for `local` a child of that runtime's
 interpreter, for `hardened` that runtime's own warm pool. The default runtime's backend is made at
 once (its health is the server's); the others when their first job comes, so a server whose users
 never ask for an older JAX never starts its pool. Before a job goes in, it is told which Pallas names
@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable
 
 from sandbox.backends.base import Backend, BackendHealth, EventSink
+from sandbox.host.runtimes import RuntimeInfo, RuntimeSet
 from sandbox.protocol import Execution, Job, never_ran
-from sandbox.runtimes import RuntimeInfo, RuntimeSet
 
 log = logging.getLogger(__name__)
 

@@ -112,7 +112,7 @@ def _backend(args: argparse.Namespace) -> Backend:
     if args.backend != "hardened":
         return create_backend(args.backend)
     from sandbox.backends.hardened import BackendUnavailable
-    from sandbox.tpuhost import TpuHostError, host_slots
+    from sandbox.host.tpuhost import TpuHostError, host_slots
 
     # One runner per host: a slot per chip set (one chip each by default) and CPU slots beside them,
     # shared by the pools of every installed JAX runtime.

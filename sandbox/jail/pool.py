@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import limits as default_limits
+from sandbox.host.jobenv import job_environment
+from sandbox.host.tpuhost import TpuSlot, cpu_share
 from sandbox.jail import cgroup_layout, cgroups, channel, namespaces
-from sandbox.jobenv import job_environment
 from sandbox.protocol import Limits, from_json_dict
 from sandbox.protocol.codec import DecodeError
 from sandbox.protocol.pool import (
@@ -45,7 +46,6 @@ from sandbox.protocol.pool import (
     decode,
     encode,
 )
-from sandbox.tpuhost import TpuSlot, cpu_share
 
 _PR_SET_CHILD_SUBREAPER = 36
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

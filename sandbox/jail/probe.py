@@ -10,12 +10,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sandbox.host.tpuhost import TpuHostError, TpuSlot, host_slots
 from sandbox.jail import cgroup_layout, landlock
 from sandbox.jail.runtime import Runtime
-from sandbox.tpuhost import TpuHostError, TpuSlot, host_slots
 
 # VFIO pins the host pages a chip reads and writes against RLIMIT_MEMLOCK; far below this, libtpu
-# cannot map its transfer buffers (what it needs on a chip is unmeasured: the README checklist).
+# cannot map its transfer buffers (what it needs on a chip is unmeasured: the checklist in docs/tpu-vm.md).
 TPU_MEMLOCK_BYTES = 1 << 30
 
 

@@ -3,7 +3,7 @@
 Imports nothing else of `sandbox/`, no JAX and no HTTP, so the server, the backends, the jail and
 the job child can all speak it. A job travels to the child as JSON on stdin; the child answers with
 protocol events (JSON lines) on its own descriptor; a backend gathers them into an `Execution`,
-which `sandbox.classify` turns into a `RunResult`.
+which `sandbox.results.classify` turns into a `RunResult`.
 
     job.py     Job, Case, EntrySpec, Limits, InterpretOptions, Tolerance
     result.py  RunResult and everything in it (cases, timing, memory, lowering checks, errors)

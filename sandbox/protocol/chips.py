@@ -3,7 +3,7 @@
 Values are per TensorCore, as `pltpu.get_tpu_info()` reports them under the chip's abstract device
 in jax 0.12.0.1 (a test re-derives every number from JAX, so the table cannot drift silently).
 The TPU time model (`sandbox.harness.model`) adds rates JAX does not report; each cites its source
-below, and the README's "TPU time model" section says which published measurements check them.
+below, and docs/tpu-time-model.md says which published measurements check them.
 Everything else derives its chip list from here: `CHIPS`, the wire schema, the CLI choices and the
 page (through `GET /api/chips`). The server reads this table without importing JAX; the child uses
 `device_kind` to build the abstract device that makes TPU-only helpers work off-TPU.
@@ -74,7 +74,7 @@ class ChipInfo:
 #   Scale Your Model", tpus.md Appendix C, jax-ml/scaling-book@0819a7d), i.e. 2048 element ops per
 #   cycle, times the clock: 1.5 GHz on v5e (same source, "5e13 bf16 FLOPs/s per MXU at 1.5GHz"),
 #   1.75 GHz on v5p (= its bf16 peak / (4 MXUs x 128 x 128 MACs x 2)). v6e and TPU7x clocks are not
-#   published: 1.75 GHz is assumed. Vector work rarely bounds a matmul step; see the README.
+#   published: 1.75 GHz is assumed. Vector work rarely bounds a matmul step; see docs/tpu-time-model.md.
 # - step_seconds: fitted to ONE published point, the JAX Pallas TPU matmul guide's 4096^3 bf16
 #   pallas_call matmul with 128x128x128 blocks on a TPU v5e (11.77 ms for 32768 grid steps, less the
 #   0.1085 ms host dispatch of its timing loop): what is left per step after the step's copies and

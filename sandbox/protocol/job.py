@@ -89,7 +89,7 @@ class Job:
     lower_chips: tuple[Chip, ...] = ()
     # Record a kernel trace during the first call of the first case (interpret mode; `sandbox.harness.trace.capture`).
     trace: bool = True
-    # The JAX runtime to run on, by its jax version ("": the backend's default, the newest; `sandbox.runtimes`).
+    # The JAX runtime to run on, by its jax version ("": the backend's default, the newest; `sandbox.host.runtimes`).
     runtime: str = ""
     # Pallas names this runtime lacks and where the installed runtimes have them ("pltpu.TensorCoreMesh" ->
     # "0.11.2 and later"), filled in by the backend, so an AttributeError can say where a name exists.

@@ -1,4 +1,4 @@
-"""The run queue on Redis, shared by the web servers (`server.redis_runner`) and the runner workers
+"""The run queue on Redis, shared by the web servers (`server.queue.redis_queue`) and the runner workers
 (`sandbox.worker`): host side, never JAX, never `server/`.
 
 Scheduling design
@@ -7,12 +7,12 @@ Several web servers take runs and several workers, on any hosts, run them; Redis
 place that decides. Per *pool* (where a job can run: `interpret` on any CPU, `tpu-v5e` natively on
 that chip kind):
 
-1. **Waiting runs** sit in a two-level round-robin, the rule of `server.fairqueue.FairQueue` kept on
+1. **Waiting runs** sit in a two-level round-robin, the rule of `server.queue.fairness.FairQueue` kept on
    Redis lists: `q:POOL:addrs` (addresses in turn order), `q:POOL:a:ADDR` (that address's browsers in
    turn order), `q:POOL:b:ADDR/BROWSER` (that browser's runs, FIFO), and `q:POOL:since` (run → time
    queued: the depth and the oldest wait). Submitting (`lua.SUBMIT`) checks, in one atomic step,
    the queue size, the per-browser and per-address caps (sets of active runs) and both token
-   buckets (`server.ratelimit.RateLimiter`'s rule), so the limits hold across web servers exactly
+   buckets (`server.queue.ratelimit.RateLimiter`'s rule), so the limits hold across web servers exactly
    as they do in one. Then it rings the pool's doorbell (`bell:POOL`) that idle workers block on.
 2. **Dispatch happens when a slot is free**, as in the in-process queue: a worker's slot runs
    `lua.TAKE`, which pops the next run in round-robin order, appends it to the pool's stream

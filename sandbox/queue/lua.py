@@ -26,7 +26,7 @@ local BUCKETS = {"""
     + ", ".join(repr(b) for b in BUCKETS)
     + """}
 
--- The two-level round-robin of server.fairqueue.FairQueue, on lists: addresses take turns, and
+-- The two-level round-robin of server.queue.fairness.FairQueue, on lists: addresses take turns, and
 -- browsers within an address; a key exists only while it holds something.
 local function fair_keys(pool, addr, browser)
   return k('q', pool, 'addrs'), k('q', pool, 'a', addr), k('q', pool, 'b', addr .. '/' .. browser)
@@ -122,7 +122,7 @@ local run_id, pool, addr, browser = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local per_client, per_address, queue_size = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local t = now()
 
--- The token buckets of server.ratelimit.RateLimiter: a steady rate with some burst.
+-- The token buckets of server.queue.ratelimit.RateLimiter: a steady rate with some burst.
 local function bucket(key, per_minute, burst)
   if per_minute <= 0 then return 0 end
   local rate = per_minute / 60.0

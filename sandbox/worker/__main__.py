@@ -10,8 +10,8 @@ import socket
 import threading
 import uuid
 
-from sandbox import logfmt
 from sandbox.backends import backend_names
+from sandbox.host import logfmt
 from sandbox.queue import DEFAULT_PREFIX, WorkerQueue
 from sandbox.worker.loop import Worker, WorkerOptions
 from sandbox.worker.slots import slot_backends

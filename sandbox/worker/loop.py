@@ -22,7 +22,7 @@ import redis
 
 from sandbox.backends import Backend
 from sandbox.backends.execute import Finished, execute, lost_result
-from sandbox.logfmt import run_context
+from sandbox.host.logfmt import run_context
 from sandbox.protocol import Job, RunResult, from_json_dict, to_json_dict
 from sandbox.queue import Claim, WorkerQueue
 

@@ -5,8 +5,8 @@ hardened backend gets as many CPU slots, each with its own slot uid and cgroups,
 interpret worker on a TPU host never takes a chip).
 
 TPU pools (`tpu-v5e`, …, `tpu7x`): one slot per chip. The hardened backend's chip slots
-(`sandbox.tpuhost.host_slots`) confine each job to its chip with the environment libtpu reads
-(`sandbox.jobenv.tpu_environment`: visible chips, process bounds, ports) and only that chip's device
+(`sandbox.host.tpuhost.host_slots`) confine each job to its chip with the environment libtpu reads
+(`sandbox.host.jobenv.tpu_environment`: visible chips, process bounds, ports) and only that chip's device
 nodes; the worker runs as many jobs at once as the host has chip slots. Untested on hardware here.
 """
 

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from server import convert
 from server.deps import CatalogDep
 from server.problems import ProblemError, problem_responses
-from server.schemas import CatalogDetail, CatalogSummary
+from server.wire.schemas import CatalogDetail, CatalogSummary
 
 router = APIRouter(responses=problem_responses(404, 422), prefix="/api/catalog", tags=["catalog"])
 

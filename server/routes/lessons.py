@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Header, Response
 
-from sandbox.catalog import Catalog
+from sandbox.catalog.entries import Catalog
 from server import versions
 from server.deps import CatalogDep, LessonsDep, SettingsDep, SharesDep, VersionsDep
-from server.editor_state import check_editor_state, iso_utc
-from server.lessons import (
+from server.problems import ProblemError, problem_responses
+from server.settings import Settings
+from server.store.editor_state import check_editor_state, iso_utc
+from server.store.lessons import (
     NOTE_BYTES,
     LessonRecord,
     LessonRevision,
@@ -25,8 +27,8 @@ from server.lessons import (
     UnknownLessonError,
     new_token,
 )
-from server.problems import ProblemError, problem_responses
-from server.schemas import (
+from server.store.shares import ShareStore
+from server.wire.schemas import (
     LessonCreate,
     LessonCreated,
     LessonPublic,
@@ -36,8 +38,6 @@ from server.schemas import (
     RunOptions,
     VersionInfo,
 )
-from server.settings import Settings
-from server.shares import ShareStore
 
 router = APIRouter(prefix="/api/lessons", tags=["lessons"], responses=problem_responses(400, 404, 413, 422))
 TOKEN_HEADER = "X-Lesson-Token"

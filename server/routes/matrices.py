@@ -1,7 +1,7 @@
 """`/api/matrices`: one kernel on several JAX runtimes ("Run on all versions"), and the diff of two of them.
 
 A matrix is one ordinary run per runtime, queued like any run (so the queue, its fairness, limits
-and cache all apply); its rows and verdict are read from those runs (`sandbox.matrix`).
+and cache all apply); its rows and verdict are read from those runs (`sandbox.results.matrix`).
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ import dataclasses
 
 from fastapi import APIRouter, Response
 
-from sandbox import matrix as outcomes
-from sandbox import rundiff
+from sandbox.host.runtimes import version_key
 from sandbox.protocol import CHIPS, RunResult, from_json_dict
-from sandbox.runtimes import version_key
-from server.deps import CatalogDep, ClientDep, MatricesDep, RunnerDep, RuntimesDep, SettingsDep
+from sandbox.results import matrix as outcomes
+from sandbox.results import rundiff
+from server.deps import CatalogDep, ClientDep, MatricesDep, QueueDep, RuntimesDep, SettingsDep
 from server.problems import ProblemError, problem_responses
-from server.queue_problems import queue_problems
-from server.runqueue import RunQueue, RunView
-from server.runtime_schemas import ChangeOut, FieldDiffOut, MatrixOut, MatrixRequest, MatrixRowOut, RunDiffOut
+from server.queue.interface import RunQueue, RunView
+from server.queue.problems import queue_problems
 from server.runtimes import Matrices, Matrix, choose
 from server.submit import build_job, check_request, submit
+from server.wire.runtimes import ChangeOut, FieldDiffOut, MatrixOut, MatrixRequest, MatrixRowOut, RunDiffOut
 
 router = APIRouter(
     prefix="/api/matrices", tags=["runtimes"], responses=problem_responses(400, 404, 409, 413, 422, 429, 503)
@@ -31,7 +31,7 @@ router = APIRouter(
 @router.post("", status_code=201, response_model=MatrixOut)
 async def create_matrix(
     body: MatrixRequest,
-    runner: RunnerDep,
+    queue: QueueDep,
     catalog: CatalogDep,
     settings: SettingsDep,
     client: ClientDep,
@@ -63,25 +63,25 @@ async def create_matrix(
     runs: list[RunView] = []
     try:
         for job in jobs:
-            runs.append(await submit(runner, job, client, fresh=body.fresh))
+            runs.append(await submit(queue, job, client, fresh=body.fresh))
     except ProblemError:
         for run in runs:  # all or nothing: a half matrix would say nothing about where things change
             with contextlib.suppress(Exception):
-                await runner.cancel(run.id)
+                await queue.cancel(run.id)
         raise
     made = matrices.add([(job.runtime, run.id) for job, run in zip(jobs, runs, strict=True)])
     response.headers["Location"] = f"/api/matrices/{made.id}"
-    return await _public(made, runner)
+    return await _public(made, queue)
 
 
 @router.get("/{matrix_id}", response_model=MatrixOut)
-async def get_matrix(matrix_id: str, runner: RunnerDep, matrices: MatricesDep) -> MatrixOut:
-    return await _public(_find(matrices, matrix_id), runner)
+async def get_matrix(matrix_id: str, queue: QueueDep, matrices: MatricesDep) -> MatrixOut:
+    return await _public(_find(matrices, matrix_id), queue)
 
 
 @router.get("/{matrix_id}/diff", response_model=RunDiffOut)
 async def diff_matrix(
-    matrix_id: str, older: str, newer: str, runner: RunnerDep, matrices: MatricesDep
+    matrix_id: str, older: str, newer: str, queue: QueueDep, matrices: MatricesDep
 ) -> RunDiffOut:
     """What changed from the run on `older` to the run on `newer` (both runtimes of this matrix)."""
     made = _find(matrices, matrix_id)
@@ -91,7 +91,7 @@ async def diff_matrix(
         if run_id is None:
             raise ProblemError(422, "Not in this matrix", f"this matrix has no run on jax {name}", field=name)
         with queue_problems():
-            run = await runner.view(run_id)
+            run = await queue.view(run_id)
         if run is None or run.result is None:
             raise ProblemError(
                 409, "Not finished", f"the run on jax {name} has not finished (or is forgotten)"
@@ -115,11 +115,11 @@ def _find(matrices: Matrices, matrix_id: str) -> Matrix:
     return made
 
 
-async def _public(made: Matrix, runner: RunQueue) -> MatrixOut:
+async def _public(made: Matrix, queue: RunQueue) -> MatrixOut:
     rows, out = [], []
     for runtime, run_id in made.runs:
         with queue_problems():
-            run = await runner.view(run_id)
+            run = await queue.view(run_id)
         result = from_json_dict(RunResult, run.result) if run is not None and run.result else None
         row = outcomes.row(runtime, run_id, result)
         rows.append(row)

@@ -11,19 +11,19 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from sandbox.protocol.chips import CHIP_TABLE
-from server.deps import RunnerDep, VersionsDep
-from server.metrics import render
+from server.deps import QueueDep, VersionsDep
 from server.problems import problem_responses
-from server.runqueue import QueueHealth, QueueUnavailableError
-from server.schemas import ChipOut, Health, PoolHealthOut, SandboxHealth, VersionInfo
+from server.queue.interface import QueueHealth, QueueUnavailableError
+from server.queue.metrics import render
+from server.wire.schemas import ChipOut, Health, PoolHealthOut, SandboxHealth, VersionInfo
 
 router = APIRouter(prefix="/api", tags=["meta"], responses=problem_responses(422))
 metrics_router = APIRouter(tags=["meta"])
 
 
 @router.get("/health", response_model=Health, responses={503: {"model": Health, "description": "Unhealthy"}})
-async def health(runner: RunnerDep, request: Request, response: Response) -> Health:
-    report = assess(await runner.health(), request.app.state.backend_name)
+async def health(queue: QueueDep, request: Request, response: Response) -> Health:
+    report = assess(await queue.health(), request.app.state.backend_name)
     if report.status == "unhealthy":
         response.status_code = 503
     return report
@@ -60,9 +60,9 @@ def list_chips() -> list[ChipOut]:
 
 
 @metrics_router.get("/metrics", response_class=Response, include_in_schema=False)
-async def metrics(runner: RunnerDep) -> Response:
+async def metrics(queue: QueueDep) -> Response:
     try:
-        body = render(await runner.metrics())
+        body = render(await queue.metrics())
     except QueueUnavailableError:
         return Response("# the run queue (Redis) is unreachable\n", status_code=503, media_type="text/plain")
     return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
-from server.deps import CatalogDep, ClientDep, RunnerDep, RuntimesDep, SettingsDep
+from server.deps import CatalogDep, ClientDep, QueueDep, RuntimesDep, SettingsDep
 from server.problems import ProblemError, problem_responses
-from server.queue_problems import queue_problems
-from server.runqueue import QueueUnavailableError, RunQueue, RunView
+from server.queue.interface import QueueUnavailableError, RunQueue, RunView
+from server.queue.problems import queue_problems
 from server.runtimes import choose
-from server.schemas import RunCreated, RunRequest, RunState
 from server.submit import build_job, check_request, submit
+from server.wire.schemas import RunCreated, RunRequest, RunState
 
 router = APIRouter(
     prefix="/api/runs", tags=["runs"], responses=problem_responses(400, 404, 413, 422, 429, 503)
@@ -24,7 +24,7 @@ router = APIRouter(
 @router.post("", status_code=201, response_model=RunCreated)
 async def create_run(
     body: RunRequest,
-    runner: RunnerDep,
+    queue: QueueDep,
     catalog: CatalogDep,
     settings: SettingsDep,
     client: ClientDep,
@@ -44,7 +44,7 @@ async def create_run(
         lower_chips=tuple(body.lower_chips),
         runtime=choose(runtimes, body.runtime).name,
     )
-    run = await submit(runner, job, client, fresh=body.fresh)
+    run = await submit(queue, job, client, fresh=body.fresh)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunCreated(
         id=run.id,
@@ -56,16 +56,16 @@ async def create_run(
 
 
 @router.get("/{run_id}", response_model=RunState)
-async def get_run(run_id: str, runner: RunnerDep) -> RunState:
+async def get_run(run_id: str, queue: QueueDep) -> RunState:
     with queue_problems():
-        run = _found(run_id, await runner.view(run_id))
+        run = _found(run_id, await queue.view(run_id))
     return RunState(id=run.id, state=run.state, position=run.position, result=run.result)
 
 
 @router.delete("/{run_id}", response_model=RunState)
-async def cancel_run(run_id: str, runner: RunnerDep) -> RunState:
+async def cancel_run(run_id: str, queue: QueueDep) -> RunState:
     with queue_problems():
-        run = _found(run_id, await runner.cancel(run_id))
+        run = _found(run_id, await queue.cancel(run_id))
     return RunState(id=run.id, state=run.state, position=run.position, result=None)
 
 
@@ -75,21 +75,21 @@ async def cancel_run(run_id: str, runner: RunnerDep) -> RunState:
     responses={200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}},
 )
 async def run_events(
-    run_id: str, runner: RunnerDep, request: Request, last_event_id: str | None = Header(None)
+    run_id: str, queue: QueueDep, request: Request, last_event_id: str | None = Header(None)
 ) -> StreamingResponse:
     with queue_problems():
-        _found(run_id, await runner.view(run_id))
+        _found(run_id, await queue.view(run_id))
     return StreamingResponse(
-        _sse(runner, run_id, last_event_id, request),
+        _sse(queue, run_id, last_event_id, request),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
 
 
-async def _sse(runner: RunQueue, run_id: str, after: str | None, request: Request) -> AsyncIterator[str]:
+async def _sse(queue: RunQueue, run_id: str, after: str | None, request: Request) -> AsyncIterator[str]:
     """The run's events as SSE; a queue outage ends the stream (the client resumes after its last id)."""
     try:
-        async for event in runner.follow(run_id, after):
+        async for event in queue.follow(run_id, after):
             if event is None:
                 if await request.is_disconnected():
                     return

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sandbox import catalog_runtimes
+from sandbox.catalog import runtimes as catalog_runtimes
 from server.deps import RuntimesDep, SettingsDep
 from server.problems import problem_responses
-from server.runtime_schemas import CatalogOutcomeOut, RuntimeOut
 from server.runtimes import public
+from server.wire.runtimes import CatalogOutcomeOut, RuntimeOut
 
 router = APIRouter(prefix="/api/runtimes", tags=["runtimes"], responses=problem_responses(422))
 

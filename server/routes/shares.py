@@ -9,17 +9,17 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
-from sandbox.catalog import Catalog
-from sandbox.runtimes import RuntimeSet
+from sandbox.catalog.entries import Catalog
+from sandbox.host.runtimes import RuntimeSet
 from server import runtimes as jax_runtimes
-from server import snapshots
-from server.deps import CatalogDep, RunnerDep, RuntimesDep, SettingsDep, SharesDep
-from server.editor_state import check_editor_state, iso_utc
+from server.deps import CatalogDep, QueueDep, RuntimesDep, SettingsDep, SharesDep
 from server.problems import ProblemError, problem_responses
-from server.queue_problems import queue_problems
-from server.runqueue import RunQueue
-from server.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
-from server.shares import Share, ShareRecord
+from server.queue.interface import RunQueue
+from server.queue.problems import queue_problems
+from server.store import snapshots
+from server.store.editor_state import check_editor_state, iso_utc
+from server.store.shares import Share, ShareRecord
+from server.wire.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
 
 router = APIRouter(prefix="/api/shares", tags=["shares"], responses=problem_responses(400, 404, 413, 422))
 
@@ -40,11 +40,11 @@ async def create_share(
     catalog: CatalogDep,
     settings: SettingsDep,
     runtimes: RuntimesDep,
-    runner: RunnerDep,
+    queue: QueueDep,
     response: Response,
 ) -> ShareCreated:
     check_editor_state(body.source, body.entry, settings, catalog)
-    result, result_at = await kept_result(body, runner, catalog)
+    result, result_at = await kept_result(body, queue, catalog)
     record = ShareRecord(
         source=body.source,
         entry=body.entry,
@@ -63,13 +63,13 @@ async def create_share(
 
 
 async def kept_result(
-    body: ShareCreate, runner: RunQueue, catalog: Catalog
+    body: ShareCreate, queue: RunQueue, catalog: Catalog
 ) -> tuple[dict | None, float | None]:
     """The trimmed result of the run `body.run` names (a finished run of this very state), if any."""
     if body.run is None:
         return None, None
     with queue_problems():
-        run = await runner.finished(body.run)
+        run = await queue.finished(body.run)
     if run is None:
         raise ProblemError(
             422, "No result to keep", f"run {body.run!r} is not finished or no longer kept", field="run"

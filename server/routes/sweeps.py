@@ -14,16 +14,16 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
-from sandbox import sweeps
-from sandbox.jobs import JobError, make_sweep_job
+from sandbox.jobs import sweeps
+from sandbox.jobs.build import JobError, make_sweep_job
 from server import convert
-from server.deps import CatalogDep, ClientDep, RunnerDep, SettingsDep, SweepsDep
+from server.deps import CatalogDep, ClientDep, QueueDep, SettingsDep, SweepsDep
 from server.problems import ProblemError, problem_responses
-from server.queue_problems import queue_problems
-from server.runqueue import ClientBusyError
+from server.queue.interface import ClientBusyError
+from server.queue.problems import queue_problems
 from server.submit import check_request
-from server.sweep_schemas import SweepCreated, SweepRequest, SweepState
 from server.sweeps import Sweep, SweepRegistry, shard_count
+from server.wire.sweeps import SweepCreated, SweepRequest, SweepState
 
 router = APIRouter(
     prefix="/api/sweeps", tags=["sweeps"], responses=problem_responses(400, 404, 413, 422, 429, 503)
@@ -35,7 +35,7 @@ KEEPALIVE_SECONDS = 15.0
 async def create_sweep(
     body: SweepRequest,
     registry: SweepsDep,
-    runner: RunnerDep,
+    queue: QueueDep,
     catalog: CatalogDep,
     settings: SettingsDep,
     client: ClientDep,
@@ -72,7 +72,7 @@ async def create_sweep(
         raise ProblemError(422, "Invalid sweep", str(exc)) from exc
     try:
         with queue_problems():
-            sweep = await registry.start(runner, jobs, spec, client, fresh=body.fresh)
+            sweep = await registry.start(queue, jobs, spec, client, fresh=body.fresh)
     except ProblemError as problem:
         if isinstance(problem.__cause__, ClientBusyError):  # say what a sweep needs
             problem.detail = f"{problem.__cause__}; a sweep needs {len(jobs)}; wait for one to finish"
@@ -97,10 +97,10 @@ def get_sweep(sweep_id: str, registry: SweepsDep) -> SweepState:
 
 
 @router.delete("/{sweep_id}", response_model=SweepState)
-async def cancel_sweep(sweep_id: str, registry: SweepsDep, runner: RunnerDep) -> SweepState:
+async def cancel_sweep(sweep_id: str, registry: SweepsDep, queue: QueueDep) -> SweepState:
     sweep = _find(registry, sweep_id)
     with queue_problems():
-        await registry.cancel(runner, sweep)
+        await registry.cancel(queue, sweep)
     return SweepState(
         id=sweep.id, state=sweep.state, total=sweep.spec.total, judged=len(sweep.judged), result=None
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from sandbox.catalog import load_catalog
+from sandbox.catalog.entries import load_catalog
 from server.app import create_app
 from server.settings import Settings
 from server.submit import check_request

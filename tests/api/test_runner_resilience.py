@@ -26,7 +26,7 @@ def test_an_unreadable_report_ends_its_run_and_the_next_run_passes(client):
 
 
 def test_a_slot_worker_that_dies_is_replaced(client):
-    runner = client.app.state.runner
+    runner = client.app.state.queue
     original, failures = runner._take, []
 
     def take_once_broken():
@@ -48,7 +48,7 @@ def test_a_slot_worker_that_dies_is_replaced(client):
 
 
 def test_health_is_unhealthy_when_a_slot_is_gone(client):
-    runner = client.app.state.runner
+    runner = client.app.state.queue
 
     async def stop_slot_zero() -> None:
         runner._workers[0].cancel()
@@ -76,7 +76,7 @@ def test_health_is_degraded_while_a_slot_is_quarantined(client, backend):
 
 
 def test_health_is_unhealthy_when_the_queue_does_not_move(client):
-    runner = client.app.state.runner
+    runner = client.app.state.queue
     runner._take = lambda: None  # the dispatcher hands out nothing: runs wait with the slot free
     run_id = client.post("/api/runs", json={"source": SOURCE}).json()["id"]
     runner.runs[run_id].created -= 60

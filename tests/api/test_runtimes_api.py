@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from sandbox.host.runtimes import Feature, RuntimeInfo, RuntimeSet
 from sandbox.protocol import ErrorInfo, IrText, Job, LoweringCheck, Versions, new_event
-from sandbox.runtimes import Feature, RuntimeInfo, RuntimeSet
 from server.app import create_app
 from server.settings import Settings
 from tests.api.fakes import FakeBackend

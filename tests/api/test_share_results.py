@@ -1,6 +1,6 @@
 """A share can keep the result of a finished run of exactly its state: trimmed, capped, the server's own."""
 
-from server.snapshots import STREAM_CHARS
+from server.store.snapshots import STREAM_CHARS
 from tests.api.test_runs import SOURCE, wait_done
 
 STATE = {"source": SOURCE, "entry": "tiled_matmul", "chip": "v6e"}
@@ -41,7 +41,7 @@ def test_an_unknown_run_is_not_kept(client):
 
 def test_long_output_is_cut_in_the_kept_result(client, backend):
     from sandbox.protocol import InterpretOptions, RunResult, RunStatus
-    from server.snapshots import trimmed
+    from server.store.snapshots import trimmed
 
     long = RunResult(
         status=RunStatus.RAN,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from server.lessons import LessonRecord, LessonStep, decode_lesson, lesson_store
-from server.shares import share_store
-from server.store import FILE_NAME, SCHEMA_VERSION, RecordTable, SchemaTooNewError, open_database
+from server.store.lessons import LessonRecord, LessonStep, decode_lesson, lesson_store
+from server.store.shares import share_store
+from server.store.sqlite import FILE_NAME, SCHEMA_VERSION, RecordTable, SchemaTooNewError, open_database
 from tests.api.conftest import make_client
 
 # Written by the share store at schema version 1, before lessons existed (see the file's header).

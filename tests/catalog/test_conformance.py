@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from sandbox.catalog import DEFAULT_ROOT, CatalogEntry, load_catalog
+from sandbox.catalog.entries import DEFAULT_ROOT, CatalogEntry, load_catalog
 from sandbox.limits import WALL_SECONDS
 from sandbox.protocol import RunResult, RunStatus, from_json_dict
 from server.app import create_app

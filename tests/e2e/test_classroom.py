@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 from playwright.sync_api import expect
 
-from sandbox.catalog import load_catalog
+from sandbox.catalog.entries import load_catalog
 from tests.e2e.test_playground import SCRATCH_PRINTS_MARKUP, goto, run_and_wait, set_source, source
 
 CATALOG = load_catalog()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandbox.catalog import load_catalog
+from sandbox.catalog.entries import load_catalog
 from tests.e2e.test_playground import goto, run_and_wait, set_source, show_solution
 from tests.sandbox.test_lowering import MIXED_ELEMENT, TWO_CORES
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from sandbox.catalog import load_catalog
+from sandbox.catalog.entries import load_catalog
 
 CATALOG = load_catalog()
 RUN_TIMEOUT_MS = 120_000
@@ -338,9 +338,9 @@ def test_races_are_marked_on_the_racing_lines_and_the_fix_has_none(page, live_se
 
 
 def test_rate_limit_is_explained_with_when_to_try_again(page, live_server):
-    from server.ratelimit import RateLimiter
+    from server.queue.ratelimit import RateLimiter
 
-    runner = live_server.app.state.runner
+    runner = live_server.app.state.queue
     saved = runner.limiter
     runner.limiter = RateLimiter(per_minute=1, burst=1)  # this browser's second run within a minute
     page.allow_console("status of 429")

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from playwright.sync_api import expect
 
-from sandbox.catalog import load_catalog
+from sandbox.catalog.entries import load_catalog
 from tests.e2e.test_classroom import effective_font_px
 from tests.e2e.test_playground import SCRATCH_PRINTS_MARKUP, goto, run_and_wait, set_source, show_solution
 

@@ -9,7 +9,7 @@ import re
 import httpx
 from playwright.sync_api import expect
 
-from sandbox.catalog import load_catalog
+from sandbox.catalog.entries import load_catalog
 from tests.e2e.test_classroom import course_site
 from tests.e2e.test_playground import SCRATCH_PRINTS_MARKUP, goto, run_and_wait, set_source, source
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.catalog import load_catalog
+from sandbox.catalog.entries import load_catalog
 from sandbox.protocol.chips import CHIP_TABLE
 from tests.e2e.test_playground import goto, run_and_wait, show_solution
 

@@ -1,6 +1,6 @@
 """The model against published timings of Pallas kernels on a real TPU v5e (tests/data/published_tpu_timings.toml).
 
-Stated bands (the README's "TPU time model" section reports the same numbers):
+Stated bands (docs/tpu-time-model.md reports the same numbers):
 - the 17 dense matmul points and the masked block-sparse matmul: within ±6 % (seen: -5.5 % .. +3.9 %);
 - the sparse @ dense (DSD) kernel, the one memory-bound published point: the model is 30 % fast
   (it assumes copies at full HBM bandwidth; this kernel's 512x512 strided blocks evidently get less).

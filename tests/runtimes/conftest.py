@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import pytest
 
 from sandbox.backends import create_backend
+from sandbox.host.runtimes import RuntimeSet, discover
 from sandbox.protocol import Job, RunResult
-from sandbox.runtimes import RuntimeSet, discover
 from tests.sandbox.conftest import run_job_on
 
 # The runtimes CI installs (runtimes/*.txt); a missing one fails the tests instead of skipping them.

@@ -12,12 +12,13 @@ import os
 
 import pytest
 
-from sandbox import catalog_runtimes, matrix
-from sandbox.catalog import DEFAULT_ROOT, CatalogEntry, load_catalog
-from sandbox.catalog_runtimes import Outcome
-from sandbox.jobs import make_job
+from sandbox.catalog import runtimes as catalog_runtimes
+from sandbox.catalog.entries import DEFAULT_ROOT, CatalogEntry, load_catalog
+from sandbox.catalog.runtimes import Outcome
+from sandbox.host.runtimes import RuntimeSet
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunResult, RunStatus
-from sandbox.runtimes import RuntimeSet
+from sandbox.results import matrix
 from tests.runtimes.conftest import run_on_runtimes
 
 pytestmark = [pytest.mark.runtimes, pytest.mark.slow]

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from sandbox.backends import Backend, create_backend
-from sandbox.classify import classify
 from sandbox.protocol import Event, Job, RunResult, to_json_dict
+from sandbox.results.classify import classify
 
 
 def run_job(job: Job, backend: str = "local", on_event: Callable[[Event], None] | None = None) -> RunResult:

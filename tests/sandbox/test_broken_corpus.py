@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunResult, RunStatus
 from tests.sandbox.broken_corpus import CORPUS, HERE, SOURCES, Broken
 from tests.sandbox.conftest import assert_nothing_internal, run_jobs

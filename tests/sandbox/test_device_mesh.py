@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunResult, RunStatus
 from tests.sandbox.conftest import run_job
 

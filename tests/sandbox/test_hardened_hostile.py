@@ -25,12 +25,12 @@ from pathlib import Path
 import pytest
 
 from sandbox.backends import capability_report, default_backend_name
-from sandbox.catalog import load_catalog
-from sandbox.classify import classify
+from sandbox.catalog.entries import load_catalog
 from sandbox.jail import cgroup_layout, cgroups
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import Event, RunResult, RunStatus
+from sandbox.results.classify import classify
 from tests.sandbox.hostile_corpus import CORPUS_LIMITS, PASSING_KERNEL, ROWS, Host, Row
 from tests.sandbox.hostile_programs import MULTI_DEVICE
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from sandbox.catalog import DEFAULT_ROOT
+from sandbox.catalog.entries import DEFAULT_ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from sandbox.catalog import load_catalog
-from sandbox.jobs import make_job
+from sandbox.catalog.entries import load_catalog
+from sandbox.jobs.build import make_job
 from sandbox.protocol import CHIPS, RunResult, RunStatus
 from tests.sandbox.conftest import line_of, run_job
 

@@ -82,8 +82,8 @@ import sys, threading
 from pathlib import Path
 Path(sys.argv[1], "cgroup.procs").write_text("0")  # this "server" lives in another memory cgroup
 from sandbox.backends.hardened import HardenedBackend
-from sandbox.classify import classify
-from sandbox.jobs import make_job
+from sandbox.results.classify import classify
+from sandbox.jobs.build import make_job
 backend = HardenedBackend(slots=1, uid_base=int(sys.argv[2]))
 job = make_job(sys.argv[3], timing_budget_seconds=0.05, trace=False)
 result = classify(job, backend.run(job, lambda e: None, threading.Event()))
@@ -96,7 +96,7 @@ backend.close()
 def test_two_hardened_servers_on_one_host_both_keep_running_jobs(two_memory_cgroups, tmp_path):
     from sandbox.backends import default_backend_name
     from sandbox.backends.hardened import HardenedBackend
-    from sandbox.jobs import make_job
+    from sandbox.jobs.build import make_job
     from tests.sandbox.conftest import run_job_on
     from tests.sandbox.hostile_corpus import PASSING_KERNEL
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from sandbox.catalog import DEFAULT_ROOT, CatalogEntry, load_entry
-from sandbox.jobs import make_job
+from sandbox.catalog.entries import DEFAULT_ROOT, CatalogEntry, load_entry
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunResult, RunStatus
 from tests.sandbox.conftest import line_of, run_job
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.protocol import Chip, InterpretOptions, RunResult, RunStatus
 from tests.sandbox.conftest import assert_nothing_internal, run_jobs
 

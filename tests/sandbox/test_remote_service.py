@@ -10,10 +10,10 @@ import pytest
 from sandbox.backends.local import LocalBackend
 from sandbox.backends.remote import RemoteBackend
 from sandbox.backends.service import Service
-from sandbox.classify import classify
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import RunStatus
+from sandbox.results.classify import classify
 from tests.sandbox.test_spine_local import ADD_KERNEL
 
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus, Tolerance
 from tests.sandbox.conftest import run_job
 

@@ -12,10 +12,10 @@ import threading
 import pytest
 
 from sandbox.backends import create_backend
-from sandbox.classify import classify
 from sandbox.harness.interpret_fixes import SPARSECORE_AXIS_INDEX
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
+from sandbox.results.classify import classify
 
 pytestmark = pytest.mark.slow
 

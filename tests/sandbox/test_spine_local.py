@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.catalog import load_catalog
-from sandbox.jobs import make_job
+from sandbox.catalog.entries import load_catalog
+from sandbox.jobs.build import make_job
 from sandbox.limits import MIB, default_limits
 from sandbox.protocol import RunResult, RunStatus
 from tests.sandbox.conftest import run_job

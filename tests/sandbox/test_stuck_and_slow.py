@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import Event, RunStatus
 from tests.sandbox.broken_corpus import CORPUS

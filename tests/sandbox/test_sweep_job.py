@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import sweeps
-from sandbox.catalog import load_catalog
-from sandbox.jobs import make_sweep_job
+from sandbox.catalog.entries import load_catalog
+from sandbox.jobs import sweeps
+from sandbox.jobs.build import make_sweep_job
 from sandbox.protocol import RunStatus
 from tests.sandbox.conftest import run_job
 

@@ -18,13 +18,13 @@ import pytest
 
 from sandbox.backends import capability_report, default_backend_name
 from sandbox.backends.hardened import HardenedBackend
-from sandbox.classify import classify
+from sandbox.host.tpuhost import TpuSlot
 from sandbox.jail import probe
 from sandbox.jail.runtime import Runtime
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import RunResult, RunStatus
-from sandbox.tpuhost import TpuSlot
+from sandbox.results.classify import classify
 
 TPU_RUNTIME = Runtime(Path(os.environ.get("PLAYGROUND_TPU_JOB_RUNTIME", "/opt/pallas-playground-tpu")))
 pytestmark = [

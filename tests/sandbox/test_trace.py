@@ -8,9 +8,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from sandbox.backends.execute import FORWARDED
-from sandbox.catalog import load_catalog
+from sandbox.catalog.entries import load_catalog
 from sandbox.harness.trace import capture as trace_capture
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunResult, RunStatus
 from sandbox.protocol.trace import Trace
 from server.app import create_app

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox.backends import default_backend_name
-from sandbox.jobs import make_job
+from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
 from tests.sandbox.conftest import run_job
 

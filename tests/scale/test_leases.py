@@ -1,6 +1,6 @@
 """Nothing lost, nothing doubled: a run whose holder goes silent is taken over after the lease and
 run once more; a second loss ends it with an infrastructure message; a superseded holder can write
-neither events nor a result; and the Lua dispatch order is exactly `server.fairqueue`'s."""
+neither events nor a result; and the Lua dispatch order is exactly `server.queue.fairness`'s."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 import time
 
 from sandbox.queue import WorkerQueue
-from server.fairqueue import FairQueue
+from server.queue.fairness import FairQueue
 from tests.scale.conftest import LEASE_SECONDS, web, worker
 from tests.scale.helpers import SOURCE, sse, wait_done, wait_for
 

@@ -13,11 +13,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from server.app import create_app
-from server.lessons import LessonRecord, LessonStep, LessonTokenError, UnknownLessonError, lesson_store
 from server.settings import Settings
-from server.shares import ShareRecord, share_store
-from server.store import RecordDatabase, SchemaTooNewError, content_id, open_database
-from server.store_pg import SCHEMA_VERSION, PostgresDatabase
+from server.store.lessons import LessonRecord, LessonStep, LessonTokenError, UnknownLessonError, lesson_store
+from server.store.postgres import SCHEMA_VERSION, PostgresDatabase
+from server.store.shares import ShareRecord, share_store
+from server.store.sqlite import RecordDatabase, SchemaTooNewError, content_id, open_database
 from tests.api.fakes import FakeBackend
 
 SHARE = ShareRecord(

@@ -1,4 +1,5 @@
-"""The layers, checked on the source: what each folder may import, no import cycles, JAX only where jobs run.
+"""The layers, checked on the source: what each folder may import, no import cycles, JAX only where jobs
+run, one module that classifies results, few loose modules, and one list of event kinds.
 
 Folders say which process code runs in (see `sandbox/__init__.py`), so the rules are a table of
 layer → layers it may import. Every import counts, including the lazy ones inside functions: a
@@ -8,12 +9,23 @@ cycle through a lazy import is still a design error, only one that fails later.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
+
+from sandbox.backends.execute import FORWARDED, progress
+from sandbox.protocol import (
+    FORWARDED_KINDS,
+    QUEUE_KINDS,
+    RUN_STREAM_KINDS,
+    SWEEP_STREAM_KINDS,
+    EventKind,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_IMPORTS = {"jax", "numpy", "ml_dtypes"}
@@ -201,7 +213,7 @@ def test_jax_is_imported_only_where_jobs_run():
     "start",
     [
         "server.app",
-        "server.redis_runner",
+        "server.queue.redis_queue",
         "sandbox.backends.hardened",
         "sandbox.backends.service",
         "sandbox.worker.__main__",
@@ -239,3 +251,69 @@ def test_python_modules_stay_readable():
         m: n for m, s in MODULES.items() if (n := len(s.splitlines())) > 400 and "must be larger" not in s
     }
     assert not long, long
+
+
+# -- the shape of the house ----------------------------------------------------------------------
+# Loose modules beside the sub-packages of `server/` and `sandbox/` (not counting __init__ and
+# __main__): past this, a new module belongs in the sub-package named for what it is.
+LOOSE_MODULES = 15
+# Turning raw process facts into a RunResult happens in one place; every queue and the CLI call it.
+CLASSIFIER, CHOKE_POINT = "sandbox.results.classify", "sandbox.backends.execute"
+
+
+@pytest.mark.parametrize("package", ["server", "sandbox"])
+def test_few_modules_stay_loose_beside_the_sub_packages(package):
+    loose = sorted(
+        p.name for p in (ROOT / package).glob("*.py") if p.name not in ("__init__.py", "__main__.py")
+    )
+    assert len(loose) <= LOOSE_MODULES, f"{package}/ has {len(loose)} loose modules: {loose}"
+
+
+def test_only_the_execution_choke_point_classifies_results():
+    users = sorted(m for m, targets in EDGES.items() if CLASSIFIER in targets)
+    assert users == [CHOKE_POINT], f"classify() is called from {users}; go through {CHOKE_POINT}"
+
+
+# -- one list of event kinds ---------------------------------------------------------------------
+# The server forwards `FORWARDED_KINDS` (sandbox/backends/execute.py), the page listens for the kinds
+# in `api.js`, the progress log and the status line describe each, and the API docs list them. They
+# were four lists that disagreed (the page never listened for `progress` or `lowering`).
+JS = ROOT / "frontend" / "static" / "js"
+API_DOC = ROOT / "docs" / "api.md"
+
+
+def js_list(name: str) -> list[str]:
+    text = (JS / "api.js").read_text()
+    found = re.search(rf"const {name} = \[(.*?)\];", text, re.S)
+    assert found, f"api.js has no {name} list"
+    return re.findall(r'"([a-z_]+)"', found.group(1))
+
+
+def test_the_forwarded_kinds_are_protocol_kinds_and_the_queue_forwards_exactly_them():
+    kinds = set(typing.get_args(EventKind))
+    assert kinds >= FORWARDED_KINDS
+    assert FORWARDED is FORWARDED_KINDS
+    assert {k for k in kinds if progress(k, {}, 0.0) is not None} == FORWARDED_KINDS
+    # What stays inside the job's own report: big payloads folded into the result, internal logs.
+    assert kinds - FORWARDED_KINDS == {"trace", "estimate", "log", "done"}
+
+
+def test_the_page_follows_exactly_the_kinds_the_server_streams():
+    assert js_list("EVENT_KINDS") == list(RUN_STREAM_KINDS)
+    assert js_list("SWEEP_EVENTS") == list(SWEEP_STREAM_KINDS)
+    assert set(QUEUE_KINDS) <= set(RUN_STREAM_KINDS) & set(SWEEP_STREAM_KINDS)
+
+
+def test_the_progress_log_and_the_status_line_describe_every_run_event():
+    for module in ("progress.js", "runstatus.js"):
+        text = (JS / module).read_text()
+        described = set(re.findall(r'case "([a-z_]+)":', text))
+        missing = set(RUN_STREAM_KINDS) - described - {"done"}
+        assert not missing, f"{module} does not describe {sorted(missing)}"
+
+
+def test_the_api_docs_list_every_run_event_in_the_stream_order():
+    text = API_DOC.read_text()
+    line = next(ln for ln in text.split("\n- ") if ln.startswith("`GET /api/runs/{id}/events`"))
+    documented = re.findall(r"`([a-z_]+)`", line)
+    assert [k for k in documented if k in RUN_STREAM_KINDS or k in FORWARDED_KINDS] == list(RUN_STREAM_KINDS)

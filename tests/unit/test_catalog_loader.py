@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.catalog import CatalogError, load_catalog, load_entry
+from sandbox.catalog.entries import CatalogError, load_catalog, load_entry
 from sandbox.protocol import RunStatus
 
 ENTRY_TOML = """\

@@ -4,7 +4,6 @@ import dataclasses
 
 import pytest
 
-from sandbox.classify import classify, sanitize
 from sandbox.limits import default_limits
 from sandbox.protocol import (
     CaseResult,
@@ -18,6 +17,7 @@ from sandbox.protocol import (
     Tolerance,
     new_event,
 )
+from sandbox.results.classify import classify, sanitize
 
 JOB = Job(
     id="j",

@@ -5,7 +5,6 @@ import signal
 
 import pytest
 
-from sandbox.classify import classify
 from sandbox.limits import GIB, MIB, default_limits
 from sandbox.protocol import (
     ErrorInfo,
@@ -16,6 +15,7 @@ from sandbox.protocol import (
     RunStatus,
     new_event,
 )
+from sandbox.results.classify import classify
 
 JOB = Job(
     id="j",

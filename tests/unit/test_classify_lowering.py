@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from sandbox.classify import classify
-from sandbox.jobs import JobError, make_job
+from sandbox.jobs.build import JobError, make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import (
     CHIPS,
@@ -27,6 +26,7 @@ from sandbox.protocol import (
     to_json_dict,
 )
 from sandbox.protocol.events import read_event
+from sandbox.results.classify import classify
 
 JOB = Job(id="j", source="", chip="v5e", mode="auto", options=InterpretOptions(), limits=default_limits())
 ELEMENT_ERROR = ErrorInfo(

@@ -1,6 +1,5 @@
 """classify() on cases the race detector failed: the summary says so and names the first race."""
 
-from sandbox.classify import classify
 from sandbox.limits import default_limits
 from sandbox.protocol import (
     CaseResult,
@@ -15,6 +14,7 @@ from sandbox.protocol import (
     Tolerance,
     new_event,
 )
+from sandbox.results.classify import classify
 
 JOB = Job(
     id="j",

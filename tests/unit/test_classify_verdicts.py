@@ -2,7 +2,6 @@
 
 import dataclasses
 
-from sandbox.classify import classify
 from sandbox.limits import default_limits
 from sandbox.protocol import (
     CaseResult,
@@ -15,6 +14,7 @@ from sandbox.protocol import (
     Tolerance,
 )
 from sandbox.protocol.events import new_event
+from sandbox.results.classify import classify
 
 JOB = Job(
     id="j",

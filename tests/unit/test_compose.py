@@ -57,5 +57,5 @@ def test_workers_take_arguments_the_worker_accepts_and_reach_only_the_queue():
     assert "ports" not in SERVICES["redis"] and "ports" not in SERVICES["postgres"]
 
 
-def test_the_readme_points_at_the_compose_file():
-    assert "deploy/compose.yaml" in (ROOT / "README.md").read_text()
+def test_the_operating_guide_points_at_the_compose_file():
+    assert "deploy/compose.yaml" in (ROOT / "docs" / "operating.md").read_text()

@@ -58,8 +58,8 @@ def test_image_has_a_health_check_on_the_api():
     assert "/api/health" in DOCKERFILE
 
 
-def test_readme_documents_the_deployment_and_says_it_is_untested():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_describe_the_deployment_and_say_it_is_untested():
+    readme = (ROOT / "docs" / "tpu-vm.md").read_text()
     section = readme.split("## Deploying on a TPU VM", 1)[1].split("\n## ", 1)[0]
     for must in (
         "--network none",
@@ -76,9 +76,11 @@ def test_readme_documents_the_deployment_and_says_it_is_untested():
         assert must in section, must
 
 
-# -- the job runner's run command, as the README gives it --------------------------------------------
+# -- the job runner's run command, as docs/tpu-vm.md gives it --------------------------------------------
 
-SECTION = (ROOT / "README.md").read_text().split("## Deploying on a TPU VM", 1)[1].split("\n## ", 1)[0]
+SECTION = (
+    (ROOT / "docs" / "tpu-vm.md").read_text().split("## Deploying on a TPU VM", 1)[1].split("\n## ", 1)[0]
+)
 COMMANDS = SECTION.split("```bash", 1)[1].split("```", 1)[0].replace("\\\n", " ")
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.catalog import CatalogError, load_catalog, load_entry
-from sandbox.jobs import make_job
+from sandbox.catalog.entries import CatalogError, load_catalog, load_entry
+from sandbox.jobs.build import make_job
 from sandbox.protocol import InterpretOptions
 from tests.unit.test_catalog_loader import write_entry
 
@@ -51,7 +51,7 @@ def test_make_job_applies_entry_defaults_unless_the_caller_chooses(tmp_path: Pat
 
 def test_the_server_merges_what_the_user_set_over_the_entry(tmp_path: Path):
     from server.convert import interpret_options
-    from server.schemas import RunOptions
+    from server.wire.schemas import RunOptions
 
     entry = load_entry(with_options(tmp_path, 'detect_races = true\nuninitialized_memory = "zero"'))
     merged = interpret_options(RunOptions(random_seed=7), entry.options)

@@ -1,6 +1,6 @@
 """The dispatch order: addresses take turns, browsers within an address take turns, FIFO within one."""
 
-from server.fairqueue import FairQueue
+from server.queue.fairness import FairQueue
 
 
 def drain(queue: FairQueue[str]) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from server.schemas import ChipName, RunRequest
+from server.wire.schemas import ChipName, RunRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 JS = ROOT / "frontend" / "static" / "js"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.jobenv import base_environment, job_environment, tpu_environment
-from sandbox.tpuhost import CHIP_BOXES, TpuChip, TpuHost, generation_of, plan_slots, runs_on_chip
+from sandbox.host.jobenv import base_environment, job_environment, tpu_environment
+from sandbox.host.tpuhost import CHIP_BOXES, TpuChip, TpuHost, generation_of, plan_slots, runs_on_chip
 
 BASE = base_environment({"OPENBLAS_CORETYPE": "Haswell", "AWS_SECRET_ACCESS_KEY": "x"}, home="/tmp")
 

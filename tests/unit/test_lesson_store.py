@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from server.lessons import (
+from server.store.lessons import (
     LessonRecord,
     LessonStep,
     LessonStore,
@@ -20,7 +20,7 @@ from server.lessons import (
     UnknownLessonError,
     lesson_store,
 )
-from server.store import open_database
+from server.store.sqlite import open_database
 
 
 def sqlite_store(tmp_path: Path) -> Iterator[LessonStore]:

@@ -8,11 +8,11 @@ import logging
 
 import pytest
 
-from sandbox import logfmt
+from sandbox.host import logfmt
 from sandbox.queue.keys import check_pool_name, pool_for
 from sandbox.worker.slots import SlotLayoutError, slot_backends
-from server.fairqueue import fair_order
-from server.metrics import Histogram, MetricsSnapshot, render
+from server.queue.fairness import fair_order
+from server.queue.metrics import Histogram, MetricsSnapshot, render
 
 
 @pytest.mark.parametrize(

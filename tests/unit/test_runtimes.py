@@ -1,4 +1,4 @@
-"""The runtimes as files tell them (`sandbox.runtimes`): ordering, the default, the nearest, and where a
+"""The runtimes as files tell them (`sandbox.host.runtimes`): ordering, the default, the nearest, and where a
 Pallas name exists; and the per-runtime constraint files themselves."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.runtimes import Feature, RuntimeInfo, RuntimeSet, discover, own_jax, version_key, where
+from sandbox.host.runtimes import Feature, RuntimeInfo, RuntimeSet, discover, own_jax, version_key, where
 
 ROOT = Path(__file__).resolve().parents[2]
 

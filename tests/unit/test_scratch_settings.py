@@ -3,7 +3,7 @@
 import pytest
 
 from sandbox.harness.checks.cases import output_tolerance, scratch_tolerances
-from sandbox.jobs import MAX_DEVICES, JobError, make_job, scratch_devices
+from sandbox.jobs.build import MAX_DEVICES, JobError, make_job, scratch_devices
 from sandbox.protocol import Tolerance
 
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from server.store import ID_PATTERN, canonical_json, content_id, open_database
+from server.store.sqlite import ID_PATTERN, canonical_json, content_id, open_database
 
 
 def test_ids_are_11_url_safe_characters_that_depend_on_the_salt():

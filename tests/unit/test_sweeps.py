@@ -1,14 +1,14 @@
-"""Sweeps on the host side (`sandbox.sweeps`, `SweepSpec`): parsing, specs, shards, merging, the verdict."""
+"""Sweeps on the host side (`sandbox.jobs.sweeps`, `SweepSpec`): parsing, specs, shards, merging, the verdict."""
 
 from __future__ import annotations
 
 import pytest
 
-from sandbox import sweeps
-from sandbox.catalog import load_catalog
-from sandbox.classify import classify
-from sandbox.jobs import make_sweep_job
+from sandbox.catalog.entries import load_catalog
+from sandbox.jobs import sweeps
+from sandbox.jobs.build import make_sweep_job
 from sandbox.protocol import ConfigResult, Execution, RunStatus, SweepResult, SweepSpec, new_event
+from sandbox.results.classify import classify
 
 CATALOG = load_catalog()
 

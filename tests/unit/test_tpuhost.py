@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.protocol.chips import CHIPS, chip_of_device_kind
-from sandbox.tpuhost import (
+from sandbox.host.tpuhost import (
     GENERATIONS,
     TpuHostError,
     cpu_share,
@@ -16,6 +15,7 @@ from sandbox.tpuhost import (
     generation_of,
     plan_slots,
 )
+from sandbox.protocol.chips import CHIPS, chip_of_device_kind
 
 PCI_IDS = {"v5e": "0x0063", "v5p": "0x0062", "v6e": "0x006f", "tpu7x": "0x0076"}
 
@@ -196,7 +196,7 @@ def test_a_runner_that_cannot_pin_memory_or_lacks_a_node_is_refused(tmp_path, mo
 
 
 def test_the_chip_is_known_from_pci_ids_where_the_nodes_are_not(tmp_path):
-    from sandbox.tpuhost import host_chip
+    from sandbox.host.tpuhost import host_chip
 
     fake_host(tmp_path, PCI_IDS["v6e"], 8)
     for node in (tmp_path / "dev/vfio").iterdir():

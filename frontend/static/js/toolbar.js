@@ -4,7 +4,7 @@
 import { $, h } from "./dom.js";
 
 const PREFS_KEY = "pp:prefs";
-// What the server runs a request that names no chip on (RunRequest.chip in server/schemas.py):
+// What the server runs a request that names no chip on (RunRequest.chip in server/wire/schemas.py):
 // the choice until the user makes their own.
 const DEFAULT_CHIP = "v5p";
 const OPTION_INPUTS = ["#opt-races", "#opt-nan", "#opt-dma", "#opt-seed"];

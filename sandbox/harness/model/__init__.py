@@ -10,6 +10,6 @@
     program.py   a `pl.kernel` over a TensorCoreMesh: one program per core
     estimate.py  trace a function for a chip and estimate every kernel in it
 
-Every assumption is listed in `summary.ASSUMPTIONS` (shown with each estimate) and in the README;
+Every assumption is listed in `summary.ASSUMPTIONS` (shown with each estimate) and in docs/tpu-time-model.md;
 the chip constants, with their sources, are in `sandbox.protocol.chips`.
 """

@@ -1,0 +1,1 @@
+"""Building jobs from what a caller asked: one run (`build`) or a sweep's shards (`sweeps`)."""

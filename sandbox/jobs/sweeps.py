@@ -1,0 +1,185 @@
+"""Sweeps on the host side (no JAX): the spec from what a caller asked, shards, merging, the verdict.
+
+A sweep is one run to its caller. To use several sandbox slots it may be cut into shards (each a
+job with `SweepSpec.only` naming its configs, dealt round-robin so every shard gets a mix); the
+results of the shards merge back into one `SweepResult`. `verdict` gives the whole sweep a status
+and a one-line summary; `rows` renders it for the CLI.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+
+from sandbox.catalog.entries import CatalogEntry
+from sandbox.protocol import ConfigResult, Job, RunStatus, SweepResult, SweepSpec
+from sandbox.protocol.chips import Chip
+from sandbox.protocol.sweep import ParamValue
+
+MAX_CONFIGS = 64
+MAX_PARAMS = 6
+
+
+class SweepError(ValueError):
+    """The sweep request cannot be run (no parameters, too many configs, an unknown size name)."""
+
+
+def parse_assignments(text: str) -> dict[str, int]:
+    """`m=4096,k=4096` → {"m": 4096, "k": 4096}."""
+    found: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise SweepError(f"expected name=value, got {part!r}")
+        try:
+            found[name.strip()] = int(value)
+        except ValueError:
+            raise SweepError(f"{name.strip()}: {value!r} is not an integer") from None
+    return found
+
+
+def parse_param(text: str) -> tuple[str, tuple[ParamValue, ...]]:
+    """`bm=128,512` → ("bm", (128, 512)); values are ints, floats, true/false or strings."""
+    name, sep, values = text.partition("=")
+    if not sep or not name.strip().isidentifier():
+        raise SweepError(f"expected name=v1,v2,..., got {text!r}")
+    parsed = tuple(_value(v.strip()) for v in values.split(",") if v.strip())
+    if not parsed:
+        raise SweepError(f"{name.strip()}: no values")
+    return name.strip(), parsed
+
+
+def _value(text: str) -> ParamValue:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def make_spec(
+    entry: CatalogEntry | None,
+    *,
+    params: Mapping[str, Sequence[ParamValue]] | None = None,
+    size: dict[str, int] | None = None,
+    chips: Iterable[Chip] = (),
+    check_size: dict[str, int] | None = None,
+    bind: dict[str, str] | None = None,
+) -> SweepSpec:
+    """A validated spec; a catalog entry's `[tune]` table fills whatever the caller left out."""
+    tune = entry.tune if entry is not None else None
+    chosen = {k: tuple(v) for k, v in (params or (tune.values if tune else {})).items()}
+    if not chosen:
+        raise SweepError("name at least one parameter to sweep, with its values")
+    if len(chosen) > MAX_PARAMS or any(not v for v in chosen.values()):
+        raise SweepError(f"sweep 1 to {MAX_PARAMS} parameters, each with at least one value")
+    target = dict(size or (tune.size if tune else {}))
+    if not target:
+        raise SweepError("give the target problem size, e.g. m=4096,k=4096,n=4096")
+    spec = SweepSpec(
+        params=chosen,
+        size=target,
+        chips=tuple(dict.fromkeys(chips)),
+        check_size=dict(check_size or (tune.check if tune else {})),
+        bind=dict(bind if bind is not None else (tune.bind if tune else {})),
+    )
+    if spec.total > MAX_CONFIGS:
+        raise SweepError(f"{spec.total} configs; a sweep may have at most {MAX_CONFIGS}")
+    unknown = sorted(set(spec.bind.values()) - set(target) - set(spec.check_size))
+    if unknown:
+        raise SweepError(f"parameters are bound to unknown size dimensions: {', '.join(unknown)}")
+    return spec
+
+
+def shards(spec: SweepSpec, count: int) -> list[SweepSpec]:
+    """`count` specs that together cover every config once, dealt round-robin."""
+    indices = list(range(spec.total))
+    count = max(1, min(count, len(indices)))
+    return [dataclasses.replace(spec, only=tuple(indices[i::count])) for i in range(count)]
+
+
+def best(configs: Sequence[ConfigResult]) -> int | None:
+    """The fastest "ok" config: by measured time when every ok config has one, else by estimate."""
+    ok = [c for c in configs if c.status == "ok"]
+    if ok and all(c.measured_seconds is not None for c in ok):
+        return min(ok, key=lambda c: (c.measured_seconds or 0.0, c.index)).index
+    timed = [c for c in ok if c.estimated_seconds is not None]
+    return min(timed, key=lambda c: (c.estimated_seconds or 0.0, c.index)).index if timed else None
+
+
+def gather(job: Job, configs: Sequence[ConfigResult]) -> SweepResult | None:
+    """The `SweepResult` of one job (a whole sweep or one shard of it)."""
+    if job.sweep is None:
+        return None
+    ordered = tuple(sorted(configs, key=lambda c: c.index))
+    return SweepResult(
+        chip=job.chip, spec=job.sweep, total=job.sweep.total, configs=ordered, best=best(ordered)
+    )
+
+
+def merge(parts: Sequence[SweepResult], spec: SweepSpec) -> SweepResult:
+    """Shards' results as one: every config once, the best over all of them."""
+    configs = {c.index: c for part in parts for c in part.configs}
+    ordered = tuple(configs[i] for i in sorted(configs))
+    chip = parts[0].chip if parts else "v5e"
+    return SweepResult(
+        chip=chip,
+        spec=dataclasses.replace(spec, only=()),
+        total=spec.total,
+        configs=ordered,
+        best=best(ordered),
+    )
+
+
+def verdict(sweep: SweepResult, status: RunStatus, summary: str) -> tuple[RunStatus, str]:
+    """A finished sweep passes if any config is ok; a stopped one keeps its status and says how far it got."""
+    counts = ", ".join(f"{n} {s.replace('_vmem', ' VMEM')}" for s, n in _counts(sweep.configs).items())
+    size = ",".join(f"{k}={v}" for k, v in sweep.spec.size.items())
+    head = f"swept {len(sweep.configs)} of {sweep.total} configs on {sweep.chip} at {size}"
+    if status is not RunStatus.RAN:
+        return status, f"{summary} ({head}: {counts or 'none judged'})"
+    found = next((c for c in sweep.configs if c.index == sweep.best), None)
+    if found is not None:
+        return RunStatus.PASSED, f"{head}: {counts}; best {describe(found)}"
+    if any(c.status == "wrong" for c in sweep.configs):
+        return RunStatus.MISMATCH, f"{head}: {counts}; no config is both correct and accepted"
+    return RunStatus.ERROR, f"{head}: {counts}; no config could be run"
+
+
+def _counts(configs: Sequence[ConfigResult]) -> dict[str, int]:
+    order = ("ok", "wrong", "error", "rejected", "over_vmem")
+    found = {s: sum(1 for c in configs if c.status == s) for s in order}
+    return {s: n for s, n in found.items() if n}
+
+
+def params_text(params: dict[str, ParamValue]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def describe(config: ConfigResult) -> str:
+    seconds = config.measured_seconds if config.measured_seconds is not None else config.estimated_seconds
+    how = "measured" if config.measured_seconds is not None else "estimated"
+    fraction = f", {config.roofline_fraction:.0%} of roofline" if config.roofline_fraction is not None else ""
+    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}"
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.4g} ms"
+
+
+def rows(sweep: SweepResult) -> list[str]:
+    """One line per config, for the terminal."""
+    names = list(sweep.spec.params)
+    widths = {n: max(len(n), *(len(str(c.params.get(n, ""))) for c in sweep.configs)) for n in names}
+    head = "  ".join(n.rjust(widths[n]) for n in names)
+    lines = [f"{head}  {'status':9}  {'estimate':>11}  {'roofline':>8}  {'VMEM':>9}  why"]
+    for c in sweep.configs:
+        cells = "  ".join(str(c.params.get(n, "")).rjust(widths[n]) for n in names)
+        vmem = f"{c.vmem_bytes / 2**20:.1f} MiB" if c.vmem_bytes is not None else "-"
+        fraction = f"{c.roofline_fraction:.0%}" if c.roofline_fraction is not None else "-"
+        mark = "*" if c.index == sweep.best else " "
+        lines.append(
+            f"{cells}  {c.status:9}  {_ms(c.estimated_seconds):>11}  {fraction:>8}  {vmem:>9} {mark}{c.reason}"
+        )
+    return lines

@@ -1,0 +1,347 @@
+"""`classify()`: the one pure function from raw process facts to a user-visible `RunResult`.
+
+The order of the checks is the contract: our own stops (cancel, wall clock, output flood) explain a
+run better than whatever the child managed to report before it was killed; then kernel-enforced
+limits (CPU and memory always; processes and scratch disk only when the run did not finish
+cleanly, since a program may try a fork or a write, be refused and carry on); then what the
+harness itself said; then how the process ended.
+
+A run `passed` only when the simulator and the TPU compiler both accept it: a kernel whose outputs
+match but that the lowering check for the job's chip rejects is `rejected`. A timeout says how far
+the kernel got (the harness's last `progress` event) and what interpret mode costs per step.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from typing import Any
+
+from sandbox.jobs import sweeps
+from sandbox.protocol import (
+    CaseResult,
+    ConfigResult,
+    ErrorInfo,
+    Estimate,
+    Event,
+    Execution,
+    Job,
+    LoweringCheck,
+    MemoryUse,
+    OutputCheck,
+    OutputSummary,
+    RunResult,
+    RunStatus,
+    Timing,
+    Trace,
+    Versions,
+)
+from sandbox.protocol.events import Failed, LoweringChecked, ProgressReported, VersionsFound, payload
+
+# CSI / OSC escape sequences and C0 controls other than tab and newline: shown as text, never obeyed.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f]"
+)
+
+
+def sanitize(text: str) -> str:
+    return _ESCAPES.sub("", text.replace("\r\n", "\n"))
+
+
+def classify(job: Job, execution: Execution) -> RunResult:
+    facts = _Facts(execution.events)
+    facts.nan_fill = job.options.uninitialized_memory == "nan"
+    status, summary, limit = _verdict(job, execution, facts)
+    sweep = sweeps.gather(job, facts.configs)
+    if sweep is not None:
+        status, summary = sweeps.verdict(sweep, status, summary)
+    summary += _lowering_suffix(status, facts)
+    memory = facts.memory
+    if memory is not None and execution.peak_rss_bytes > memory.peak_rss_bytes:
+        memory = _with_rss(memory, execution.peak_rss_bytes)
+    return RunResult(
+        status=status,
+        summary=summary,
+        chip=job.chip,
+        mode=_mode(job, facts),
+        options=job.options,
+        cases=facts.cases,
+        outputs=facts.outputs,
+        error=facts.error,
+        timing=facts.timing,
+        memory=memory,
+        stdout=sanitize(execution.stdout),
+        stderr=sanitize(execution.stderr),
+        stdout_truncated=execution.stdout_truncated,
+        stderr_truncated=execution.stderr_truncated,
+        versions=facts.versions,
+        limit=limit,
+        wall_seconds=round(execution.wall_seconds, 4),
+        lowering=facts.lowering,
+        lowerings=facts.lowerings,
+        chip_warnings=facts.chip_warnings,
+        trace=facts.trace,
+        estimate=facts.estimate,
+        sweep=sweep,
+    )
+
+
+class _Facts:
+    """What the child reported, from its protocol events (each already checked against its schema)."""
+
+    def __init__(self, events: tuple[Event, ...]) -> None:
+        by_kind: dict[str, list[Any]] = {}
+        for event in events:
+            by_kind.setdefault(event.kind, []).append(payload(event))
+        self.started = "started" in by_kind
+        self.done = "done" in by_kind
+        self.cases: tuple[CaseResult, ...] = tuple(e.result for e in by_kind.get("case", []))
+        self.outputs: tuple[OutputSummary, ...] = tuple(
+            o for e in by_kind.get("outputs", []) for o in e.outputs
+        )
+        errors: list[Failed] = by_kind.get("error", [])
+        self.error: ErrorInfo | None = errors[0].error if errors else None
+        self.memory_error = bool(errors and errors[0].memory)
+        self.timing: Timing | None = _last(by_kind, "timing", "timing")
+        self.memory: MemoryUse | None = _last(by_kind, "memory", "memory")
+        self.versions: Versions | None = _last(by_kind, "versions", "versions")
+        self.trace: Trace | None = _last(by_kind, "trace", "trace")
+        self.estimate: Estimate | None = _last(by_kind, "estimate", "estimate")
+        self.configs: tuple[ConfigResult, ...] = tuple(e.result for e in by_kind.get("config", []))
+        found: list[VersionsFound] = by_kind.get("versions", [])
+        self.interpret = found[-1].interpret if found else None
+        checked: list[LoweringChecked] = by_kind.get("lowering", [])
+        self.lowering: LoweringCheck | None = checked[-1].check if checked else None
+        self.lowerings: tuple[LoweringCheck, ...] = checked[-1].checks if checked else ()
+        self.chip_warnings: tuple[str, ...] = checked[-1].warnings if checked else ()
+        self.nan_fill = True  # the simulator fills uninitialised memory with NaN (the job's option)
+        progress: list[ProgressReported] = by_kind.get("progress", [])
+        self.progress: ProgressReported | None = progress[-1] if progress else None
+
+
+def _last(by_kind: dict[str, list[Any]], kind: str, attribute: str) -> Any:
+    found = by_kind.get(kind, [])
+    return getattr(found[-1], attribute) if found else None
+
+
+def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, str | None]:
+    limits = job.limits
+    if ex.infra_error:
+        return RunStatus.ERROR, f"internal error: {ex.infra_error}", None
+    if ex.report_error:
+        return RunStatus.ERROR, f"error: the job's report could not be read ({ex.report_error})", None
+    if ex.cancelled:
+        return RunStatus.CANCELLED, f"cancelled after {ex.wall_seconds:.1f} s", None
+    if ex.timed_out:
+        return (
+            RunStatus.TIMEOUT,
+            f"timeout: stopped after the {limits.wall_seconds:g} s wall-clock limit {_timeout_progress(facts)}",
+            "wall_seconds",
+        )
+    if ex.output_limit_hit:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"output limit: stopped after printing more than {_size(limits.output_kill_bytes)}",
+            "output_bytes",
+        )
+    if ex.cpu_limit_hit:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"CPU limit: used more than {limits.cpu_seconds} s of CPU",
+            "cpu_seconds",
+        )
+    if ex.memory_limit_hit or facts.memory_error:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"memory limit: the job needed more than {_size(limits.memory_bytes)}" + _because(facts),
+            "memory_bytes",
+        )
+    clean = facts.done and facts.error is None
+    if ex.pids_limit_hit and not clean:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"process limit: the job tried to run more than {limits.processes} processes and threads"
+            + _because(facts),
+            "processes",
+        )
+    if ex.disk_limit_hit and not clean:
+        return (
+            RunStatus.RESOURCE_LIMIT,
+            f"disk limit: the job filled its {_size(limits.scratch_bytes)} of scratch space"
+            + _because(facts),
+            "scratch_bytes",
+        )
+    if facts.error is not None:
+        return RunStatus.ERROR, _error_summary(facts.error), None
+    if not facts.started:
+        return RunStatus.ERROR, f"internal error: the sandbox harness did not start ({_ending(ex)})", None
+    if not facts.done:
+        return RunStatus.ERROR, f"the job ended before finishing: {_ending(ex)} ({_progress(facts)})", None
+    return _checked(facts)
+
+
+def _checked(facts: _Facts) -> tuple[RunStatus, str, str | None]:
+    if not facts.cases:
+        return RunStatus.RAN, f"ran: {len(facts.outputs)} output(s), no reference to check against", None
+    failed = [c for c in facts.cases if not c.passed]
+    if not failed:
+        n = len(facts.cases)
+        mine = facts.lowering
+        if mine is not None and mine.lowers is False:
+            return RunStatus.REJECTED, _rejected_summary(mine, n), None
+        worst = max((o.max_abs_error or 0.0 for c in facts.cases for o in c.outputs), default=0.0)
+        return (
+            RunStatus.PASSED,
+            f"passed: {n}/{n} cases match the reference (max abs error {worst:.3g})",
+            None,
+        )
+    summary = _mismatch_summary(failed[0], len(failed), len(facts.cases))
+    return RunStatus.MISMATCH, summary + _nan_hint(failed[0], facts.nan_fill), None
+
+
+def _nan_hint(case: CaseResult, nan_fill: bool) -> str:
+    """Where the simulator fills unwritten memory with NaN, NaN in an output means "never written"."""
+    bad = next((o for o in case.outputs if not o.passed), None)
+    if not nan_fill or bad is None or not bad.nonfinite_where.startswith("NaN") or case.races:
+        return ""
+    return (
+        ". NaN marks memory the kernel never wrote (the simulator fills it with NaN), or values computed "
+        "from it, such as an accumulator that was never zeroed"
+    )
+
+
+def _rejected_summary(check: LoweringCheck, cases: int) -> str:
+    error = check.error
+    why = f": {error.type}: {error.message}" if error else ""
+    where = f" (line {error.line})" if error and error.line else ""
+    return (
+        f"rejected by the TPU compiler for {check.chip}{why}{where}; in the simulator the outputs match "
+        f"the reference ({cases}/{cases} cases), but this kernel would not compile for a TPU"
+    )
+
+
+def _lowering_suffix(status: RunStatus, facts: _Facts) -> str:
+    """What the lowering checks add to the summary (the job's chip decides `rejected`; see `_checked`)."""
+    reports = {r.chip: r for r in (*facts.lowerings, facts.lowering) if r is not None}
+    mine = facts.lowering.chip if facts.lowering is not None else None
+    rejected = [c for c, r in reports.items() if r.lowers is False]
+    unchecked = [c for c, r in reports.items() if r.lowers is None]
+    warned = {c: len(r.warnings) for c, r in reports.items() if r.warnings}
+    parts = []
+    if status is RunStatus.REJECTED:
+        rejected = [c for c in rejected if c != mine]
+        if rejected:
+            parts.append(f"also rejected for {', '.join(rejected)}")
+    elif rejected:
+        parts.append(f"rejected by the TPU compiler for {', '.join(rejected)}")
+    if len(warned) == 1:
+        ((chip, count),) = warned.items()
+        parts.append(f"{count} chip-check warning{'s' if count > 1 else ''} for {chip}")
+    elif warned:
+        parts.append(f"chip-check warnings for {', '.join(warned)}")
+    if unchecked:
+        parts.append(f"TPU lowering not checked for {', '.join(unchecked)}")
+    return "".join(f"; {p}" for p in parts)
+
+
+def _mismatch_summary(case: CaseResult, failed: int, total: int) -> str:
+    if case.races:
+        # Outputs of a racy kernel may well match on the simulator; the race is the finding.
+        return (
+            f"mismatch: data race detected ({failed}/{total} cases failed); "
+            f"case {case.name!r}: {case.races[0].summary}"
+        )
+    head = f"mismatch: {failed}/{total} cases differ from the reference; case {case.name!r}"
+    bad = next((o for o in case.outputs if not o.passed), None)
+    if bad is None:
+        return f"{head}: {case.note or 'outputs missing'}"
+    if bad.note and bad.mismatch_count == 0:
+        return f"{head}: {bad.name}: {bad.note}"
+    extra = f"; {case.note}" if case.note else ""
+    dtype = f" ({bad.note})" if bad.note else ""
+    return f"{head}: {bad.name} differs in {bad.mismatch_count:,} of {bad.total:,} elements{_errors(bad)}{dtype}{extra}"
+
+
+def _errors(bad: OutputCheck) -> str:
+    """How an output's mismatches split between NaN/Inf (and where) and finite errors."""
+    finite = bad.mismatch_count - bad.nonfinite_mismatches
+    err = f"max abs error {bad.max_abs_error:.3g}" if bad.max_abs_error is not None else ""
+    if not bad.nonfinite_mismatches:
+        return f", {err}" if err else ""
+    where = bad.nonfinite_where or "NaN or Inf"
+    if finite <= 0:
+        return f": all {where}"
+    return f": {bad.nonfinite_mismatches:,} of them {where}; the other {finite:,}: {err or 'finite'}"
+
+
+def _error_summary(error: ErrorInfo) -> str:
+    where = f" (line {error.line})" if error.line else ""
+    phase = f" in {error.phase}" if error.phase else ""
+    return f"error{phase}: {error.type}: {error.message}{where}"
+
+
+def _because(facts: _Facts) -> str:
+    return f" ({facts.error.message})" if facts.error else ""
+
+
+def _timeout_progress(facts: _Facts) -> str:
+    """How far the kernel got, with interpret mode's cost per step and what to change."""
+    p = facts.progress
+    if not p or p.phase not in ("kernel", "timing"):
+        return f"({_progress(facts)})"
+    steps, dmas, seconds = p.grid_steps, p.dmas, p.seconds
+    ops = p.ref_ops + p.semaphore_ops + p.block_copies
+    what = "running the kernel" if p.phase == "kernel" else "timing the kernel"
+    if not (steps or dmas or ops):
+        return f"while compiling and starting the kernel (case {p.case!r}): no step had run {seconds:.1f} s into it"
+    done = [f"{steps:,} grid steps" if steps else "", f"{dmas:,} DMAs" if dmas else ""]
+    done.append(f"{ops:,} ref and semaphore operations")
+    unit, count = ("grid step", steps) if steps else (("DMA", dmas) if dmas else ("operation", ops))
+    return (
+        f"while {what} (case {p.case!r}): {', '.join(d for d in done if d)} in {seconds:.1f} s, "
+        f"about {seconds / count * 1e3:.3g} ms per {unit}. Interpret mode runs every ref access, DMA "
+        "and semaphore operation as a host callback of about 1–2 ms, so the run time grows with the "
+        "number of steps: bigger blocks mean fewer steps"
+    )
+
+
+def _progress(facts: _Facts) -> str:
+    if facts.cases:
+        return f"{len(facts.cases)} case(s) checked"
+    return "user code was running" if facts.started else "before the harness started"
+
+
+def _ending(ex: Execution) -> str:
+    if ex.signal is not None:
+        name = (
+            signal.Signals(ex.signal).name
+            if ex.signal in signal.Signals._value2member_map_
+            else str(ex.signal)
+        )
+        hint: dict[int, str] = {
+            signal.SIGSEGV: "a crash",
+            signal.SIGABRT: "an abort",
+            signal.SIGKILL: "killed, e.g. out of memory",
+            signal.SIGSYS: "a system call the sandbox forbids",
+        }
+        return f"killed by signal {name}" + (f" ({hint[ex.signal]})" if ex.signal in hint else "")
+    return f"exit code {ex.exit_code}"
+
+
+def _mode(job: Job, facts: _Facts) -> str:
+    if facts.interpret is None:
+        return job.mode
+    return "interpret" if facts.interpret else "tpu"
+
+
+def _with_rss(memory: MemoryUse, rss: int) -> MemoryUse:
+    from dataclasses import replace
+
+    return replace(memory, peak_rss_bytes=rss)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} bytes"

@@ -1,0 +1,40 @@
+"""The run queue, chosen once per app: in this process with a local sandbox backend (the embedded
+default), or Redis with runner workers elsewhere (`PLAYGROUND_REDIS_URL`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sandbox.backends import Backend
+from server import versions
+from server.queue.cache import ResultCache
+from server.queue.inprocess import InProcessQueue
+from server.queue.interface import RunQueue
+from server.queue.ratelimit import RateLimiter
+from server.settings import Settings
+
+
+def create_queue(settings: Settings, backend: Callable[[], Backend]) -> RunQueue:
+    """The configured queue; `backend` makes the local sandbox backend, only when one is used."""
+    return redis_queue(settings) if settings.redis_url else local_queue(settings, backend())
+
+
+def local_queue(settings: Settings, backend: Backend) -> RunQueue:
+    return InProcessQueue(
+        backend,
+        slots=settings.slots,
+        queue_size=settings.queue_size,
+        per_client=settings.per_client_queue,
+        runs_kept=settings.runs_kept,
+        cache=ResultCache(settings.cache_size),
+        per_address=settings.per_address_queue,
+        limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
+        address_limiter=RateLimiter(settings.address_rate_per_minute, settings.address_rate_burst),
+        versions=versions.cache_key(),
+    )
+
+
+def redis_queue(settings: Settings) -> RunQueue:
+    from server.queue.redis_queue import RedisQueue  # imports redis only when it is used
+
+    return RedisQueue(settings, versions=versions.cache_key())

@@ -1,0 +1,303 @@
+"""The run queue: the one place that owns queueing, fairness, concurrency, cancellation and cleanup.
+
+Runs wait in a two-level round-robin queue (`server.queue.fairness`: network addresses take turns, and
+browsers within an address), so one client that submits many runs, however many browser ids it
+mints, cannot starve the others; caps and rate limits hold per browser and per address; `slots` worker tasks take the next run and execute it on the sandbox backend in
+a thread (backends are blocking). Every run keeps its event log, so a Server-Sent-Events subscriber
+that connects late (or reconnects) replays everything it missed.
+
+The queue must outlive anything a job does: every step after a job (classifying, caching,
+notifying) is guarded, a run always ends `done`, and a slot worker that fails anyway is logged and
+replaced. A run's id is an unguessable capability that never leaves the server but to its creator:
+the job (and the sandbox pool that forks it) knows only the job's own id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.backends import Backend
+from sandbox.backends.execute import Finished, cancelled_before_start, execute, internal_error
+from sandbox.protocol import Job, RunResult, to_json_dict
+from server.clients import Client
+from server.queue.cache import ResultCache, job_key
+from server.queue.fairness import FairQueue
+from server.queue.interface import ClientBusyError, QueueFullError, RateLimitedError, State
+from server.queue.metrics import MetricsBook
+from server.queue.ratelimit import RateLimiter
+
+log = logging.getLogger(__name__)
+# The pool label of runs executed in this process (the Redis queue names real pools).
+LOCAL_POOL = "local"
+
+
+@dataclass
+class Run:
+    id: str
+    job: Job
+    client: Client
+    created: float = field(default_factory=time.time)
+    state: State = "queued"
+    result: RunResult | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    started: float | None = None
+    failure: bool = False  # the sandbox failed to run it (counted in the metrics)
+
+    def push(self, kind: str, data: dict[str, Any]) -> None:
+        self.events.append({"id": len(self.events), "kind": kind, "data": data})
+        self.changed.set()
+
+
+class InProcessEngine:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        slots: int,
+        queue_size: int,
+        per_client: int,
+        per_address: int | None = None,
+        runs_kept: int,
+        cache: ResultCache | None = None,
+        limiter: RateLimiter | None = None,
+        address_limiter: RateLimiter | None = None,
+        versions: str = "",
+    ) -> None:
+        self.backend = backend
+        self.cache = cache or ResultCache(0)
+        self.limiter = limiter or RateLimiter(per_minute=0, burst=0)
+        self.address_limiter = address_limiter or RateLimiter(per_minute=0, burst=0)
+        self.per_address = per_address if per_address is not None else per_client
+        self.versions = versions
+        self.keys: dict[str, str] = {}
+        self.slots, self.queue_size, self.per_client, self.runs_kept = (
+            slots,
+            queue_size,
+            per_client,
+            runs_kept,
+        )
+        self.runs: collections.OrderedDict[str, Run] = collections.OrderedDict()
+        self.queue: FairQueue[Run] = FairQueue()
+        self.running: set[str] = set()
+        self._work = asyncio.Condition()
+        self._workers: dict[int, asyncio.Task[None]] = {}
+        self._stopping = False
+        self.worker_restarts = 0
+        self._recent_seconds: collections.deque[float] = collections.deque(maxlen=20)
+        self.book = MetricsBook()
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        for slot in range(self.slots):
+            self._start_worker(slot)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        for run in self.runs.values():
+            run.cancel.set()
+        for task in self._workers.values():
+            task.cancel()
+        await asyncio.gather(*self._workers.values(), return_exceptions=True)
+        await asyncio.to_thread(self.backend.close)
+
+    def _start_worker(self, slot: int) -> None:
+        task = asyncio.create_task(self._worker(slot), name=f"run-slot-{slot}")
+        self._workers[slot] = task
+        task.add_done_callback(lambda done: self._worker_ended(slot, done))
+
+    def _worker_ended(self, slot: int, task: asyncio.Task[None]) -> None:
+        """A worker only ends when the queue stops; if one dies otherwise, say so and replace it."""
+        if self._stopping or task.cancelled():
+            return
+        log.error("run slot %d stopped (%r); starting a new worker for it", slot, task.exception())
+        self.worker_restarts += 1
+        self._start_worker(slot)
+
+    def slots_alive(self) -> int:
+        return sum(1 for task in self._workers.values() if not task.done())
+
+    def oldest_wait_with_free_slot(self) -> float:
+        """How long the oldest queued run has waited while a slot was free (0: the queue moves)."""
+        if len(self.running) >= self.slots:
+            return 0.0
+        waiting = [r.created for r in self.queue]
+        return max(0.0, time.time() - min(waiting)) if waiting else 0.0
+
+    # -- API -----------------------------------------------------------------------------------
+
+    @property
+    def queued(self) -> int:
+        return len(self.queue)
+
+    def enqueue(self, job: Job, client: Client, *, fresh: bool = False) -> Run:
+        key = job_key(job, self.versions)
+        cached = None if fresh else self.cache.get(key)
+        if cached is not None:
+            return self._cached_run(job, client, cached)
+        if self.queued >= self.queue_size:
+            raise QueueFullError(self.retry_after(), self.queued)
+        active = [r for r in self.runs.values() if r.state != "done" and r.client.address == client.address]
+        if sum(1 for r in active if r.client == client) >= self.per_client:
+            raise ClientBusyError(self.per_client)
+        if len(active) >= self.per_address:
+            raise ClientBusyError(self.per_address, "your network address")
+        wait = max(self.limiter.take(client.key), self.address_limiter.take(client.address))
+        if wait:
+            raise RateLimitedError(wait)
+        run = Run(id=new_run_id(), job=job, client=client)
+        self.keys[run.id] = key
+        self.runs[run.id] = run
+        self.queue.push(client.address, client.browser, run)
+        self._forget_old()
+        self._announce_positions()
+        asyncio.get_running_loop().create_task(self._notify())
+        return run
+
+    def _cached_run(self, job: Job, client: Client, result: RunResult) -> Run:
+        run = Run(id=new_run_id(), job=job, client=client, state="done", result=result)
+        self.runs[run.id] = run
+        run.push("done", to_json_dict(result))
+        self._forget_old()
+        return run
+
+    def get(self, run_id: str) -> Run | None:
+        return self.runs.get(run_id)
+
+    def position(self, run: Run) -> int | None:
+        """1-based place in the dispatch order (round-robin over addresses), None unless queued."""
+        if run.state != "queued":
+            return None
+        for place, queued in enumerate(self.queue.order(), start=1):
+            if queued is run:
+                return place
+        return None
+
+    def cancel_run(self, run: Run) -> None:
+        if run.state == "queued":
+            self.queue.remove(run.client.address, run.client.browser, run)
+            self._end(run, cancelled_before_start(run.job))
+            self._announce_positions()
+        else:
+            run.cancel.set()
+
+    async def wait_for_events(self, run: Run, index: int, timeout: float) -> bool:
+        """Wait until `run` has an event at `index` or is done; False if `timeout` passed first."""
+        while index >= len(run.events) and run.state != "done":
+            run.changed.clear()
+            if index < len(run.events):
+                break
+            try:
+                await asyncio.wait_for(run.changed.wait(), timeout)
+            except TimeoutError:
+                return False
+        return True
+
+    def retry_after(self) -> int:
+        """Seconds until a queue place is likely free: the recent mean run time, at least 1."""
+        return max(1, round(self._mean_seconds() * max(1, self.queued) / self.slots))
+
+    def _mean_seconds(self) -> float:
+        return sum(self._recent_seconds) / len(self._recent_seconds) if self._recent_seconds else 5.0
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _take(self) -> Run | None:
+        return self.queue.take()
+
+    async def _notify(self) -> None:
+        async with self._work:
+            self._work.notify()
+
+    async def _worker(self, slot: int) -> None:
+        while True:
+            async with self._work:
+                run = self._take()
+                while run is None:
+                    await self._work.wait()
+                    run = self._take()
+            try:
+                self._announce_positions()
+                await self._execute(run, slot)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # A fault of ours, after or around the job: the run still ends, the slot carries on.
+                log.exception("slot %d: the queue failed on run %s", slot, run.id)
+                self._end(run, self._unfinished(run))
+            finally:
+                self.running.discard(run.id)
+
+    async def _execute(self, run: Run, slot: int) -> None:
+        loop = asyncio.get_running_loop()
+        run.state, run.started = "running", time.time()
+        self.running.add(run.id)
+        run.push("running", {"slot": slot})
+
+        def forward(kind: str, data: dict[str, Any]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the server is stopping
+                loop.call_soon_threadsafe(run.push, kind, data)
+
+        finished = await asyncio.to_thread(execute, self.backend, run.job, run.cancel, forward)
+        self.running.discard(run.id)
+        self._recent_seconds.append(finished.wall_seconds)
+        await asyncio.sleep(0)  # let queued call_soon_threadsafe events land before `done`
+        self._finish(run, finished)
+
+    def _finish(self, run: Run, finished: Finished) -> None:
+        run.failure = finished.failure
+        key = self.keys.pop(run.id, None)
+        if key is not None and finished.reusable:
+            try:
+                self.cache.put(key, run.id, finished.result)
+            except Exception:
+                log.exception("run %s: the result could not be cached", run.id)
+        self._end(run, finished.result)
+
+    def _end(self, run: Run, result: RunResult) -> None:
+        """The one way a run becomes done: its result set, its subscribers told."""
+        if run.state == "done":
+            return
+        run.result, run.state = result, "done"
+        self.keys.pop(run.id, None)
+        run.push("done", to_json_dict(result))
+        self.book.ended(
+            LOCAL_POOL,
+            result.status.value,
+            created=run.created,
+            started=run.started,
+            now=time.time(),
+            failure=run.failure,
+        )
+
+    def _unfinished(
+        self, run: Run, reason: str = "the playground failed while finishing the run"
+    ) -> RunResult:
+        return internal_error(run.job, reason)
+
+    def _announce_positions(self) -> None:
+        for place, run in enumerate(self.queue.order(), start=1):
+            last = next((e for e in reversed(run.events) if e["kind"] == "queued"), None)
+            if last is None or last["data"]["position"] != place:
+                eta = self._mean_seconds() * ((place - 1) // self.slots + 1 + (1 if self.running else 0))
+                run.push("queued", {"position": place, "queued": self.queued, "eta_seconds": round(eta, 1)})
+
+    def _forget_old(self) -> None:
+        done = [rid for rid, r in self.runs.items() if r.state == "done"]
+        for rid in done[: max(0, len(done) - self.runs_kept)]:
+            del self.runs[rid]
+
+
+def new_run_id() -> str:
+    """An unguessable run id (128 random bits): whoever holds it may read and cancel the run."""
+    return secrets.token_urlsafe(16)

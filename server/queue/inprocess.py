@@ -1,0 +1,96 @@
+"""The embedded run queue: `server.queue.engine.InProcessEngine` (slots in this process, runs in memory) behind the
+`RunQueue` interface the routes speak. Event ids are the run's event indexes (0, 1, …)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+from sandbox.protocol import Job, to_json_dict
+from server.clients import Client
+from server.queue.engine import LOCAL_POOL, InProcessEngine, Run
+from server.queue.interface import FinishedRun, FollowEvent, QueueHealth, RunView
+from server.queue.metrics import MetricsSnapshot
+
+# A queued run that waited this long while a slot was free means the dispatcher is stuck.
+STUCK_QUEUE_SECONDS = 30.0
+
+
+class InProcessQueue(InProcessEngine):
+    async def submit(self, job: Job, client: Client, *, fresh: bool = False) -> RunView:
+        return self._view(self.enqueue(job, client, fresh=fresh))
+
+    async def view(self, run_id: str) -> RunView | None:
+        run = self.get(run_id)
+        return None if run is None else self._view(run)
+
+    async def cancel(self, run_id: str) -> RunView | None:
+        run = self.get(run_id)
+        if run is None:
+            return None
+        if run.state != "done":
+            self.cancel_run(run)
+        return RunView(id=run.id, state=run.state, position=self.position(run), result=None)
+
+    async def finished(self, run_id: str) -> FinishedRun | None:
+        run = self.get(run_id)
+        if run is None or run.state != "done" or run.result is None:
+            return None
+        return FinishedRun(run.job, run.result, run.result.cached_at or run.created)
+
+    async def follow(self, run_id: str, after: str | None) -> AsyncIterator[FollowEvent | None]:
+        run = self.get(run_id)
+        if run is None:
+            return
+        index = int(after) + 1 if after and after.isdigit() else 0
+        while True:
+            while index < len(run.events):
+                event = run.events[index]
+                index += 1
+                yield FollowEvent(str(event["id"]), event["kind"], event["data"])
+            if run.state == "done":
+                return
+            if not await self.wait_for_events(run, index, 15.0):
+                yield None
+
+    async def health(self) -> QueueHealth:
+        """Unhealthy when runs cannot complete: a slot worker gone, the sandbox unable to run jobs, or
+        the queue not moving although a slot is free; degraded when some slots are out of service."""
+        sandbox = self.backend.health()
+        waited = self.oldest_wait_with_free_slot()
+        alive = self.slots_alive()
+        problems, notes = [], []
+        if alive < self.slots:
+            problems.append(f"{self.slots - alive} of {self.slots} run slots are not working")
+        if not sandbox.ok:
+            problems.append(f"the sandbox cannot run jobs: {sandbox.detail}")
+        if waited > STUCK_QUEUE_SECONDS:
+            problems.append(f"a queued run has waited {waited:.0f} s although a slot is free")
+        if sandbox.quarantined_slots:
+            notes.append(sandbox.detail)
+        return QueueHealth(
+            kind="in-process",
+            problems=problems,
+            notes=notes,
+            queued=self.queued,
+            running=len(self.running),
+            slots=self.slots,
+            slots_alive=alive,
+            worker_restarts=self.worker_restarts,
+            oldest_wait_seconds=round(waited, 1),
+            sandbox=sandbox,
+        )
+
+    async def metrics(self) -> MetricsSnapshot:
+        snapshot = self.book.totals
+        waiting = [r.created for r in self.queue]
+        snapshot.queued = {LOCAL_POOL: self.queued}
+        snapshot.oldest_wait = {LOCAL_POOL: time.time() - min(waiting) if waiting else 0.0}
+        snapshot.workers = {LOCAL_POOL: 1}
+        snapshot.slots = {LOCAL_POOL: self.slots_alive()}
+        snapshot.busy = {LOCAL_POOL: len(self.running)}
+        return snapshot
+
+    def _view(self, run: Run) -> RunView:
+        result = to_json_dict(run.result) if run.result else None
+        return RunView(id=run.id, state=run.state, position=self.position(run), result=result)
