@@ -337,3 +337,33 @@ def test_results_view_knows_exactly_the_case_result_fields(js):
     fields = js("results.js", "return m.CASE_FIELDS;")
     assert sorted(fields) == sorted(f.name for f in dataclasses.fields(case_type))
     assert len(set(fields)) == len(fields)
+
+
+# -- runstatus.js: the live events the page did not listen for before ----------------------------
+
+RUN_STATUS = {
+    "live step counts while the kernel runs": (
+        "progress",
+        {"grid_steps": 1234, "dmas": 9},
+        "Running: 1,234 grid steps…",
+    ),
+    "progress before any grid step": ("progress", {"grid_steps": 0}, "Running…"),
+    "the compiler accepts the kernel": (
+        "lowering",
+        {"check": {"chip": "v5e", "lowers": True}},
+        "TPU compiler checked; finishing…",
+    ),
+    "the compiler rejects the kernel": (
+        "lowering",
+        {"check": {"chip": "v5e", "lowers": False}},
+        "TPU compiler rejects it; finishing…",
+    ),
+}
+
+
+@pytest.mark.parametrize(("kind", "data", "text"), RUN_STATUS.values(), ids=list(RUN_STATUS))
+def test_run_status_line_shows_progress_and_the_compilers_verdict(js, kind, data, text):
+    assert (
+        js("runstatus.js", "return m.runStatusText(arg.kind, arg.data);", {"kind": kind, "data": data})
+        == text
+    )
