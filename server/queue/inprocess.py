@@ -42,7 +42,10 @@ class InProcessQueue(InProcessEngine):
         run = self.get(run_id)
         if run is None:
             return
-        index = int(after) + 1 if after and after.isdigit() else 0
+        # Our ids are event indexes: one we never issued (malformed, huge, past the end) replays the
+        # run from the start, so a reconnecting client always ends with `done`.
+        index = int(after) + 1 if after and after.isdigit() and len(after) <= 9 else 0
+        index = index if index <= len(run.events) else 0
         while True:
             while index < len(run.events):
                 event = run.events[index]

@@ -235,11 +235,18 @@ class RedisQueue:
                 if position is not None and position != shown:
                     shown = position
                     yield FollowEvent(None, "queued", await self.state.place(found[1], position))
+            done = found is not None and found[0] == "done"
             block = POSITION_SECONDS if queued else KEEPALIVE_SECONDS
-            got = await self.redis.xread({events: last}, count=200, block=round(block * 1000))
+            wait = {} if done else {"block": round(block * 1000)}
+            got = await self.redis.xread({events: last}, count=200, **wait)
             if not got:
                 if found is None:
                     return  # unknown, or expired: nothing more will come
+                if done and last != "0-0":
+                    last = "0-0"  # an id past the end of a finished run: replay it, so `done` comes
+                    continue
+                if done:
+                    return
                 yield None
                 continue
             for entry_id, fields in got[0][1]:

@@ -58,6 +58,23 @@ def test_events_resume_after_last_event_id(client):
     assert ids == list(range(3, len(all_events)))
 
 
+@pytest.mark.parametrize(
+    "last_id",
+    ["999", "1" * 10_000, "-1", "x"],
+    ids=["past the end", "10,000 digits", "negative", "malformed"],
+)
+def test_an_event_id_we_never_issued_replays_the_run_to_its_end(client, last_id):
+    # A reconnecting browser must always see `done`; before, an id past the end ended the stream
+    # without it and a 10,000-digit id raised mid-stream.
+    run_id = client.post("/api/runs", json={"source": SOURCE}).json()["id"]
+    wait_done(client, run_id)
+    every = sse_events(client, run_id)
+    with client.stream("GET", f"/api/runs/{run_id}/events", headers={"Last-Event-ID": last_id}) as response:
+        assert response.status_code == 200
+        kinds = [line[7:] for line in response.iter_lines() if line.startswith("event: ")]
+    assert kinds == [k for k, _ in every] and kinds[-1] == "done"
+
+
 def test_cancel_running_run(client, backend):
     run_id = client.post("/api/runs", json={"source": "block"}).json()["id"]
     while client.get(f"/api/runs/{run_id}").json()["state"] != "running":

@@ -34,6 +34,17 @@ def test_events_resume_after_last_event_id_on_another_server(redis_service, pref
         assert resumed == every[3:]
 
 
+def test_an_event_id_past_the_end_of_a_finished_run_replays_it_to_done(redis_service, prefix, tmp_path):
+    with worker(redis_service, prefix), webs(redis_service, prefix, tmp_path) as (a, b):
+        run_id = a.post("/api/runs", json={"source": SOURCE}).json()["id"]
+        wait_done(a, run_id)
+        every = sse(a, run_id)
+        started = time.monotonic()
+        replayed = sse(b, run_id, last_id="99999999999999-0")
+        assert [k for _, k, _ in replayed] == [k for _, k, _ in every] and replayed[-1][1] == "done"
+        assert time.monotonic() - started < 5  # at once, not after a keepalive wait
+
+
 def test_cancel_works_from_any_server_queued_or_running(redis_service, prefix, tmp_path):
     with worker(redis_service, prefix) as backend, webs(redis_service, prefix, tmp_path) as (a, b):
         running = a.post("/api/runs", json={"source": "block running"}).json()["id"]
