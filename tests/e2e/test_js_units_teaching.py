@@ -263,6 +263,17 @@ def test_history_keeps_results_without_their_bulk_and_caps_the_list(js):
     assert capped == [0, 1, 2], "newest first; the oldest go when over the count or the size"
 
 
+def test_history_with_one_run_shows_no_null(js):
+    text = js(
+        "history.js",
+        """const root = document.createElement("div"); const kept = JSON.stringify([{ id: "r1", ...arg }]);
+        new m.RunHistory(root, { storage: { get: () => kept, set: () => {} }, onOpen: () => {} });
+        return root.textContent;""",
+        record(1, "passed", 0.002),
+    )
+    assert "Forget these runs" in text and "null" not in text
+
+
 def test_compare_rows_show_what_differs(js):
     rows = js(
         "history.js",

@@ -6,7 +6,7 @@
 
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
-import { $, h } from "./dom.js";
+import { $, fill, h } from "./dom.js";
 import { plural } from "./lesson.js";
 import { wireCopyButtons } from "./links.js";
 import { renderMarkdown } from "./markdown.js";
@@ -234,7 +234,7 @@ export class LessonBuilder {
         h("button", { type: "button", dataset: { copy: `#${id}` } }, "Copy"),
         note ? h("span", { class: "muted" }, note) : null);
     const box = $("#lesson-links", this.dialog);
-    box.replaceChildren(
+    fill(box,
       link("lesson-url", "Lesson link (always the latest revision)", `${origin}${saved.url}`),
       link("lesson-revision-url", `This revision (${saved.revision})`, `${origin}${saved.revision_url}`),
       token ? link("lesson-edit-url", "Edit link: keep it to yourself", `${origin}${saved.url}#edit=${token}`, "whoever has it can change the lesson") : null,

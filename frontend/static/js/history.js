@@ -3,7 +3,7 @@
 // lists them; any two can be compared side by side (status, errors, timings, memory), and any one
 // reopened (its code back in the editor, its result in the Results tab).
 
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 import { bytes, ratio, seconds } from "./format.js";
 
 const HISTORY_KEY = "pp:history";
@@ -123,7 +123,7 @@ export class RunHistory {
       ),
     );
     const [a, b] = this.picked.map((id) => runs.find((r) => r.id === id));
-    this.root.replaceChildren(
+    fill(this.root,
       h("p", { class: "muted" }, "Tick two runs to compare them side by side."),
       h("ol", { class: "history-list", id: "history-list" }, items),
       a && b ? this.comparison(b, a) : null,

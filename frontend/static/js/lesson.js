@@ -5,7 +5,7 @@
 // switches by itself. The teacher's side, building and revising, is builder.js.
 
 import * as api from "./api.js";
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 const CHECK_SECONDS = 60;
@@ -114,7 +114,7 @@ export class LessonPlayer {
       ),
     );
     const revision = this.lesson.latest_revision > 1 || this.lesson.revision > 1 ? `revision ${this.lesson.revision}` : null;
-    this.root.replaceChildren(
+    fill(this.root,
       h(
         "div",
         { class: "lesson-head" },

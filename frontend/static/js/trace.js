@@ -1,7 +1,7 @@
 // The Trace tab: what the kernel did inside the (simulated) chip during the first call of the first
 // case: the pipeline timeline and the blocks every step moved.
 
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 import { seconds } from "./format.js";
 import { gridView } from "./gridview.js";
 import { timelineView } from "./timeline.js";
@@ -20,7 +20,7 @@ export function renderTrace(root, result) {
     root.replaceChildren(h("p", { class: "muted", id: "trace-empty" }, `No trace for this run: ${trace.reason}`));
     return;
   }
-  root.replaceChildren(
+  fill(root,
     overlapNote(trace),
     h("section", { class: "result-section" }, h("h3", {}, "Timeline"), timelineView(trace, result.estimate)),
     h("section", { class: "result-section" }, h("h3", {}, "Blocks per step"), gridView(trace)),

@@ -4,7 +4,7 @@
 // fill in as configs are judged, and the best one loads into the editor in one click.
 
 import * as api from "./api.js";
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 import { boundText } from "./estimate.js";
 import { bytes, num, seconds } from "./format.js";
 import { heatMap, paramsText } from "./heatmap.js";
@@ -251,7 +251,7 @@ export class TunePanel {
     const names = Object.keys(this.spec.params);
     const best = this.bestConfig();
     const head = [...names, "status", "estimate", "roofline", "measured", "VMEM", "lowering", "why"];
-    this.output.replaceChildren(
+    fill(this.output,
       best
         ? h("div", { id: "tune-best", class: "tune-best", dataset: { index: best.index, params: paramsText(best.params) } },
             h("strong", {}, `Best: ${paramsText(best.params)}`),
