@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 from dataclasses import dataclass
 
@@ -101,6 +102,25 @@ def leftover_scratch() -> list[str]:
     return []
 
 
+def detach_all(*roots: str) -> None:
+    """Detach every mount at or below `roots` from this (new) mount namespace; none may be left.
+
+    A neighbour's scratch can vanish between reading mountinfo and detaching it: its job ended and
+    the pool removed the folder, which the kernel also detaches from every namespace holding a copy
+    of it. That is the state wanted, not a failure of this job's setup (it was one, once in a few
+    hundred runs beside hostile jobs that end at once: "FileNotFoundError: [Errno 2] umount …").
+    """
+    for point in _mounts_under(*roots):
+        try:
+            umount(point)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.EINVAL):  # gone, or no longer a mount point
+                raise
+    left = _mounts_under(*roots)
+    if left:
+        raise OSError(errno.EBUSY, f"{len(left)} mounts are still visible after detaching them")
+
+
 def enter(scratch: str) -> None:
     """Child side: new namespaces, then the job's view of the filesystem."""
     os.unshare(_UNSHARE)
@@ -108,8 +128,7 @@ def enter(scratch: str) -> None:
     mount(scratch, JOB_TMP, None, MS_BIND | MS_REC)
     # Detach, not just cover: a covered mount still shows in /proc/self/mountinfo, with the other
     # jobs' scratch names and the host's cgroup paths.
-    for point in _mounts_under(SCRATCH_ROOT, "/sys/fs/cgroup"):
-        umount(point)
+    detach_all(SCRATCH_ROOT, "/sys/fs/cgroup")
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
     for hidden in ("/sys/fs/cgroup", os.path.dirname(SCRATCH_ROOT)):
         if os.path.isdir(hidden):
