@@ -65,7 +65,9 @@ def _hardened(runtimes: RuntimeSet, **options: Any) -> Callable[[RuntimeInfo], B
     shared: list[SlotTable] = []
 
     def make(runtime: RuntimeInfo) -> Backend:
-        jail = Runtime(runtime.jail_prefix) if runtime.jail_prefix else None
+        # Each runtime is checked against its own JAX, not the server's (it never started otherwise).
+        pins = (("jax", runtime.name), ("jaxlib", runtime.jaxlib))
+        jail = Runtime(runtime.jail_prefix, pins=pins) if runtime.jail_prefix else None
         backend = HardenedBackend(runtime=jail, slot_table=shared[0] if shared else None, **options)
         shared[:1] = [backend.table]
         return backend

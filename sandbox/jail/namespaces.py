@@ -102,23 +102,29 @@ def leftover_scratch() -> list[str]:
     return []
 
 
+# Mounts stacked on one point (cgroup v1 hierarchies, a re-mounted scratch) take one round each.
+DETACH_ROUNDS = 8
+
+
 def detach_all(*roots: str) -> None:
-    """Detach every mount at or below `roots` from this (new) mount namespace; none may be left.
+    """Detach every mount at or below `roots` from this (new) mount namespace, stacked ones too
+    (a point can hold several mounts: each round detaches the top one).
 
     A neighbour's scratch can vanish between reading mountinfo and detaching it: its job ended and
     the pool removed the folder, which the kernel also detaches from every namespace holding a copy
     of it. That is the state wanted, not a failure of this job's setup (it was one, once in a few
     hundred runs beside hostile jobs that end at once: "FileNotFoundError: [Errno 2] umount …").
     """
-    for point in _mounts_under(*roots):
-        try:
-            umount(point)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.EINVAL):  # gone, or no longer a mount point
-                raise
-    left = _mounts_under(*roots)
-    if left:
-        raise OSError(errno.EBUSY, f"{len(left)} mounts are still visible after detaching them")
+    for _ in range(DETACH_ROUNDS):
+        points = _mounts_under(*roots)
+        if not points:
+            return
+        for point in points:
+            try:
+                umount(point)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.EINVAL):  # gone, or no longer a mount point
+                    raise
 
 
 def enter(scratch: str) -> None:

@@ -88,17 +88,20 @@ PRELOAD = (
     "jax.numpy",
     "jax.experimental.pallas",
     "jax.experimental.pallas.tpu",
+    "sandbox.harness.session",
+    "sandbox.jail.child",
+    "sandbox.jail.seccomp",
+)
+# Only a speed-up: imported lazily by the first Pallas lowering otherwise (about 0.25 s per job;
+# found by diffing sys.modules before and after catalog runs). Not every JAX runtime has each (jax
+# 0.10.2's Mosaic GPU interpreter fails to import on a CPU host), and none may stop the pool.
+PRELOAD_IF_PRESENT = (
     "jax.experimental.pallas.tpu_sc",
-    # Imported lazily by the first Pallas lowering (about 0.25 s per job if left to the child;
-    # found by diffing sys.modules before and after catalog runs).
     "jax._src.pallas.mosaic.pallas_call_registration",
     "jax._src.pallas.mosaic.sc_lowering",
     "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call",
     "jax.experimental.multihost_utils",
     "jax.extend",
-    "sandbox.harness.session",
-    "sandbox.jail.child",
-    "sandbox.jail.seccomp",
 )
 
 
@@ -106,6 +109,11 @@ def preload() -> None:
     """Import everything a job needs, and prove no JAX backend exists yet (fork safety)."""
     for name in PRELOAD:
         importlib.import_module(name)
+    for name in PRELOAD_IF_PRESENT:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # this runtime's JAX lacks it: the job imports it if it needs it
+            print(f"pool: not preloaded: {name} ({type(exc).__name__})", file=sys.stderr)
     from jax._src import xla_bridge
 
     if xla_bridge._backends:

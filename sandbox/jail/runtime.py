@@ -18,6 +18,9 @@ APP_DIR = "/app"
 @dataclass(frozen=True)
 class Runtime:
     prefix: Path = DEFAULT_PREFIX
+    # The (package, version) pairs this runtime must hold: its own JAX (`runtimes/X.txt`), not the
+    # server's. None: the server's own jax and jaxlib (the default runtime is installed at its pin).
+    pins: tuple[tuple[str, str], ...] | None = None
 
     @property
     def python(self) -> Path:
@@ -28,7 +31,7 @@ class Runtime:
         return self.prefix / "venv" / "lib" / "python3.12" / "site-packages"
 
     def problem(self, tpu: bool = False) -> str | None:
-        """None when installed and in step with this interpreter's JAX, else what is wrong.
+        """None when installed and holding the JAX it is pinned to, else what is wrong.
 
         `tpu`: jobs will run on chips, so the runtime must hold libtpu too (without it JAX finds no
         TPU and every native run would fail).
@@ -40,13 +43,20 @@ class Runtime:
                 f"this host has TPU chips, but the job runtime at {self.prefix} has no libtpu "
                 "(run scripts/install-job-runtime --extra tpu)"
             )
-        for dist in ("jax", "jaxlib"):
-            try:
-                want = importlib.metadata.version(dist)
-            except importlib.metadata.PackageNotFoundError:
-                continue
+        for dist, want in self.pins if self.pins is not None else _own_pins():
             if not (self.site_packages / f"{dist}-{want}.dist-info").is_dir():
                 return (
                     f"job runtime at {self.prefix} lacks {dist}=={want} (rerun scripts/install-job-runtime)"
                 )
         return None
+
+
+def _own_pins() -> tuple[tuple[str, str], ...]:
+    """This interpreter's jax and jaxlib (the server's pin), those that are installed."""
+    found = []
+    for dist in ("jax", "jaxlib"):
+        try:
+            found.append((dist, importlib.metadata.version(dist)))
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return tuple(found)

@@ -1,0 +1,67 @@
+"""Every installed JAX runtime starts its warm pool in the hardened jail and runs a Pallas kernel on
+its own JAX, as deployed (root, every jail layer).
+
+Before, each runtime's job environment was checked against the server's own JAX pin, so every run on
+an older runtime ended "internal error: the sandbox for jax 0.11.2 could not start" while the tests of
+runtimes passed on the local backend.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from sandbox.backends import capability_report, create_backend, default_backend_name
+from sandbox.host.runtimes import discover
+from sandbox.jobs.build import make_job
+from sandbox.protocol import RunStatus
+from sandbox.results.classify import classify
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.runtimes,
+    pytest.mark.skipif(
+        default_backend_name() != "hardened",
+        reason=f"the hardened backend cannot run here (needs root and scripts/install-job-runtime): "
+        f"{capability_report()}",
+    ),
+]
+UID_BASE = 23500  # apart from the other hardened tests' ranges: they may run beside this one
+RUNTIMES = discover()
+KERNEL = """
+import jax
+import numpy as np
+from jax.experimental import pallas as pl
+
+def make_inputs(seed):
+    return (np.arange(8 * 128, dtype=np.float32).reshape(8, 128),)
+
+def reference(x):
+    return x * 2
+
+def double_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2
+
+def kernel(x):
+    return pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+"""
+
+
+@pytest.fixture(scope="module")
+def backend():
+    made = create_backend("hardened", RUNTIMES, slots=1, uid_base=UID_BASE)
+    yield made
+    made.close()
+
+
+def test_more_than_one_runtime_is_installed():
+    assert len(RUNTIMES.names) >= 2, RUNTIMES.names
+
+
+@pytest.mark.parametrize("name", RUNTIMES.names)
+def test_every_runtime_runs_a_pallas_kernel_in_the_jail_on_its_own_jax(backend, name):
+    job = make_job(KERNEL, chip="v5e", runtime=name, trace=False)
+    result = classify(job, backend.run(job, lambda event: None, threading.Event()))
+    assert result.status is RunStatus.PASSED, (result.status, result.summary)
+    assert result.versions is not None and result.versions.jax == name
