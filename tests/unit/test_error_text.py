@@ -65,3 +65,14 @@ def test_grid_steps_use_the_index_maps_names():
     assert grid_step(("i", "j", "k"), (0, 0, 1)) == "(i=0, j=0, k=1)"
     assert grid_step(("i",), (3,)) == "(i=3)"
     assert grid_step(("i", "j"), (1,)) == "(1,)"
+
+
+def test_scrub_keeps_urls_whole_and_still_cuts_the_paths_beside_them():
+    # It turned "file an issue at https://github.com/jax-ml/jax/issues/new/choose." into "https:choose.".
+    text = (
+        "Please file an issue at https://github.com/jax-ml/jax/issues/new/choose. "
+        'File "/root/.venv/lib/python3.12/site-packages/jax/_src/core.py", line 3'
+    )
+    assert scrub(text) == (
+        'Please file an issue at https://github.com/jax-ml/jax/issues/new/choose. File "core.py", line 3'
+    )

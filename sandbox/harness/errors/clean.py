@@ -17,8 +17,9 @@ _FILTER_NOTE = re.compile(
     r"-{5,}\s*\n?For simplicity, JAX has removed its internal frames[^\n]*\n?|"
     r"[^\n]*JAX_TRACEBACK_FILTERING[^\n]*\n?"
 )
-# An absolute path: a slash, then path characters, ending in a file or directory name.
-_ABSOLUTE_PATH = re.compile(r"(?<![\w.])(/[\w.\-+@]+)+/?")
+# An absolute path: a slash, then path characters, ending in a file or directory name; not the path
+# of a web address (after "https:" or "http:"), which must survive: "file an issue at https://…".
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.])(?<!https:)(?<!https:/)(?<!http:)(?<!http:/)(/[\w.\-+@]+)+/?")
 _EXCEPTION_LINE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(Error|Exception|Warning|Interrupt|Exit)): ?(?P<message>.*)$"
 )
