@@ -37,8 +37,10 @@ def versioned_html(html: str, prefix: str) -> str:
     return html.replace('"/static/', f'"{prefix}/')
 
 
-class ImmutableStaticFiles(StaticFiles):
-    """Files under a content-hashed prefix: the name changes with the bytes, so never re-checked."""
+class _StaticFiles(StaticFiles):
+    """Static files with one caching rule and no content sniffing."""
+
+    cache_control = "no-cache"
 
     def file_response(
         self,
@@ -48,6 +50,18 @@ class ImmutableStaticFiles(StaticFiles):
         status_code: int = 200,
     ) -> Response:
         response = super().file_response(full_path, stat_result, scope, status_code)
-        response.headers["Cache-Control"] = IMMUTABLE
+        response.headers["Cache-Control"] = self.cache_control
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response
+
+
+class ImmutableStaticFiles(_StaticFiles):
+    """Files under a content-hashed prefix: the name changes with the bytes, so never re-checked."""
+
+    cache_control = IMMUTABLE
+
+
+class RevalidatedStaticFiles(_StaticFiles):
+    """Static files the browser re-checks (by ETag) on every load, so an upgrade is never half-seen."""
+
+    cache_control = "no-cache"

@@ -14,17 +14,12 @@ clickjacking of its buttons); an embed may be framed by the sites `PLAYGROUND_EM
 
 from __future__ import annotations
 
-import os
-from os import PathLike
 from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
-from starlette.responses import Response
-from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
 
-from server.asset_version import ImmutableStaticFiles, tree_hash, versioned_html
+from server.asset_version import ImmutableStaticFiles, RevalidatedStaticFiles, tree_hash, versioned_html
 from server.deps import LessonsDep, SettingsDep, SharesDep
 from server.settings import Settings
 
@@ -55,22 +50,6 @@ def csp(frame_ancestors: str) -> str:
 
 
 PAGE_HEADERS = {**COMMON_HEADERS, "Content-Security-Policy": csp("'none'"), "X-Frame-Options": "DENY"}
-
-
-class RevalidatedStaticFiles(StaticFiles):
-    """Static files the browser re-checks (by ETag) on every load, so an upgrade is never half-seen."""
-
-    def file_response(
-        self,
-        full_path: str | PathLike[str],
-        stat_result: os.stat_result,
-        scope: Scope,
-        status_code: int = 200,
-    ) -> Response:
-        response = super().file_response(full_path, stat_result, scope, status_code)
-        response.headers["Cache-Control"] = "no-cache"
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
 
 
 ASSET_PREFIX = f"/static/v/{tree_hash(STATIC_DIR)}"
