@@ -16,10 +16,10 @@ from server.settings import Settings
 
 def create_queue(settings: Settings, backend: Callable[[], Backend]) -> RunQueue:
     """The configured queue; `backend` makes the local sandbox backend, only when one is used."""
-    return redis_queue(settings) if settings.redis_url else local_queue(settings, backend())
+    return on_redis(settings) if settings.redis_url else in_process(settings, backend())
 
 
-def local_queue(settings: Settings, backend: Backend) -> RunQueue:
+def in_process(settings: Settings, backend: Backend) -> RunQueue:
     return InProcessQueue(
         backend,
         slots=settings.slots,
@@ -34,7 +34,8 @@ def local_queue(settings: Settings, backend: Backend) -> RunQueue:
     )
 
 
-def redis_queue(settings: Settings) -> RunQueue:
+# Not named `redis_queue`: importing the submodule of that name would replace it on this package.
+def on_redis(settings: Settings) -> RunQueue:
     from server.queue.redis_queue import RedisQueue  # imports redis only when it is used
 
     return RedisQueue(settings, versions=versions.cache_key())

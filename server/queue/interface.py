@@ -100,7 +100,7 @@ class NoRunnerError(Exception):
 
     def __init__(self, pool: str) -> None:
         super().__init__(
-            f"no queue is serving pool {pool!r} right now, so the run could not start; try again later"
+            f"no runner is serving pool {pool!r} right now, so the run could not start; try again later"
         )
         self.pool = pool
 

@@ -39,7 +39,7 @@ def queue_problems() -> Iterator[None]:
             429, "Too many runs", f"{exc}; wait for one to finish", headers={"Retry-After": "5"}
         ) from exc
     except NoRunnerError as exc:
-        raise ProblemError(503, "No queue", str(exc), headers={"Retry-After": "30"}) from exc
+        raise ProblemError(503, "No runner", str(exc), headers={"Retry-After": "30"}) from exc
     except QueueUnavailableError as exc:
         raise ProblemError(
             503,
