@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sandbox.backends import checking
 from sandbox.backends.base import Backend
 from sandbox.protocol import FORWARDED_KINDS, Event, Execution, Job, RunResult, RunStatus, never_ran
 from sandbox.results.classify import classify
@@ -34,7 +35,14 @@ IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")
 # Not timeouts, limits or cancellations (they depend on the machine's load at the time), not our own
 # faults (an infrastructure error, an unreadable report, a broken harness).
 CACHEABLE = frozenset(
-    {RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR, RunStatus.RAN, RunStatus.REJECTED}
+    {
+        RunStatus.PASSED,
+        RunStatus.MISMATCH,
+        RunStatus.ERROR,
+        RunStatus.RAN,
+        RunStatus.REJECTED,
+        RunStatus.NO_KERNEL,
+    }
 )
 
 # Called with (kind, data) for every event a follower may see, from the backend's thread.
@@ -52,24 +60,46 @@ class Finished:
 
 
 def execute(backend: Backend, job: Job, cancel: threading.Event, forward: Forward) -> Finished:
-    """Run `job` to its end on `backend`; never raises for anything the job or the backend does."""
+    """Run `job` to its end on `backend`; never raises for anything the job or the backend does.
 
-    def sink(event: Event) -> None:
-        if event.kind == "log":  # internal text (raw tracebacks): the host's log only
-            log.info("job %s: job log: %s", job.id, str(event.data.get("text", ""))[:20000])
-        data = progress(event.kind, event.data, event.t)
-        if data is not None:
-            forward(event.kind, data)
-
+    A job that checks outputs runs its reference's job first (`sandbox.backends.checking`), and its
+    verdicts are made here, outside both jobs' processes.
+    """
     started = time.monotonic()
     try:
-        execution = backend.run(job, sink, cancel)
+        reference = checking.expected_for(backend, job, cancel)
+        if isinstance(reference, checking.ReferenceFailed):
+            return _reference_failed(job, reference, cancelled=cancel.is_set())
+        checker = checking.Checker(job, reference)
+
+        def sink(event: Event) -> None:
+            if event.kind == "log":  # internal text (raw tracebacks): the host's log only
+                log.info("job %s: job log: %s", job.id, str(event.data.get("text", ""))[:20000])
+            for seen in checker.see(event):
+                data = progress(seen.kind, seen.data, seen.t)
+                if data is not None:
+                    forward(seen.kind, data)
+
+        execution = checker.rewrite(backend.run(job, sink, cancel))
     except Exception as exc:  # a backend fault: the run fails cleanly, the caller carries on
         log.exception("sandbox backend failed for job %s", job.id)
         execution = never_ran(
             f"the sandbox failed ({type(exc).__name__})", wall_seconds=time.monotonic() - started
         )
     return finish(job, execution, cancelled=cancel.is_set())
+
+
+def _reference_failed(job: Job, failed: checking.ReferenceFailed, *, cancelled: bool) -> Finished:
+    """A scratch file's reference that failed is the user's result; a catalog reference's, our fault."""
+    if job.entry is None or cancelled or failed.execution.timed_out:
+        return finish(job, failed.execution, cancelled=cancelled)  # the kernel's job never ran
+    log.error("job %s: the catalog reference failed: %s", job.id, facts(failed.execution))
+    return Finished(
+        result=internal_error(job, "the catalog entry's reference could not run"),
+        reusable=False,
+        failure=True,
+        wall_seconds=failed.execution.wall_seconds,
+    )
 
 
 def finish(job: Job, execution: Execution, *, cancelled: bool) -> Finished:

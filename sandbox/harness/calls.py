@@ -15,10 +15,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sandbox.protocol import OutputSummary
-
-PREVIEW_CHARS = 600
-
 
 @dataclass(frozen=True)
 class Call:
@@ -67,6 +63,11 @@ def flatten(prefix: str, value: Any) -> list[tuple[str, np.ndarray]]:
     return [(prefix + jax.tree_util.keystr(path), np.asarray(leaf)) for path, leaf in leaves]
 
 
+def leaves(value: Any) -> list[np.ndarray]:
+    """Every array leaf of a pytree of inputs, as numpy (for the inputs' digest)."""
+    return [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(value)]
+
+
 def timed(run: Callable[[], Any]) -> tuple[Any, float]:
     t0 = time.perf_counter()
     value = run()
@@ -89,22 +90,3 @@ def reference_cost(reference: Callable[..., Any], inputs: Sequence[Any]) -> tupl
     flops = analysis.get("flops")
     bytes_accessed = analysis.get("bytes accessed")
     return (int(flops) if flops else None, int(bytes_accessed) if bytes_accessed else None)
-
-
-def summarize_output(name: str, array: np.ndarray) -> OutputSummary:
-    numeric = array.dtype.kind in "fcbiu" or "bfloat16" in str(array.dtype)
-    values = array.astype(np.float64) if numeric and array.size else None
-    finite = values[np.isfinite(values)] if values is not None else None
-    with np.printoptions(threshold=40, edgeitems=3, precision=4, linewidth=100):
-        preview = repr(array)
-    return OutputSummary(
-        name=name,
-        shape=tuple(array.shape),
-        dtype=str(array.dtype),
-        min=float(finite.min()) if finite is not None and finite.size else None,
-        max=float(finite.max()) if finite is not None and finite.size else None,
-        mean=float(finite.mean()) if finite is not None and finite.size else None,
-        nan_count=int(np.isnan(values).sum()) if values is not None else 0,
-        inf_count=int(np.isinf(values).sum()) if values is not None else 0,
-        preview=preview[:PREVIEW_CHARS],
-    )

@@ -37,11 +37,15 @@ def serve(events_fd: int, *, set_limits: bool = True) -> int:
     if set_limits:
         process.apply_limits(job.limits)
     # Imported only now, so `started` above precedes every JAX import (in a fresh interpreter).
+    from sandbox.harness.reference import ReferenceSession
     from sandbox.harness.session import Session
     from sandbox.harness.sweep import SweepSession
 
+    session = (
+        SweepSession if job.sweep is not None else ReferenceSession if job.role == "reference" else Session
+    )
     try:
-        (SweepSession if job.sweep is not None else Session)(job, events).run()
+        session(job, events).run()
     except Exception as exc:  # a fault of the harness itself, not of user code: say so, details to the log
         events.emit("log", text="".join(traceback.format_exception(exc)))
         events.emit("error", error=harness_fault(exc), fault="harness")

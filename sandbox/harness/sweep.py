@@ -30,7 +30,6 @@ from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import calls, usercode
 from sandbox.harness.checks import timing
-from sandbox.harness.checks.compare import compare, tolerance_for
 from sandbox.harness.checks.memory import kernel_memory
 from sandbox.harness.errors import Scene, translate
 from sandbox.harness.lowering import check as lowering
@@ -39,6 +38,7 @@ from sandbox.harness.target import Target, TargetError, configure
 from sandbox.protocol import Case, ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
 from sandbox.protocol.result import ErrorInfo
 from sandbox.protocol.sweep import ParamValue
+from sandbox.verdict.compare import compare, tolerance_for
 
 MEASURE_BUDGET_SECONDS = 0.5  # per config, on a TPU host
 # `force_tpu_interpret_mode(True)`: pallas_call and pl.kernel get `interpret=True`, the generic

@@ -17,14 +17,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sandbox.protocol.arrays import ArrayBytes
 from sandbox.protocol.codec import DecodeError, from_json_dict, to_json_dict
 from sandbox.protocol.estimate import Estimate
+from sandbox.protocol.job import Case, Tolerance
 from sandbox.protocol.result import (
     CaseResult,
     ErrorInfo,
     LoweringCheck,
     MemoryUse,
     OutputSummary,
+    Race,
     Timing,
     Versions,
 )
@@ -42,7 +45,9 @@ EventKind = Literal[
     "started",  # harness alive, before user code is imported
     "imported",  # user module imported
     "compiled",  # first case compiled and ran once
-    "case",  # one case checked
+    "case",  # one case checked (by the checker, outside the kernel's process)
+    "case_outputs",  # a kernel's process: what the kernel returned for one case (to the checker only)
+    "expected",  # a reference's process: one case's expected outputs (to the checker only)
     "timing",  # timing measured
     "memory",  # memory accounting done
     "outputs",  # scratch-mode outputs summarised
@@ -139,6 +144,41 @@ class CaseChecked:
 
 
 @dataclass(frozen=True)
+class CaseRan:
+    """What a kernel's process tells the checker about one case: its outputs, and what it saw run.
+
+    Everything here is the kernel process's word: the outputs are compared by the checker, the
+    rest (time, races, kernels counted) is shown as reported by that process.
+    """
+
+    index: int
+    case: str
+    seconds: float
+    inputs_digest: str  # of the inputs the kernel was given, before the call (`sandbox.verdict.arrays`)
+    outputs: tuple[ArrayBytes, ...]
+    kernels: int  # Pallas kernels (pallas_call, pl.kernel / core_map) in the traced program
+    raced: bool = False
+    race_count: int = 0
+    races: tuple[Race, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CaseExpected:
+    """What a reference's process computed for one case: the inputs' digest and the expected outputs."""
+
+    index: int
+    of: int
+    case: Case
+    inputs_digest: str
+    input_shapes: tuple[tuple[int, ...], ...]
+    outputs: tuple[ArrayBytes, ...]
+    # A scratch file's own TOLERANCE, read in the reference's process ({} for a catalog entry: the
+    # checker uses the entry's declared tolerances, which never pass through a job's process).
+    tolerances: dict[str, Tolerance] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class OutputsSummarised:
     outputs: tuple[OutputSummary, ...]
 
@@ -217,6 +257,8 @@ PAYLOADS: dict[str, type] = {
     "imported": Nothing,
     "compiled": Compiled,
     "case": CaseChecked,
+    "case_outputs": CaseRan,
+    "expected": CaseExpected,
     "outputs": OutputsSummarised,
     "timing": TimingMeasured,
     "memory": MemoryCounted,

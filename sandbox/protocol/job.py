@@ -9,6 +9,10 @@ from sandbox.protocol.chips import Chip
 from sandbox.protocol.sweep import SweepSpec
 
 Mode = Literal["auto", "interpret", "tpu"]
+# A run is two jobs (`sandbox.backends.checking`): the "reference" job makes inputs and expected outputs
+# and never loads the user's kernel code (catalog mode) or never calls it (scratch mode); the "kernel"
+# job runs the kernel and reports its outputs. The comparison happens outside both.
+Role = Literal["kernel", "reference"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ class EntrySpec:
     devices: int = 1
     flops: int | None = None
     bytes_accessed: int | None = None
+    # An exercise solved only by a Pallas kernel: outputs that match without one are `no_kernel`.
+    expects_kernel: bool = True
 
 
 @dataclass(frozen=True)
@@ -96,3 +102,4 @@ class Job:
     elsewhere: dict[str, str] = field(default_factory=dict)
     # A sweep ("Tune", `sandbox.protocol.sweep`): check, lower and estimate each config instead of one run.
     sweep: SweepSpec | None = None
+    role: Role = "kernel"

@@ -22,6 +22,8 @@ class RunStatus(enum.StrEnum):
     CANCELLED = "cancelled"
     # Correct in the simulator, but the TPU compiler (the lowering check for the job's chip) rejects it.
     REJECTED = "rejected"
+    # The outputs match the reference, but no Pallas kernel ran: an exercise that asks for one is not solved.
+    NO_KERNEL = "no_kernel"
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class CaseResult:
     note: str = ""
     # Filled only when race detection is on; a case with races fails even if its outputs match.
     races: tuple[Race, ...] = ()
+    # Pallas kernels in the program the case ran, as the kernel's process counted them (None: not counted).
+    kernels: int | None = None
 
 
 @dataclass(frozen=True)
@@ -244,3 +248,7 @@ class RunResult:
     # The TPU time model's estimate for the first case (`sandbox.harness.model`), and a sweep's configs.
     estimate: Estimate | None = None
     sweep: SweepResult | None = None
+    # Who made the verdict (`sandbox.verdict`): "" when nothing was checked; else what the outputs were
+    # compared with, always outside the kernel's process. Timings, memory, the trace and the estimate
+    # are the kernel process's own report and are shown as such.
+    checked_by: str = ""

@@ -48,6 +48,16 @@ def sanitize(text: str) -> str:
     return _ESCAPES.sub("", text.replace("\r\n", "\n"))
 
 
+NO_KERNEL_SUMMARY = (
+    "correct, but no Pallas kernel ran: the outputs match the reference ({n}/{n} cases), but the code "
+    "computed them without a pallas_call or pl.kernel, and this exercise asks for a Pallas kernel"
+)
+CHECKED_BY_CATALOG = "the catalog entry's reference, computed and compared outside your kernel's process"
+CHECKED_BY_AUTHOR = (
+    "the author's own reference (this file's `reference`), computed and compared outside the kernel's process"
+)
+
+
 def classify(job: Job, execution: Execution) -> RunResult:
     facts = _Facts(execution.events)
     facts.nan_fill = job.options.uninitialized_memory == "nan"
@@ -83,7 +93,14 @@ def classify(job: Job, execution: Execution) -> RunResult:
         trace=facts.trace,
         estimate=facts.estimate,
         sweep=sweep,
+        checked_by=_checked_by(job, facts),
     )
+
+
+def _checked_by(job: Job, facts: _Facts) -> str:
+    if not facts.cases:
+        return ""
+    return CHECKED_BY_CATALOG if job.entry is not None else CHECKED_BY_AUTHOR
 
 
 class _Facts:
@@ -177,15 +194,17 @@ def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, st
         return RunStatus.ERROR, f"internal error: the sandbox harness did not start ({_ending(ex)})", None
     if not facts.done:
         return RunStatus.ERROR, f"the job ended before finishing: {_ending(ex)} ({_progress(facts)})", None
-    return _checked(facts)
+    return _checked(job, facts)
 
 
-def _checked(facts: _Facts) -> tuple[RunStatus, str, str | None]:
+def _checked(job: Job, facts: _Facts) -> tuple[RunStatus, str, str | None]:
     if not facts.cases:
         return RunStatus.RAN, f"ran: {len(facts.outputs)} output(s), no reference to check against", None
     failed = [c for c in facts.cases if not c.passed]
     if not failed:
         n = len(facts.cases)
+        if job.entry is not None and job.entry.expects_kernel and any(c.kernels == 0 for c in facts.cases):
+            return RunStatus.NO_KERNEL, NO_KERNEL_SUMMARY.format(n=n), None
         mine = facts.lowering
         if mine is not None and mine.lowers is False:
             return RunStatus.REJECTED, _rejected_summary(mine, n), None

@@ -15,6 +15,8 @@ def render(result: RunResult, ir: str | None = None) -> str:
     if result.versions:
         v = result.versions
         lines.append(f"python {v.python} · jax {v.jax} · jaxlib {v.jaxlib} · {v.device_kind}")
+    if result.checked_by:
+        lines.append(f"verdict: checked against {result.checked_by}; timings below are the kernel process's own report")
     for case in result.cases:
         lines += _case(case)
     for out in result.outputs:

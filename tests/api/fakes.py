@@ -5,59 +5,87 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
+
 from sandbox.backends import BackendHealth
 from sandbox.protocol import (
-    CaseResult,
+    Case,
     Event,
     Execution,
     Job,
-    OutputCheck,
-    Tolerance,
     new_event,
     to_json_dict,
 )
+from sandbox.verdict import arrays
+
+OUTPUT = np.zeros(8, np.float32)
 
 
-def passing_case(name: str = "c0") -> dict:
-    check = OutputCheck(
-        name="out",
-        shape=(8,),
-        dtype="float32",
-        expected_shape=(8,),
-        expected_dtype="float32",
-        passed=True,
-        max_abs_error=0.0,
-        max_rel_error=0.0,
-        mismatch_count=0,
-        total=8,
-        first_mismatches=(),
-        nan_parity=True,
-        inf_parity=True,
+def expected_case() -> dict:
+    """What a reference's job reports for the one case of a fake run (the checker compares with it)."""
+    case = Case(name="c0", dtype="float32", seed=0, dims={"m": 8})
+    return {
+        "index": 0,
+        "of": 1,
+        "case": to_json_dict(case),
+        "inputs_digest": "fake",
+        "input_shapes": [[8]],
+        "outputs": to_json_dict(arrays.encode([("out", OUTPUT)])),
+    }
+
+
+def kernel_outputs() -> dict:
+    """What a kernel's job reports for that case: outputs equal to the expected ones."""
+    return {
+        "index": 0,
+        "case": "c0",
+        "seconds": 0.01,
+        "inputs_digest": "fake",
+        "outputs": to_json_dict(arrays.encode([("out", OUTPUT)])),
+        "kernels": 1,
+    }
+
+
+def _finished(events: list[Event]) -> Execution:
+    return Execution(
+        events=tuple(events),
+        exit_code=0,
+        signal=None,
+        timed_out=False,
+        cancelled=False,
+        wall_seconds=0.01,
+        stdout="",
+        stderr="",
+        stdout_truncated=False,
+        stderr_truncated=False,
     )
-    result = CaseResult(
-        name=name,
-        dtype="float32",
-        dims={"m": 8},
-        input_shapes=((8,),),
-        tolerance=Tolerance(1e-4, 1e-4),
-        passed=True,
-        outputs=(check,),
-        seconds=0.01,
-    )
-    return {"index": 0, "of": 1, "result": to_json_dict(result)}
 
 
 class FakeBackend:
-    """Behaviour chosen by the source text: `block` waits for cancel (or release), `crash` raises."""
+    """Behaviour chosen by the source text: `block` waits for cancel (or release), `crash` raises.
+
+    A run's reference's job (`Job.role == "reference"`) answers at once with the expected outputs
+    and is kept in `reference_jobs`; `jobs` holds the kernels' jobs only.
+    """
 
     name = "fake"
 
     def __init__(self) -> None:
         self.release = threading.Event()
         self.jobs: list[Job] = []
+        self.reference_jobs: list[Job] = []
         self.state = BackendHealth(ok=True, detail="fake")
 
     def run(self, job: Job, on_event, cancel: threading.Event) -> Execution:
+        if job.role == "reference":
+            self.reference_jobs.append(job)
+            return _finished(
+                [
+                    new_event("started", pid=1),
+                    new_event("expected", **expected_case()),
+                    new_event("done", peak_rss_bytes=0),
+                ]
+            )
         self.jobs.append(job)
         if "crash" in job.source:
             raise RuntimeError("backend exploded")
@@ -71,10 +99,10 @@ class FakeBackend:
             cancelled = cancel.is_set()
         if "unreadable" in job.source:
             # What a broken or hostile report could become without the watcher's schema check.
-            events.append(Event("case", {"index": "zero", "result": {"passed": True}}))
+            events.append(Event("timing", {"timing": {"kernel": "fast"}}))
         if not cancelled:
             events += [
-                new_event("case", **passing_case()),
+                new_event("case_outputs", **kernel_outputs()),
                 new_event("done", peak_rss_bytes=0),
             ]
             for e in events[2:]:

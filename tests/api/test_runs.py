@@ -5,7 +5,7 @@ import pytest
 
 from tests.api.conftest import make_client
 
-SOURCE = "def matmul(x, y):\n    return x @ y\n"
+SOURCE = "def matmul(x, y):\n    return x @ y\n\n\ndef reference(x, y):\n    return x @ y\n"
 
 
 def wait_done(client, run_id: str, timeout: float = 5.0) -> dict:

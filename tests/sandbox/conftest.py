@@ -9,12 +9,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from sandbox.backends import Backend, create_backend
+from sandbox.backends.execute import execute
 from sandbox.protocol import Event, Job, RunResult, to_json_dict
-from sandbox.results.classify import classify
 
 
 def run_job(job: Job, backend: str = "local", on_event: Callable[[Event], None] | None = None) -> RunResult:
-    """`job` through a fresh backend of that name, then `classify`: what a user would get back."""
+    """`job` through a fresh backend of that name, checked and classified: what a user would get back."""
     runner = create_backend(backend)
     try:
         return run_job_on(runner, job, on_event)
@@ -23,8 +23,10 @@ def run_job(job: Job, backend: str = "local", on_event: Callable[[Event], None] 
 
 
 def run_job_on(backend: Backend, job: Job, on_event: Callable[[Event], None] | None = None) -> RunResult:
-    """`job` through a backend the caller owns, then `classify`."""
-    return classify(job, backend.run(job, on_event or (lambda event: None), threading.Event()))
+    """`job` through a backend the caller owns, checked and classified as the server does
+    (`sandbox.backends.execute`); `on_event` sees what a follower of the run would see."""
+    forward = (lambda kind, data: on_event(Event(kind, data))) if on_event else (lambda kind, data: None)
+    return execute(backend, job, threading.Event(), forward).result
 
 
 def run_jobs(jobs: Sequence[Job], slots: int = 2) -> list[RunResult]:

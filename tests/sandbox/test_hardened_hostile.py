@@ -30,7 +30,7 @@ from sandbox.jail import cgroup_layout, cgroups
 from sandbox.jobs.build import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import Event, RunResult, RunStatus
-from sandbox.results.classify import classify
+from tests.sandbox.conftest import run_job_on
 from tests.sandbox.hostile_corpus import CORPUS_LIMITS, PASSING_KERNEL, ROWS, Host, Row
 from tests.sandbox.hostile_programs import MULTI_DEVICE
 
@@ -108,8 +108,7 @@ def run_source(backend, source: str, *, entry=None, events=None, **limits) -> tu
         limits=default_limits(**{**CORPUS_LIMITS, **limits}),
         timing_budget_seconds=0.02,
     )
-    sink = events.append if events is not None else (lambda event: None)
-    return job.id, classify(job, backend.run(job, sink, threading.Event()))
+    return job.id, run_job_on(backend, job, events.append if events is not None else None)
 
 
 def run_row(backend, host: Host, row: Row) -> Outcome:
@@ -250,7 +249,7 @@ def test_multi_device_jobs_get_their_device_count(backend) -> None:
         MULTI_DEVICE + PASSING_KERNEL, limits=default_limits(**CORPUS_LIMITS), timing_budget_seconds=0.02
     )
     job = replace(job, devices=4)
-    result = classify(job, backend.run(job, lambda event: None, threading.Event()))
+    result = run_job_on(backend, job)
     assert result.status == RunStatus.PASSED, result.summary
     assert "devices: 4" in result.stdout
 

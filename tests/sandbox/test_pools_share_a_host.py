@@ -82,11 +82,11 @@ import sys, threading
 from pathlib import Path
 Path(sys.argv[1], "cgroup.procs").write_text("0")  # this "server" lives in another memory cgroup
 from sandbox.backends.hardened import HardenedBackend
-from sandbox.results.classify import classify
+from sandbox.backends.execute import execute
 from sandbox.jobs.build import make_job
 backend = HardenedBackend(slots=1, uid_base=int(sys.argv[2]))
 job = make_job(sys.argv[3], timing_budget_seconds=0.05, trace=False)
-result = classify(job, backend.run(job, lambda e: None, threading.Event()))
+result = execute(backend, job, threading.Event(), lambda kind, data: None).result
 print(result.status.value, backend.uid_base, flush=True)
 backend.close()
 """

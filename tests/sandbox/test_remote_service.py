@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.backends.execute import execute
 from sandbox.backends.local import LocalBackend
 from sandbox.backends.remote import RemoteBackend
 from sandbox.backends.service import Service
 from sandbox.jobs.build import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import RunStatus
-from sandbox.results.classify import classify
+from tests.sandbox.conftest import run_job_on
 from tests.sandbox.test_spine_local import ADD_KERNEL
 
 pytestmark = pytest.mark.slow
@@ -34,11 +35,10 @@ def service(tmp_path):
 def test_remote_job_streams_events_and_passes(service):
     job = make_job(ADD_KERNEL + "\ndef reference(x, y):\n    return x + y\n", timing_budget_seconds=0.05)
     events = []
-    execution = RemoteBackend(service.path).run(job, events.append, threading.Event())
-    result = classify(job, execution)
+    result = run_job_on(RemoteBackend(service.path), job, events.append)
     assert result.status == RunStatus.PASSED, result.summary
     kinds = [e.kind for e in events]
-    assert kinds[0] == "started" and "case" in kinds and kinds[-1] == "done"
+    assert kinds[0] == "started" and "case" in kinds  # the queue sends its own `done`, with the result
 
 
 def test_remote_cancel_stops_the_job(service):
@@ -46,15 +46,13 @@ def test_remote_cancel_stops_the_job(service):
     cancel = threading.Event()
     threading.Timer(1.0, cancel.set).start()
     started = time.monotonic()
-    result = classify(job, RemoteBackend(service.path).run(job, lambda e: None, cancel))
+    result = execute(RemoteBackend(service.path), job, cancel, lambda kind, data: None).result
     assert result.status == RunStatus.CANCELLED and time.monotonic() - started < 10
 
 
 def test_unreachable_runner_fails_the_run_cleanly(tmp_path):
     job = make_job("print(1)")
-    result = classify(
-        job, RemoteBackend(tmp_path / "nobody.sock").run(job, lambda e: None, threading.Event())
-    )
+    result = run_job_on(RemoteBackend(tmp_path / "nobody.sock"), job)
     assert result.status == RunStatus.ERROR and "unreachable" in result.summary
 
 
@@ -66,7 +64,7 @@ def test_runner_refuses_other_uids(tmp_path):
         time.sleep(0.01)
     try:
         job = make_job("print(1)")
-        result = classify(job, RemoteBackend(path).run(job, lambda e: None, threading.Event()))
+        result = run_job_on(RemoteBackend(path), job)
         assert result.status == RunStatus.ERROR and "refused the job: uid" in result.summary
     finally:
         svc.stop()

@@ -8,15 +8,13 @@ runtimes passed on the local backend.
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from sandbox.backends import capability_report, create_backend, default_backend_name
 from sandbox.host.runtimes import discover
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
-from sandbox.results.classify import classify
+from tests.sandbox.conftest import run_job_on
 
 pytestmark = [
     pytest.mark.slow,
@@ -62,6 +60,6 @@ def test_more_than_one_runtime_is_installed():
 @pytest.mark.parametrize("name", RUNTIMES.names)
 def test_every_runtime_runs_a_pallas_kernel_in_the_jail_on_its_own_jax(backend, name):
     job = make_job(KERNEL, chip="v5e", runtime=name, trace=False)
-    result = classify(job, backend.run(job, lambda event: None, threading.Event()))
+    result = run_job_on(backend, job)
     assert result.status is RunStatus.PASSED, (result.status, result.summary)
     assert result.versions is not None and result.versions.jax == name

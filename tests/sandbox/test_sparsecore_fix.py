@@ -7,7 +7,6 @@ a bare interpreter (no fix) shows the bug, so a JAX that fixes or changes it mak
 import json
 import subprocess
 import sys
-import threading
 
 import pytest
 
@@ -15,7 +14,7 @@ from sandbox.backends import create_backend
 from sandbox.harness.interpret_fixes import SPARSECORE_AXIS_INDEX
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
-from sandbox.results.classify import classify
+from tests.sandbox.conftest import run_job_on
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +60,7 @@ def test_harness_gives_each_sparsecore_its_own_index():
     job = make_job(KERNEL, chip="tpu7x", timing_budget_seconds=0.1)
     backend = create_backend("local")
     try:
-        result = classify(job, backend.run(job, lambda event: None, threading.Event()))
+        result = run_job_on(backend, job)
     finally:
         backend.close()
     assert result.status == RunStatus.PASSED, result.summary

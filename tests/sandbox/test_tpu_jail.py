@@ -10,7 +10,6 @@ metadata server, not refused a file. On the CPU slot an interpret job must never
 from __future__ import annotations
 
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from sandbox.jail.runtime import Runtime
 from sandbox.jobs.build import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import RunResult, RunStatus
-from sandbox.results.classify import classify
+from tests.sandbox.conftest import run_job_on
 
 TPU_RUNTIME = Runtime(Path(os.environ.get("PLAYGROUND_TPU_JOB_RUNTIME", "/opt/pallas-playground-tpu")))
 pytestmark = [
@@ -81,8 +80,7 @@ def backend():
 def run(backend: HardenedBackend, mode: str) -> tuple[RunResult, float]:
     job = make_job(PROBE, chip="v5e", mode=mode, limits=default_limits(wall_seconds=30), trace=False)
     start = time.monotonic()
-    execution = backend.run(job, lambda event: None, threading.Event())
-    return classify(job, execution), time.monotonic() - start
+    return run_job_on(backend, job), time.monotonic() - start
 
 
 def test_libtpu_starts_in_the_jail_and_fails_fast_for_want_of_a_device(backend):

@@ -35,9 +35,11 @@ JAX = {"jax", "jaxlib", "libtpu"}
 ALLOWED: dict[str, set[str]] = {
     "protocol": {"protocol"},
     "domain": {"protocol", "domain"},
-    "backends": {"protocol", "domain", "backends", "jail"},
+    "backends": {"protocol", "domain", "backends", "jail", "verdict"},
     "jail": {"protocol", "domain", "jail", "harness"},
-    "harness": {"protocol", "harness"},
+    "harness": {"protocol", "harness", "verdict"},
+    # The checker: pure numpy, shared by the job child (encoding) and the host side (judging).
+    "verdict": {"protocol", "verdict"},
     "cli": {"protocol", "domain", "backends"},
     # The Redis queue, shared by the web servers and the workers: host side, no backends.
     "queue": {"protocol", "domain", "queue"},
@@ -54,7 +56,15 @@ def layer(module: str) -> str:
     parts = module.split(".")
     if parts[0] == "server":
         return "routes" if parts[:2] == ["server", "routes"] and len(parts) > 2 else "server"
-    if len(parts) > 1 and parts[1] in ("protocol", "backends", "jail", "harness", "queue", "worker"):
+    if len(parts) > 1 and parts[1] in (
+        "protocol",
+        "backends",
+        "jail",
+        "harness",
+        "queue",
+        "worker",
+        "verdict",
+    ):
         return parts[1]
     return "cli" if module == "sandbox.__main__" else "domain"
 
@@ -295,7 +305,7 @@ def test_the_forwarded_kinds_are_protocol_kinds_and_the_queue_forwards_exactly_t
     assert FORWARDED is FORWARDED_KINDS
     assert {k for k in kinds if progress(k, {}, 0.0) is not None} == FORWARDED_KINDS
     # What stays inside the job's own report: big payloads folded into the result, internal logs.
-    assert kinds - FORWARDED_KINDS == {"trace", "estimate", "log", "done"}
+    assert kinds - FORWARDED_KINDS == {"trace", "estimate", "log", "done", "case_outputs", "expected"}
 
 
 def test_the_page_follows_exactly_the_kinds_the_server_streams():

@@ -2,8 +2,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from sandbox.harness.checks.compare import FIRST_MISMATCHES, compare, tolerance_for
 from sandbox.protocol import Tolerance
+from sandbox.verdict.compare import FIRST_MISMATCHES, compare, tolerance_for
 
 TOL = Tolerance(rtol=1e-3, atol=1e-3)
 

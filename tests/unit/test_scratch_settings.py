@@ -2,9 +2,9 @@
 
 import pytest
 
-from sandbox.harness.checks.cases import output_tolerance, scratch_tolerances
 from sandbox.jobs.build import MAX_DEVICES, JobError, make_job, scratch_devices
 from sandbox.protocol import Tolerance
+from sandbox.verdict.tolerances import output_tolerance, scratch_tolerances
 
 
 @pytest.mark.parametrize(

@@ -1,15 +1,19 @@
 import numpy as np
 
-from sandbox.harness.checks.cases import case_result
-from sandbox.harness.checks.vacuous import vacuous_note
 from sandbox.protocol import Case, Tolerance
+from sandbox.protocol.events import CaseExpected, CaseRan
+from sandbox.verdict import arrays
+from sandbox.verdict.judge import Expected, judge
+from sandbox.verdict.vacuous import vacuous_note
 
 TOL = Tolerance(rtol=1e-4, atol=1e-4)
 CASE = Case(name="c", dtype="float32", seed=0, dims={"n": 8})
 
 
 def _result(expected: np.ndarray, got: np.ndarray):
-    return case_result(CASE, (expected,), [("out", got)], [("out", expected)], {"*": TOL}, 0.0, [], False)
+    want = CaseExpected(0, 1, CASE, "d", ((8, 8),), arrays.encode([("out", expected)]))
+    ran = CaseRan(0, CASE.name, 0.0, "d", arrays.encode([("out", got)]), kernels=1)
+    return judge(Expected.of(want), ran, {"*": TOL})
 
 
 def test_zero_reference_for_zero_inputs_warns_vacuous():

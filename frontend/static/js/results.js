@@ -16,6 +16,7 @@ import { traceSummary } from "./trace.js";
 const STATUS_TEXT = {
   passed: "passed",
   rejected: "rejected by the TPU compiler",
+  no_kernel: "no Pallas kernel ran",
   mismatch: "mismatch",
   error: "error",
   timeout: "timeout",
@@ -31,8 +32,9 @@ export const RESULT_FIELDS = [
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
   "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace", "estimate", "sweep",
+  "checked_by",
 ];
-export const CASE_FIELDS = ["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races"];
+export const CASE_FIELDS = ["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races", "kernels"];
 
 function statusLine(result) {
   const status = result.status || "running";
@@ -41,6 +43,18 @@ function statusLine(result) {
     { class: "status-line" },
     h("span", { id: "status", class: "badge", dataset: { status } }, STATUS_TEXT[status] || status),
     h("span", { id: "summary", class: "summary" }, result.summary || ""),
+  );
+}
+
+// Who made the verdict (the checker, outside the kernel's process), and what the kernel's own
+// process reported: the timings, memory, trace and estimate below come from the process that ran
+// the user's code, so a kernel could have changed them; the verdict it could not.
+function trustNote(result) {
+  if (!result.checked_by) return null;
+  return h(
+    "p",
+    { class: "muted trust-note", id: "checked-by" },
+    `Verdict: checked against ${result.checked_by}. Timings, memory, the trace and the estimate are as reported by the kernel's own process.`,
   );
 }
 
@@ -116,7 +130,13 @@ function timingSection(timing, chip) {
   if (isNum(timing.roofline_seconds)) {
     rows.push([`Roofline bound on ${chip || "the chip"}`, `${seconds(timing.roofline_seconds)} (see Roofline below)`]);
   }
-  const title = h("span", {}, "Timing", timing.simulated ? h("span", { class: "badge sim", id: "simulated" }, "CPU simulation") : null);
+  const title = h(
+    "span",
+    {},
+    "Timing",
+    timing.simulated ? h("span", { class: "badge sim", id: "simulated" }, "CPU simulation") : null,
+    h("span", { class: "badge reported", title: "Measured inside the process that ran the kernel's code: not part of the verdict." }, "reported by the kernel's process"),
+  );
   return section(
     "timing-section",
     title,
@@ -217,6 +237,7 @@ export function renderResult(root, result, ctx) {
   root.replaceChildren(
     ...[
       statusLine(result),
+      trustNote(result),
       result.cached_from ? cachedNote(result, ctx.onRunFresh) : null,
       result.limit ? h("p", { class: "limit", id: "limit" }, `Limit hit: ${result.limit}`) : null,
       result.error ? errorSection(result.error, ctx.onGoToLine) : null,

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sandbox.harness.checks.compare import as_float64, compare
 from sandbox.protocol import Tolerance
+from sandbox.verdict.compare import as_float64, compare
 
 Outputs = list[tuple[str, np.ndarray]]
 

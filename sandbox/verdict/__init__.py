@@ -1,0 +1,10 @@
+"""The checker: a run's verdict, made outside every process that ran user code.
+
+A run is two jobs (`sandbox.backends.checking`): the reference's process makes each case's inputs
+and expected outputs, the kernel's process runs the kernel and sends what it returned; both send
+arrays over the size-capped protocol channel (`sandbox.protocol.arrays`). Here, in the trusted
+process that ran both jobs, the arrays are decoded and checked against their headers
+(`arrays`), compared with each output's tolerance (`compare`, `tolerances`), and a case's verdict
+is made (`judge`), with the warning when the check could not tell a wrong kernel from a right one
+(`vacuous`). Pure numpy, no JAX: the server and the workers import it.
+"""

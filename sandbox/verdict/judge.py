@@ -1,0 +1,85 @@
+"""One case's verdict, from the reference's expected outputs and what the kernel's process sent.
+
+Every output is compared with its own tolerance; the case fails if any output does, if the kernel
+sent a different number of outputs, if the race detector fired, or if the kernel was given other
+inputs than the reference's (a `make_inputs` that is not a function of its seed, or a kernel that
+changed them). Only what the comparison needs comes from the kernel's process as data; its notes,
+races and kernel count are its own report, shown as such.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sandbox.protocol import CaseResult, Race, Tolerance
+from sandbox.protocol.events import CaseExpected, CaseRan
+from sandbox.verdict import arrays
+from sandbox.verdict.compare import compare
+from sandbox.verdict.tolerances import output_tolerance
+from sandbox.verdict.vacuous import vacuous_note
+
+INPUTS_DIFFER = (
+    "the kernel was given other inputs than the reference: make_inputs must depend on its seed only "
+    "(the checker makes the inputs again in a process of its own)"
+)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One case as the reference's process computed it, decoded and vetted."""
+
+    event: CaseExpected
+    outputs: list[tuple[str, np.ndarray]]
+
+    @classmethod
+    def of(cls, event: CaseExpected) -> Expected:
+        return cls(event=event, outputs=arrays.decode(event.outputs))
+
+
+def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> CaseResult:
+    """The case's verdict; `arrays.ChannelError` if the kernel's process sent unreadable outputs."""
+    got = arrays.decode(ran.outputs)
+    want = expected.outputs
+    checks = tuple(
+        compare(name, got[i][1], w, output_tolerance(name, str(w.dtype), declared))
+        for i, (name, w) in enumerate(want)
+        if i < len(got)
+    )
+    same_inputs = ran.inputs_digest == expected.event.inputs_digest
+    passed = len(got) == len(want) and all(c.passed for c in checks) and not ran.raced and same_inputs
+    notes = [
+        _count_note(len(got), len(want)),
+        "" if same_inputs else INPUTS_DIFFER,
+        _race_note(ran.raced, ran.race_count, ran.races),
+        *ran.notes,
+        vacuous_note(want, lambda name, dtype: output_tolerance(name, dtype, declared)),
+    ]
+    case = expected.event.case
+    return CaseResult(
+        name=case.name,
+        dtype=case.dtype,
+        dims=dict(case.dims),
+        input_shapes=expected.event.input_shapes,
+        tolerance=checks[-1].tolerance if checks else None,
+        passed=passed,
+        outputs=checks,
+        seconds=ran.seconds,
+        note="; ".join(filter(None, notes)),
+        races=ran.races,
+        kernels=ran.kernels,
+    )
+
+
+def _count_note(got: int, expected: int) -> str:
+    return f"the kernel returned {got} output(s), the reference {expected}" if got != expected else ""
+
+
+def _race_note(raced: bool, reported: int, found: Sequence[Race]) -> str:
+    if not raced:
+        return ""
+    count = f"{reported} data race(s)" if reported else "a data race"
+    shown = f" (the first {len(found)} listed)" if reported > len(found) else ""
+    return f"{count} detected by the interpret-mode race detector{shown}"
