@@ -127,9 +127,10 @@ def cache_key(job: Job) -> str | None:
 
 
 def expected_for(
-    backend: Backend, job: Job, cancel: threading.Event, cache: ReferenceCache = CACHE
+    backend: Backend, job: Job, cancel: threading.Event, cache: ReferenceCache | None = None
 ) -> Reference | ReferenceFailed | None:
     """Run (or reuse) the reference's job of `job`; None when the run checks nothing."""
+    cache = cache or CACHE
     ref_job = reference_job(job)
     if ref_job is None:
         return None

@@ -56,7 +56,7 @@ def test_a_second_loss_ends_the_run_with_an_infrastructure_message(redis_service
 
 def test_a_live_holder_keeps_its_run_past_the_lease(redis_service, prefix, tmp_path):
     with worker(redis_service, prefix) as backend, web(redis_service, prefix, tmp_path) as a:
-        run_id = a.post("/api/runs", json={"source": "block"}).json()["id"]
+        run_id = a.post("/api/runs", json={"source": "# block\n" + SOURCE}).json()["id"]
         wait_for(lambda: backend.jobs, what="the job")
         with worker(redis_service, prefix) as other:
             time.sleep(2 * LEASE_SECONDS)
