@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sandbox.backends import checking, create_backend, default_backend_name  # noqa: E402
-from sandbox.backends.execute import execute  # noqa: E402
-from sandbox.catalog.entries import load_catalog  # noqa: E402
-from sandbox.jobs.build import make_job  # noqa: E402
+from sandbox.backends import checking, create_backend, default_backend_name
+from sandbox.backends.execute import execute
+from sandbox.catalog.entries import load_catalog
+from sandbox.jobs.build import make_job
 
 SCRATCH = """
 import jax, jax.numpy as jnp

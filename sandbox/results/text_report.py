@@ -16,7 +16,9 @@ def render(result: RunResult, ir: str | None = None) -> str:
         v = result.versions
         lines.append(f"python {v.python} · jax {v.jax} · jaxlib {v.jaxlib} · {v.device_kind}")
     if result.checked_by:
-        lines.append(f"verdict: checked against {result.checked_by}; timings below are the kernel process's own report")
+        lines.append(
+            f"verdict: checked against {result.checked_by}; timings below are the kernel process's own report"
+        )
     for case in result.cases:
         lines += _case(case)
     for out in result.outputs:
