@@ -69,6 +69,11 @@ class Settings(BaseSettings):
         "space-separated addresses or networks (`10.0.0.5 10.1.0.0/16`); empty: the peer is the client.",
     )
     runs_kept: int = Field(500, description="Finished runs kept in memory for `GET /api/runs/{id}`.")
+    runs_kept_bytes: int = Field(
+        256 << 20,
+        description="Bytes the finished runs kept in memory may hold together (their results and event "
+        "logs); beyond it, or beyond `runs_kept`, the address holding the most loses its oldest run.",
+    )
     redis_url: str = Field(
         "",
         description="The shared run queue (`redis://host:6379/0`, Redis >= 7): runs, events, limits and the "

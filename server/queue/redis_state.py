@@ -15,6 +15,7 @@ from sandbox.backends import BackendHealth
 from sandbox.protocol import RunResult, from_json_dict
 from sandbox.queue import GROUP, lua
 from sandbox.queue.metrics import BUCKETS
+from server.queue.cache import cache_ref
 from server.queue.interface import PoolHealth, QueueHealth
 from server.queue.metrics import Histogram, MetricsSnapshot, lua_number
 
@@ -63,7 +64,7 @@ class RedisState:
         await self.redis.zadd(self.key("cache", "lru"), {key: await self._now()})
         entry = json.loads(text)
         result = from_json_dict(RunResult, entry["result"])
-        return dataclasses.replace(result, cached_from=entry["run"], cached_at=float(entry["at"]))
+        return dataclasses.replace(result, cached_from=cache_ref(entry["run"]), cached_at=float(entry["at"]))
 
     async def runs_of(self, pool: str) -> list[str]:
         """The pool's waiting runs and the runs its workers hold."""

@@ -2,7 +2,7 @@ import dataclasses
 
 from sandbox.limits import default_limits
 from sandbox.protocol import InterpretOptions, Job, RunResult, RunStatus
-from server.queue.cache import ResultCache, job_key
+from server.queue.cache import ResultCache, cache_ref, job_key
 from server.queue.ratelimit import RateLimiter
 
 JOB = Job(id="a", source="x", chip="v5p", mode="auto", options=InterpretOptions(), limits=default_limits())
@@ -27,7 +27,8 @@ def test_cache_returns_flagged_copies_and_skips_load_dependent_outcomes():
     cache.put("k1", "run1", result(RunStatus.PASSED))
     cache.put("k2", "run2", result(RunStatus.TIMEOUT))
     hit = cache.get("k1")
-    assert hit.cached_from == "run1" and hit.status == RunStatus.PASSED
+    assert hit.cached_from == cache_ref("run1") and hit.status == RunStatus.PASSED
+    assert "run1" not in hit.cached_from and cache_ref("run1") != cache_ref("run2")
     assert cache.get("k2") is None
 
 
