@@ -62,7 +62,9 @@ def reopen(runtimes: RuntimeSet, made_on: str | None) -> tuple[str, str]:
     )
 
 
-def public(runtimes: RuntimeSet) -> list[RuntimeOut]:
+def public(runtimes: RuntimeSet, unavailable: dict[str, str] | None = None) -> list[RuntimeOut]:
+    """The runtimes as `/api/runtimes` lists them; `unavailable`: jax version → why runs cannot start."""
+    down = unavailable or {}
     return [
         RuntimeOut(
             name=r.name,
@@ -72,6 +74,8 @@ def public(runtimes: RuntimeSet) -> list[RuntimeOut]:
             libtpu=r.libtpu,
             default=r is runtimes.default,
             features={k: FeatureOut(available=f.available, detail=f.detail) for k, f in r.features.items()},
+            available=r.name not in down,
+            unavailable_reason=down.get(r.name),
         )
         for r in runtimes.runtimes
     ]

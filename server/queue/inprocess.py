@@ -73,6 +73,7 @@ class InProcessQueue(InProcessEngine):
             problems.append(f"a queued run has waited {waited:.0f} s although a slot is free")
         if sandbox.quarantined_slots:
             notes.append(sandbox.detail)
+        notes += [f"jax {name} cannot run jobs: {why}" for name, why in sandbox.unavailable]
         return QueueHealth(
             kind="in-process",
             problems=problems,

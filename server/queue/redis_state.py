@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,8 @@ from sandbox.queue.metrics import BUCKETS
 from server.queue.cache import cache_ref
 from server.queue.interface import PoolHealth, QueueHealth
 from server.queue.metrics import Histogram, MetricsSnapshot, lua_number
+
+log = logging.getLogger(__name__)
 
 # A waiting run that waited this long while its pool had a free slot means dispatch is stuck.
 STUCK_QUEUE_SECONDS = 30.0
@@ -137,7 +140,9 @@ class RedisState:
         )
 
     def unreachable(self, exc: BaseException) -> QueueHealth:
-        reason = f"the run queue (Redis) is unreachable: {exc}"
+        # The address and the error name our hosts: the log has them, health (public) does not.
+        log.warning("health: the run queue (Redis) is unreachable: %s", exc)
+        reason = "the run queue (Redis) is unreachable, so no run can be queued or followed"
         return QueueHealth(
             kind="redis",
             problems=[reason],

@@ -29,6 +29,12 @@ class RuntimeOut(Wire):
         description="interpret_mode, interpret_options, race_detection, core_meshes, sparsecore, "
         "lowering_check, ir_views, trace, monitor, interpret_fixes; empty if the runtime was never probed.",
     )
+    available: bool = Field(
+        True, description="Whether runs can start on it now (false: see `unavailable_reason`)."
+    )
+    unavailable_reason: str | None = Field(
+        None, description="Why runs cannot start on it now, if they cannot."
+    )
 
 
 class MatrixRequest(Wire):
