@@ -85,6 +85,7 @@ def public(runtimes: RuntimeSet, unavailable: dict[str, str] | None = None) -> l
 class Matrix:
     id: str
     runs: tuple[tuple[str, str], ...]  # (runtime, run id), oldest runtime first
+    skipped: tuple[tuple[str, str], ...] = ()  # (runtime, why): runtimes that cannot run jobs now
 
 
 class Matrices:
@@ -95,8 +96,8 @@ class Matrices:
         self._items: collections.OrderedDict[str, Matrix] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def add(self, runs: list[tuple[str, str]]) -> Matrix:
-        matrix = Matrix(secrets.token_urlsafe(12), tuple(runs))
+    def add(self, runs: list[tuple[str, str]], skipped: tuple[tuple[str, str], ...] = ()) -> Matrix:
+        matrix = Matrix(secrets.token_urlsafe(12), tuple(runs), skipped)
         with self._lock:
             self._items[matrix.id] = matrix
             while len(self._items) > self.kept:

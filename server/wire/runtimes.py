@@ -79,11 +79,19 @@ class ChangeOut(Wire):
     text: str
 
 
+class SkippedRuntimeOut(Wire):
+    runtime: str
+    reason: str = Field(..., description="Why runs cannot start on it now (GET /api/runtimes says so too).")
+
+
 class MatrixOut(Wire):
     id: str
     url: str
     state: Literal["running", "done"]
     rows: list[MatrixRowOut] = Field(..., description="One per runtime, oldest first.")
+    skipped: list[SkippedRuntimeOut] = Field(
+        default_factory=list, description="Runtimes not run on, because their sandbox cannot start now."
+    )
     changes: list[ChangeOut] = Field(..., description="Where the outcome differs from the runtime before.")
     verdict: str = Field(..., description='One sentence, e.g. "passes up to 0.11.2, fails from 0.12.0.1: …".')
 

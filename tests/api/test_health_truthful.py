@@ -51,3 +51,17 @@ def test_a_runtime_that_cannot_start_degrades_health_without_naming_paths(tmp_pa
         assert listed["0.12.0.1"]["available"] is True and listed["0.12.0.1"]["unavailable_reason"] is None
         for text in (health.text, client.get("/api/runtimes").text, str(result)):
             assert "/opt" not in text and ".jax-" not in text and "install-job-runtime" not in text
+
+
+def test_run_on_all_versions_skips_a_runtime_that_cannot_start_with_the_reason(tmp_path):
+    backend = RuntimeBackend("fake", RUNTIMES, make)
+    settings = Settings(data_dir=tmp_path, slots=1, rate_per_minute=0)
+    with TestClient(create_app(settings, backend=backend, runtimes=RUNTIMES)) as client:
+        failed = client.post("/api/runs", json={"source": "x = 1\n", "runtime": "0.11.2"}).json()
+        wait_done(client, failed["id"])
+        matrix = client.post("/api/matrices", json={"source": "x = 2\n"}).json()
+        assert [row["runtime"] for row in matrix["rows"]] == ["0.12.0.1"]
+        assert [s["runtime"] for s in matrix["skipped"]] == ["0.11.2"]
+        assert "could not start" in matrix["skipped"][0]["reason"]
+        only = client.post("/api/matrices", json={"source": "x = 3\n", "runtimes": ["0.11.2"]})
+        assert only.status_code == 503 and only.headers["content-type"] == "application/problem+json"
