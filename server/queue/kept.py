@@ -56,7 +56,8 @@ def to_forget(done: Sequence[KeptRun], most_runs: int, most_bytes: int) -> list[
         held[r.address] += r.bytes
         oldest[r.address].append(r)
     total, kept, forget = sum(held.values()), len(done), []
-    while kept > max(0, most_runs) or (total > most_bytes and kept > 0):
+    # Over the bytes, the newest run stays even alone: one run's size is bounded on its own.
+    while kept > max(0, most_runs) or (total > most_bytes and kept > 1):
         by_bytes = total > most_bytes
         address = max(count, key=lambda a: (held[a], count[a]) if by_bytes else (count[a], held[a]))
         run = oldest[address].popleft()

@@ -53,3 +53,13 @@ def test_rate_limiter_allows_a_burst_then_the_rate():
 def test_rate_limiter_zero_means_unlimited():
     limiter = RateLimiter(per_minute=0, burst=0)
     assert all(limiter.take("c") == 0 for _ in range(100))
+
+
+def test_kept_runs_forget_the_heaviest_address_first():
+    from server.queue.kept import KeptRun, to_forget
+
+    victim = KeptRun("v", "192.0.2.1", 100)
+    flood = [KeptRun(f"f{i}", "6.6.6.6", 100) for i in range(5)]
+    assert to_forget([victim, *flood], most_runs=4, most_bytes=10**9) == ["f0", "f1"]
+    assert to_forget([victim, *flood], most_runs=99, most_bytes=350) == ["f0", "f1", "f2"]
+    assert to_forget([KeptRun("big", "a", 10**6)], most_runs=5, most_bytes=10) == []  # the newest stays
