@@ -136,14 +136,14 @@ def progress(kind: str, data: dict[str, Any], t: float) -> dict[str, Any] | None
     return {**clip(slim(data) if kind == "lowering" else data, chars), "t": t}
 
 
-def clip[T](value: T, chars: int) -> T:
-    """`value` with every string in it cut to `chars` characters (an ellipsis says where)."""
+def clip(value: Any, chars: int) -> Any:
+    """`value` (decoded JSON) with every string in it cut to `chars` characters (an ellipsis says where)."""
     if isinstance(value, str) and len(value) > chars:
-        return value[: chars - 1] + "…"  # type: ignore[return-value]  # a str, as given
+        return value[: chars - 1] + "…"
     if isinstance(value, dict):
-        return {k: clip(v, chars) for k, v in value.items()}  # type: ignore[return-value]
+        return {k: clip(v, chars) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(clip(v, chars) for v in value)  # type: ignore[return-value]
+        return [clip(v, chars) for v in value]
     return value
 
 
