@@ -137,3 +137,16 @@ def wait_for(condition, timeout: float = 30.0) -> None:
     while not condition():
         assert time.monotonic() < end, "timed out"
         time.sleep(0.01)
+
+
+def test_a_follower_holding_a_dropped_progress_id_resumes_after_it(tmp_path):
+    with behind_proxy(FloodBackend(), tmp_path) as client:
+        run_id = post(client, "192.0.2.1", "me", "flood").json()["id"]
+        wait_done(client, run_id, timeout=30.0)
+        run = client.app.state.queue.get(run_id)
+        kept_ids = [e["id"] for e in run.events]
+        dropped = next(i for i in range(run.next_id) if i not in kept_ids and i > kept_ids[1])
+        headers = {"Last-Event-ID": str(dropped)}
+        with client.stream("GET", f"/api/runs/{run_id}/events", headers=headers) as response:
+            ids = [int(line[4:]) for line in response.iter_lines() if line.startswith("id: ")]
+        assert ids == [i for i in kept_ids if i > dropped] and ids[-1] == kept_ids[-1]  # ends with `done`
