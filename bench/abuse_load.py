@@ -7,7 +7,9 @@ clients; every other run is a row of the hostile corpus (`tests/sandbox/hostile_
 floods, bombs, forged reports, unstoppable threads, …), the rest a normal kernel that must pass.
 Each client follows its run's events to `done`. Reported: HTTP 5xx (must be 0), runs never done
 (stuck), runs done without a result (lost), normal runs that did not pass, health and live slots at
-the end, and wall time and throughput. Rate limits are off (this measures the sandbox and the queue,
+the end, the web server's memory (RSS at the start and the end, and its peak: the `progress_flood` row
+writes 44 MiB of schema-valid events per run, which must not stay in the server), and wall time and
+throughput. Rate limits are off (this measures the sandbox and the queue,
 not the limiter); limits are the corpus's (20 s wall, 1 GiB).
 """
 
@@ -77,6 +79,12 @@ def one(base: str, index: int, host: Host) -> tuple[str, str, int, str, str]:
     return kind, name, status, result["status"], result.get("summary", "")
 
 
+def rss_mb(pid: int) -> dict[str, float]:
+    """The process's resident memory now (VmRSS) and at its peak (VmHWM), in MB."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return {name: int(fields[name].split()[0]) / 1024 for name in ("VmRSS", "VmHWM")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
@@ -98,11 +106,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data:
         proc, base = start_server(args.sandbox, Path(data), slots=None)
         try:
+            memory_before = rss_mb(proc.pid)
             started = time.monotonic()
             with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:
                 outcomes = list(pool.map(lambda i: one(base, i, host), range(args.runs)))
             wall = time.monotonic() - started
             health_status, health = request("GET", f"{base}/api/health")
+            memory_after = rss_mb(proc.pid)
         finally:
             proc.terminate()
             proc.wait(30)
@@ -125,6 +135,10 @@ def main() -> None:
     print(
         f"health at the end: HTTP {health_status}, {health['status']}, slots alive {health['slots_alive']}/{health['slots']}, "
         f"sandbox restarts {health['sandbox']['restarts']}, quarantined {health['sandbox']['quarantined_slots']}"
+    )
+    print(
+        f"web server RSS: {memory_before['VmRSS']:.0f} MB at the start, {memory_after['VmRSS']:.0f} MB at the end, "
+        f"peak {memory_after['VmHWM']:.0f} MB"
     )
     print(f"wall {wall:.1f} s, {args.runs / wall:.2f} runs/s")
 

@@ -31,6 +31,7 @@ from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
 from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
 from server.settings import Settings
+from server.store.quota import StoreQuota
 from server.sweeps import SweepRegistry
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ def create_app(
     app.state.sweeps = SweepRegistry(settings.runs_kept)
     app.state.backend_name, app.state.backend_note = name, note
     app.state.trusted_proxies = parse_networks(settings.trusted_proxies)
+    app.state.store_quota = StoreQuota(settings)
     problems.install(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(BodyLimit, limit=settings.body_bytes)

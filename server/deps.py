@@ -16,6 +16,7 @@ from server.runtimes import Matrices
 from server.settings import Settings
 from server.store.choice import open_configured
 from server.store.lessons import LessonStore, lesson_store
+from server.store.quota import StoreQuota
 from server.store.shares import ShareStore, share_store
 from server.store.sqlite import RecordDatabase
 from server.sweeps import SweepRegistry
@@ -80,6 +81,10 @@ def _client(request: Request) -> Client:
     return identify(peer, dict(request.headers), request.app.state.trusted_proxies)
 
 
+def _quota(request: Request) -> StoreQuota:
+    return request.app.state.store_quota
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 QueueDep = Annotated[RunQueue, Depends(_runner)]
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
@@ -90,3 +95,5 @@ VersionsDep = Annotated[VersionInfo, Depends(_versions)]
 RuntimesDep = Annotated[RuntimeSet, Depends(_runtimes)]
 MatricesDep = Annotated[Matrices, Depends(_matrices)]
 SweepsDep = Annotated[SweepRegistry, Depends(_sweeps)]
+DatabaseDep = Annotated[RecordDatabase, Depends(_database)]
+QuotaDep = Annotated[StoreQuota, Depends(_quota)]

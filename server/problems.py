@@ -55,9 +55,10 @@ _MEANINGS = {
     409: "Not ready yet (e.g. a run that has not finished)",
     413: "Request or source too large",
     422: "Invalid request",
-    429: "Too many runs from this client or address (see Retry-After)",
+    429: "Too many runs, or saves of shares and lessons, from this client or address (see Retry-After)",
     500: "A fault of the server",
     503: "The queue is full (see Retry-After)",
+    507: "No room to store more shares and lessons",
 }
 
 

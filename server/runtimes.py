@@ -62,7 +62,9 @@ def reopen(runtimes: RuntimeSet, made_on: str | None) -> tuple[str, str]:
     )
 
 
-def public(runtimes: RuntimeSet) -> list[RuntimeOut]:
+def public(runtimes: RuntimeSet, unavailable: dict[str, str] | None = None) -> list[RuntimeOut]:
+    """The runtimes as `/api/runtimes` lists them; `unavailable`: jax version → why runs cannot start."""
+    down = unavailable or {}
     return [
         RuntimeOut(
             name=r.name,
@@ -72,6 +74,8 @@ def public(runtimes: RuntimeSet) -> list[RuntimeOut]:
             libtpu=r.libtpu,
             default=r is runtimes.default,
             features={k: FeatureOut(available=f.available, detail=f.detail) for k, f in r.features.items()},
+            available=r.name not in down,
+            unavailable_reason=down.get(r.name),
         )
         for r in runtimes.runtimes
     ]
@@ -81,6 +85,7 @@ def public(runtimes: RuntimeSet) -> list[RuntimeOut]:
 class Matrix:
     id: str
     runs: tuple[tuple[str, str], ...]  # (runtime, run id), oldest runtime first
+    skipped: tuple[tuple[str, str], ...] = ()  # (runtime, why): runtimes that cannot run jobs now
 
 
 class Matrices:
@@ -91,8 +96,8 @@ class Matrices:
         self._items: collections.OrderedDict[str, Matrix] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def add(self, runs: list[tuple[str, str]]) -> Matrix:
-        matrix = Matrix(secrets.token_urlsafe(12), tuple(runs))
+    def add(self, runs: list[tuple[str, str]], skipped: tuple[tuple[str, str], ...] = ()) -> Matrix:
+        matrix = Matrix(secrets.token_urlsafe(12), tuple(runs), skipped)
         with self._lock:
             self._items[matrix.id] = matrix
             while len(self._items) > self.kept:

@@ -69,6 +69,28 @@ class Settings(BaseSettings):
         "space-separated addresses or networks (`10.0.0.5 10.1.0.0/16`); empty: the peer is the client.",
     )
     runs_kept: int = Field(500, description="Finished runs kept in memory for `GET /api/runs/{id}`.")
+    runs_kept_bytes: int = Field(
+        256 << 20,
+        description="Bytes the finished runs kept in memory may hold together (their results and event "
+        "logs); beyond it, or beyond `runs_kept`, the address holding the most loses its oldest run.",
+    )
+    store_saves_per_minute: float = Field(
+        20, description="Shares and lesson saves per minute one network address may make (0: unlimited)."
+    )
+    store_saves_burst: int = Field(
+        20,
+        description="Shares and lesson saves one network address may make at once before its rate applies.",
+    )
+    store_address_bytes_per_hour: int = Field(
+        64 << 20,
+        description="Bytes of new shares and lessons one network address may store per hour (a budget that "
+        "refills over the hour; content already stored costs nothing; 0: unlimited).",
+    )
+    store_bytes: int = Field(
+        4 << 30,
+        description="Bytes all shares and lessons together may take in the database; beyond it saves get "
+        "507 (existing links keep working; 0: unlimited).",
+    )
     redis_url: str = Field(
         "",
         description="The shared run queue (`redis://host:6379/0`, Redis >= 7): runs, events, limits and the "

@@ -20,6 +20,9 @@ class BackendHealth:
     detail: str = ""
     restarts: int = 0  # times the backend replaced a broken part of itself (e.g. its pool)
     quarantined_slots: int = 0  # slots taken out of service by a job that could not be stopped
+    # Runtimes that cannot run jobs now: (jax version, why in the user's terms; no paths, no internal
+    # names: those go to the log).
+    unavailable: tuple[tuple[str, str], ...] = ()
 
 
 class Backend(Protocol):

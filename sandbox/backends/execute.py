@@ -8,12 +8,15 @@ status, a forwarded event and a cached answer mean the same thing whichever queu
 
 Also here, because they are part of "finishing a run": which protocol events are forwarded and in
 what shape (the harness's own `done` is replaced by the queue's, which carries the whole result,
-and the trace is folded into the result only), and the results of runs that could not end
+and the trace is folded into the result only), how much of it (every queue keeps what it forwards
+while a run is kept, so a job's events are capped per string, per event and per run: a job cannot
+fill the web server or Redis through its report), and the results of runs that could not end
 normally (our faults, told apart from the user's code).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -45,6 +48,17 @@ CACHEABLE = frozenset(
     }
 )
 
+# A progress event's strings (a phase, a case name) are a few words; the harness's own are far shorter.
+PROGRESS_CHARS = 200
+# Any other forwarded string (an error message, a mismatch text): the result keeps the whole text.
+EVENT_CHARS = 4000
+# A forwarded event larger than this after clipping is not forwarded (the result carries it).
+EVENT_BYTES = 64 << 10
+# What one run may forward in all, and of it in `progress` events; later ones are dropped (the
+# `done` event is the queue's own), so a flood of progress still leaves room for the milestones.
+RUN_BYTES = 1 << 20
+PROGRESS_BYTES = 256 << 10
+
 # Called with (kind, data) for every event a follower may see, from the backend's thread.
 Forward = Callable[[str, dict[str, Any]], None]
 
@@ -71,13 +85,14 @@ def execute(backend: Backend, job: Job, cancel: threading.Event, forward: Forwar
         if isinstance(reference, checking.ReferenceFailed):
             return _reference_failed(job, reference, cancelled=cancel.is_set())
         checker = checking.Checker(job, reference)
+        budget = Budget(job.id)
 
         def sink(event: Event) -> None:
             if event.kind == "log":  # internal text (raw tracebacks): the host's log only
                 log.info("job %s: job log: %s", job.id, str(event.data.get("text", ""))[:20000])
             for seen in checker.see(event):
                 data = progress(seen.kind, seen.data, seen.t)
-                if data is not None:
+                if data is not None and budget.allows(seen.kind, data):
                     forward(seen.kind, data)
 
         execution = checker.rewrite(backend.run(job, sink, cancel))
@@ -143,10 +158,44 @@ def slim(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def progress(kind: str, data: dict[str, Any], t: float) -> dict[str, Any] | None:
-    """The data a follower sees for one harness event, or None if it is not forwarded."""
+    """The data a follower sees for one harness event (its strings clipped), or None if not forwarded."""
     if kind not in FORWARDED:
         return None
-    return {**(slim(data) if kind == "lowering" else data), "t": t}
+    chars = PROGRESS_CHARS if kind == "progress" else EVENT_CHARS
+    return {**clip(slim(data) if kind == "lowering" else data, chars), "t": t}
+
+
+def clip(value: Any, chars: int) -> Any:
+    """`value` (decoded JSON) with every string in it cut to `chars` characters (an ellipsis says where)."""
+    if isinstance(value, str) and len(value) > chars:
+        return value[: chars - 1] + "…"
+    if isinstance(value, dict):
+        return {k: clip(v, chars) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clip(v, chars) for v in value]
+    return value
+
+
+class Budget:
+    """The bytes one run may still forward: an event over `EVENT_BYTES`, past `PROGRESS_BYTES` of
+    progress or past `RUN_BYTES` in all is dropped (logged once); the run's result is whole anyway."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id, self.left, self.progress_left, self.warned = job_id, RUN_BYTES, PROGRESS_BYTES, False
+
+    def allows(self, kind: str, data: dict[str, Any]) -> bool:
+        size = len(json.dumps(data))
+        room = min(self.left, self.progress_left) if kind == "progress" else self.left
+        if size <= min(EVENT_BYTES, room):
+            self.left -= size
+            self.progress_left -= size if kind == "progress" else 0
+            return True
+        if not self.warned:
+            log.warning(
+                "job %s: a %s event of %d bytes was not forwarded (over the caps)", self.job_id, kind, size
+            )
+            self.warned = True
+        return False
 
 
 # -- what may be served again ------------------------------------------------------------------

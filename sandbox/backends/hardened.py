@@ -109,7 +109,7 @@ class HardenedBackend:
         try:
             pool = self.wait_ready(self.start_seconds)
             if pool is None:
-                return never_ran(f"the sandbox pool is not running ({self._pool_error or 'starting'})")
+                return never_ran(f"the sandbox pool is not running ({self._pool_state()})")
             execution, quarantined = self._run_in(pool, slot, job, on_event, cancel)
             return execution
         finally:
@@ -122,7 +122,7 @@ class HardenedBackend:
         quarantined = self.table.quarantined
         ready = pool is not None and pool.ready is not None
         if not ready:
-            detail = f"the sandbox pool is not running ({error or 'starting'})"
+            detail = f"the sandbox pool is not running ({self._pool_state(error)})"
         elif quarantined:
             detail = f"{quarantined} of {self.slots} slots out of service (a job that could not be stopped)"
         else:
@@ -133,6 +133,14 @@ class HardenedBackend:
             restarts=self.restarts,
             quarantined_slots=quarantined,
         )
+
+    def _pool_state(self, error: str | None = None) -> str:
+        """Why the pool is not running, in a user's terms: its error names install folders, so it
+        stays in the log (`sandbox pool failed to start: …`)."""
+        if error is None:
+            with self._pool_cond:
+                error = self._pool_error
+        return "starting" if error is None else "it failed to start; the operator's log says why"
 
     def close(self) -> None:
         self._closing.set()

@@ -8,6 +8,7 @@ service is unreachable or dies mid-job, the run fails cleanly with `infra_error`
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -15,6 +16,8 @@ from pathlib import Path
 
 from sandbox.backends.base import BackendHealth, EventSink
 from sandbox.protocol import Event, Execution, Job, from_json_dict, never_ran, to_json_dict
+
+log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.1
 HEALTH_SECONDS = 2.0
@@ -78,7 +81,9 @@ class RemoteBackend:
                 answer = json.loads(conn.makefile("rb").readline(65536))
             return from_json_dict(BackendHealth, answer["health"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            return BackendHealth(ok=False, detail=f"the job runner at {self.path} does not answer ({exc})")
+            # The socket's path is for the log: health is public.
+            log.warning("the job runner at %s does not answer: %s", self.path, exc)
+            return BackendHealth(ok=False, detail="the job runner service does not answer")
 
     def close(self) -> None:
         pass

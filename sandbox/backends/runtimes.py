@@ -19,6 +19,9 @@ from sandbox.host.runtimes import RuntimeInfo, RuntimeSet
 from sandbox.protocol import Execution, Job, never_ran
 
 log = logging.getLogger(__name__)
+# What a user (and `/api/health`) is told of a runtime whose sandbox failed to start; the reason, which
+# names install folders, is in the server's log.
+NOT_STARTING = "its sandbox could not start on this server (the operator's log says why)"
 
 
 class RuntimeBackend:
@@ -64,12 +67,11 @@ class RuntimeBackend:
         return self._elsewhere[name]
 
     def health(self) -> BackendHealth:
-        """The default runtime's (every run starts there unless it asks otherwise), with the others' troubles."""
+        """The default runtime's (every run starts there unless it asks otherwise), with the runtimes
+        whose sandbox failed to start as unavailable (in the user's terms; the log has the reasons)."""
         health = self.default.health()
-        troubles = [f"jax {name}: {why}" for name, why in sorted(self._failed.items())]
-        if not troubles:
-            return health
-        return dataclasses.replace(health, detail=f"{health.detail}; not starting: {'; '.join(troubles)}")
+        failed = tuple((name, NOT_STARTING) for name in sorted(self._failed))
+        return dataclasses.replace(health, unavailable=failed) if failed else health
 
     def close(self) -> None:
         with self._lock:

@@ -30,7 +30,9 @@ that chip kind):
    `lua.PRELUDE`) is the one way a run becomes done: result, `done` event, caps released, metrics
    counted, the entry acknowledged, the run and its events set to expire (`PLAYGROUND_RUNS_TTL`).
 5. **Events anywhere**: every event of a run is an entry of `run:ID:ev`; its entry id is the SSE
-   `id:`, so any web server can resume a stream after `Last-Event-ID`. Queue positions are computed
+   `id:`, so any web server can resume a stream after `Last-Event-ID`. The stream keeps its last
+   `worker_side.MAX_EVENTS` entries while the run runs; `end_run` drops its `progress` entries (the
+   result supersedes them) and writes the rest back under the same ids. Queue positions are computed
    by whichever web server a client follows (`lua.SNAPSHOT` through `fair_order`), sent without an id.
 6. **Liveness**: workers heartbeat into `workers:POOL` (a sorted set scored by expiry on Redis's own
    clock); a pool with no live worker refuses new runs (503), and a web server ends the runs of a

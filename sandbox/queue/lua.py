@@ -63,6 +63,39 @@ local function fair_remove(pool, addr, browser, run_id)
   return 1
 end
 
+-- The token buckets of server.queue.ratelimit.RateLimiter: a steady rate with some burst; the
+-- seconds until a token is there (0: one was taken).
+local function bucket(key, per_minute, burst, t)
+  if per_minute <= 0 then return 0 end
+  local rate = per_minute / 60.0
+  local v = redis.call('HMGET', key, 'tokens', 'last')
+  local tokens = math.min(burst, (tonumber(v[1]) or burst) + (t - (tonumber(v[2]) or t)) * rate)
+  local wait = 0
+  if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) / rate) end
+  redis.call('HSET', key, 'tokens', tokens, 'last', t)
+  redis.call('EXPIRE', key, math.ceil(burst / rate) + 60)
+  return wait
+end
+
+-- One run's tokens from its browser's and its address's buckets: the seconds to wait, or 0.
+local function take_tokens(addr, browser, rate, burst, address_rate, address_burst, t)
+  return math.max(bucket(k('rate', 'c', addr .. '/' .. browser), tonumber(rate), tonumber(burst), t),
+                  bucket(k('rate', 'a', addr), tonumber(address_rate), tonumber(address_burst), t))
+end
+
+-- A done run's stream keeps its milestones: the live-only events (progress) are dropped, the rest
+-- written back under their own ids, so a follower holding any id it was sent goes on from there.
+local function compact_events(ev)
+  local entries = redis.call('XRANGE', ev, '-', '+')
+  local kept = {}
+  for _, e in ipairs(entries) do
+    if e[2][1] ~= 'k' or e[2][2] ~= 'progress' then table.insert(kept, e) end
+  end
+  if #kept == #entries then return end
+  redis.call('DEL', ev)
+  for _, e in ipairs(kept) do redis.call('XADD', ev, e[1], unpack(e[2])) end
+end
+
 local function observe(name, pool, value)
   local h = k('metrics', name, pool)
   for _, bound in ipairs(BUCKETS) do
@@ -81,6 +114,7 @@ local function end_run(run_id, result, status, failure)
   redis.call('HSET', rk, 'state', 'done', 'result', result, 'finished', t)
   local ev = k('run', run_id, 'ev')
   redis.call('XADD', ev, '*', 'k', 'done', 'd', result)
+  compact_events(ev)
   redis.call('SREM', k('active', f[2]), run_id)
   redis.call('SREM', k('active', f[2] .. '/' .. f[3]), run_id)
   local ttl = tonumber(f[7]) or 3600
@@ -122,19 +156,6 @@ local run_id, pool, addr, browser = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local per_client, per_address, queue_size = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local t = now()
 
--- The token buckets of server.queue.ratelimit.RateLimiter: a steady rate with some burst.
-local function bucket(key, per_minute, burst)
-  if per_minute <= 0 then return 0 end
-  local rate = per_minute / 60.0
-  local v = redis.call('HMGET', key, 'tokens', 'last')
-  local tokens = math.min(burst, (tonumber(v[1]) or burst) + (t - (tonumber(v[2]) or t)) * rate)
-  local wait = 0
-  if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) / rate) end
-  redis.call('HSET', key, 'tokens', tokens, 'last', t)
-  redis.call('EXPIRE', key, math.ceil(burst / rate) + 60)
-  return wait
-end
-
 -- Caps count runs not yet done; a member whose run is done or gone no longer counts.
 local function active(key)
   for _, id in ipairs(redis.call('SMEMBERS', key)) do
@@ -149,8 +170,7 @@ if queued >= queue_size then return {'full', queued} end
 local mine, theirs = k('active', addr .. '/' .. browser), k('active', addr)
 if active(mine) >= per_client then return {'busy_client', per_client} end
 if active(theirs) >= per_address then return {'busy_address', per_address} end
-local wait = math.max(bucket(k('rate', 'c', addr .. '/' .. browser), tonumber(ARGV[13]), tonumber(ARGV[14])),
-                      bucket(k('rate', 'a', addr), tonumber(ARGV[15]), tonumber(ARGV[16])))
+local wait = take_tokens(addr, browser, ARGV[13], ARGV[14], ARGV[15], ARGV[16], t)
 if wait > 0 then return {'rate', wait} end
 local rk = k('run', run_id)
 redis.call('HSET', rk, 'state', 'queued', 'pool', pool, 'address', addr, 'browser', browser,
@@ -171,18 +191,23 @@ return {'ok', queued + 1}
     "run_id pool address browser job cache_key per_client per_address queue_size ttl cache_size rate_per_minute rate_burst address_rate_per_minute address_rate_burst",
 )
 
-# ARGV: prefix, run_id, pool, address, browser, job, result, ttl → 1
+# A run answered from the cache: done at once, but a run for the rate limits (not for the caps on
+# runs in flight: it costs no slot). ARGV: prefix, run_id, pool, address, browser, job, result, ttl,
+# rate_per_minute, rate_burst, address_rate_per_minute, address_rate_burst → {'ok', 0} | {'rate', seconds}
 STORE_DONE = _script(
     """
+local wait = take_tokens(ARGV[4], ARGV[5], ARGV[9], ARGV[10], ARGV[11], ARGV[12], now())
+if wait > 0 then return {'rate', wait} end
 local rk, ev = k('run', ARGV[2]), k('run', ARGV[2], 'ev')
 redis.call('HSET', rk, 'state', 'done', 'pool', ARGV[3], 'address', ARGV[4], 'browser', ARGV[5],
   'job', ARGV[6], 'result', ARGV[7], 'created', now(), 'ttl', ARGV[8])
 redis.call('XADD', ev, '*', 'k', 'done', 'd', ARGV[7])
 redis.call('EXPIRE', rk, tonumber(ARGV[8]))
 redis.call('EXPIRE', ev, tonumber(ARGV[8]))
-return 1
+return {'ok', 0}
 """,
-    "run_id pool address browser job result ttl",
+    "run_id pool address browser job result ttl rate_per_minute rate_burst address_rate_per_minute "
+    "address_rate_burst",
 )
 
 # A worker's slot asks for work. First an entry whose holder's lease ran out (its worker died):
@@ -252,16 +277,17 @@ return 0
     "pool consumer entry_id run_id attempt",
 )
 
-# One progress event of the attempt that holds the run (a superseded attempt writes nothing).
-# ARGV: prefix, run_id, attempt, kind, data → 1 | 0
+# One progress event of the attempt that holds the run (a superseded attempt writes nothing); the
+# stream keeps its last `max_events` (the bytes forwarded per run are capped by the worker's
+# `sandbox.backends.execute`). ARGV: prefix, run_id, attempt, kind, data, max_events → 1 | 0
 EMIT = _script(
     """
 local f = redis.call('HMGET', k('run', ARGV[2]), 'state', 'attempt')
 if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
-redis.call('XADD', k('run', ARGV[2], 'ev'), '*', 'k', ARGV[4], 'd', ARGV[5])
+redis.call('XADD', k('run', ARGV[2], 'ev'), 'MAXLEN', tonumber(ARGV[6]), '*', 'k', ARGV[4], 'd', ARGV[5])
 return 1
 """,
-    "run_id attempt kind data",
+    "run_id attempt kind data max_events",
 )
 
 # The attempt that holds the run ends it: exactly one result per run, whoever else tried.

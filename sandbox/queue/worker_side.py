@@ -11,6 +11,10 @@ import redis
 from sandbox.queue import lua
 from sandbox.queue.keys import DEFAULT_PREFIX, GROUP, Claim, check_pool_name
 
+# Events a run's stream keeps while it runs (the oldest go first): with the per-event and per-run
+# caps of `sandbox.backends.execute`, what one run can hold in Redis is bounded twice.
+MAX_EVENTS = 1000
+
 
 class WorkerQueue:
     def __init__(
@@ -77,7 +81,11 @@ class WorkerQueue:
         return "lost" if answer < 0 else "cancel" if answer == 1 else "carry on"
 
     def emit(self, claim: Claim, kind: str, data: str) -> bool:
-        return bool(self._emit(run_id=claim.run_id, attempt=claim.attempt, kind=kind, data=data))
+        return bool(
+            self._emit(
+                run_id=claim.run_id, attempt=claim.attempt, kind=kind, data=data, max_events=MAX_EVENTS
+            )
+        )
 
     def finish(self, claim: Claim, result: str, status: str, *, failure: bool, reusable: bool) -> bool:
         """End the run with `result` if this attempt still holds it; False: another one does."""

@@ -26,6 +26,7 @@ def in_process(settings: Settings, backend: Backend) -> RunQueue:
         queue_size=settings.queue_size,
         per_client=settings.per_client_queue,
         runs_kept=settings.runs_kept,
+        runs_kept_bytes=settings.runs_kept_bytes,
         cache=ResultCache(settings.cache_size),
         per_address=settings.per_address_queue,
         limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),

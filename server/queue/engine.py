@@ -2,9 +2,12 @@
 
 Runs wait in a two-level round-robin queue (`server.queue.fairness`: network addresses take turns, and
 browsers within an address), so one client that submits many runs, however many browser ids it
-mints, cannot starve the others; caps and rate limits hold per browser and per address; `slots` worker tasks take the next run and execute it on the sandbox backend in
-a thread (backends are blocking). Every run keeps its event log, so a Server-Sent-Events subscriber
-that connects late (or reconnects) replays everything it missed.
+mints, cannot starve the others; caps and rate limits hold per browser and per address (a cache hit
+is a run for the rate limits, though not for the caps on runs in flight); `slots` worker tasks take
+the next run and execute it on the sandbox backend in a thread (backends are blocking). Every run
+keeps its event log, so a Server-Sent-Events subscriber that connects late (or reconnects) replays
+what it missed; a done run keeps its milestones only, and done runs are bounded by count and bytes
+(`server.queue.kept`).
 
 The queue must outlive anything a job does: every step after a job (classifying, caching,
 notifying) is guarded, a run always ends `done`, and a slot worker that fails anyway is logged and
@@ -28,6 +31,7 @@ from sandbox.backends import Backend
 from sandbox.backends.execute import Finished, cancelled_before_start, execute, internal_error
 from sandbox.protocol import Job, RunResult, to_json_dict
 from server.clients import Client
+from server.queue import kept
 from server.queue.cache import ResultCache, job_key
 from server.queue.fairness import FairQueue
 from server.queue.interface import ClientBusyError, QueueFullError, RateLimitedError, State
@@ -52,9 +56,12 @@ class Run:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     started: float | None = None
     failure: bool = False  # the sandbox failed to run it (counted in the metrics)
+    next_id: int = 0  # event ids are never reused, though a done run's log drops live-only events
+    bytes: int = 0  # what its kept log holds, once done
 
     def push(self, kind: str, data: dict[str, Any]) -> None:
-        self.events.append({"id": len(self.events), "kind": kind, "data": data})
+        self.events.append({"id": self.next_id, "kind": kind, "data": data})
+        self.next_id += 1
         self.changed.set()
 
 
@@ -68,6 +75,7 @@ class InProcessEngine:
         per_client: int,
         per_address: int | None = None,
         runs_kept: int,
+        runs_kept_bytes: int = 256 << 20,
         cache: ResultCache | None = None,
         limiter: RateLimiter | None = None,
         address_limiter: RateLimiter | None = None,
@@ -86,6 +94,7 @@ class InProcessEngine:
             per_client,
             runs_kept,
         )
+        self.runs_kept_bytes = runs_kept_bytes
         self.runs: collections.OrderedDict[str, Run] = collections.OrderedDict()
         self.queue: FairQueue[Run] = FairQueue()
         self.running: set[str] = set()
@@ -144,6 +153,7 @@ class InProcessEngine:
         key = job_key(job, self.versions)
         cached = None if fresh else self.cache.get(key)
         if cached is not None:
+            self._take_tokens(client)
             return self._cached_run(job, client, cached)
         if self.queued >= self.queue_size:
             raise QueueFullError(self.retry_after(), self.queued)
@@ -152,9 +162,7 @@ class InProcessEngine:
             raise ClientBusyError(self.per_client)
         if len(active) >= self.per_address:
             raise ClientBusyError(self.per_address, "your network address")
-        wait = max(self.limiter.take(client.key), self.address_limiter.take(client.address))
-        if wait:
-            raise RateLimitedError(wait)
+        self._take_tokens(client)
         run = Run(id=new_run_id(), job=job, client=client)
         self.keys[run.id] = key
         self.runs[run.id] = run
@@ -164,10 +172,17 @@ class InProcessEngine:
         asyncio.get_running_loop().create_task(self._notify())
         return run
 
+    def _take_tokens(self, client: Client) -> None:
+        """One run's tokens from the browser's and the address's buckets, or `RateLimitedError`."""
+        wait = max(self.limiter.take(client.key), self.address_limiter.take(client.address))
+        if wait:
+            raise RateLimitedError(wait)
+
     def _cached_run(self, job: Job, client: Client, result: RunResult) -> Run:
         run = Run(id=new_run_id(), job=job, client=client, state="done", result=result)
         self.runs[run.id] = run
         run.push("done", to_json_dict(result))
+        run.bytes = kept.log_bytes(run.events)
         self._forget_old()
         return run
 
@@ -191,11 +206,11 @@ class InProcessEngine:
         else:
             run.cancel.set()
 
-    async def wait_for_events(self, run: Run, index: int, timeout: float) -> bool:
-        """Wait until `run` has an event at `index` or is done; False if `timeout` passed first."""
-        while index >= len(run.events) and run.state != "done":
+    async def wait_for_events(self, run: Run, after: int, timeout: float) -> bool:
+        """Wait until `run` has an event after id `after` or is done; False if `timeout` passed first."""
+        while after >= run.next_id - 1 and run.state != "done":
             run.changed.clear()
-            if index < len(run.events):
+            if after < run.next_id - 1:
                 break
             try:
                 await asyncio.wait_for(run.changed.wait(), timeout)
@@ -271,6 +286,9 @@ class InProcessEngine:
         run.result, run.state = result, "done"
         self.keys.pop(run.id, None)
         run.push("done", to_json_dict(result))
+        run.events = kept.compact(run.events)
+        run.bytes = kept.log_bytes(run.events)
+        self._forget_old()
         self.book.ended(
             LOCAL_POOL,
             result.status.value,
@@ -293,8 +311,10 @@ class InProcessEngine:
                 run.push("queued", {"position": place, "queued": self.queued, "eta_seconds": round(eta, 1)})
 
     def _forget_old(self) -> None:
-        done = [rid for rid, r in self.runs.items() if r.state == "done"]
-        for rid in done[: max(0, len(done) - self.runs_kept)]:
+        done = [
+            kept.KeptRun(r.id, r.client.address, r.bytes) for r in self.runs.values() if r.state == "done"
+        ]
+        for rid in kept.to_forget(done, self.runs_kept, self.runs_kept_bytes):
             del self.runs[rid]
 
 

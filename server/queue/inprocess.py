@@ -1,10 +1,12 @@
 """The embedded run queue: `server.queue.engine.InProcessEngine` (slots in this process, runs in memory) behind the
-`RunQueue` interface the routes speak. Event ids are the run's event indexes (0, 1, …)."""
+`RunQueue` interface the routes speak. Event ids count the run's events (0, 1, …)."""
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 from sandbox.protocol import Job, to_json_dict
 from server.clients import Client
@@ -42,18 +44,18 @@ class InProcessQueue(InProcessEngine):
         run = self.get(run_id)
         if run is None:
             return
-        # Our ids are event indexes: one we never issued (malformed, huge, past the end) replays the
-        # run from the start, so a reconnecting client always ends with `done`.
-        index = int(after) + 1 if after and after.isdigit() and len(after) <= 9 else 0
-        index = index if index <= len(run.events) else 0
+        # Our ids count the run's events: one we never issued (malformed, huge, past the end) replays
+        # the run from the start, so a reconnecting client always ends with `done`. A done run's log
+        # lacks its live-only events (`server.queue.kept`): a follower goes on from the next kept one.
+        last = int(after) if after and after.isdigit() and len(after) <= 9 else -1
+        last = last if last < run.next_id else -1
         while True:
-            while index < len(run.events):
-                event = run.events[index]
-                index += 1
+            while (event := _after(run.events, last)) is not None:
+                last = event["id"]
                 yield FollowEvent(str(event["id"]), event["kind"], event["data"])
             if run.state == "done":
                 return
-            if not await self.wait_for_events(run, index, 15.0):
+            if not await self.wait_for_events(run, last, 15.0):
                 yield None
 
     async def health(self) -> QueueHealth:
@@ -71,6 +73,7 @@ class InProcessQueue(InProcessEngine):
             problems.append(f"a queued run has waited {waited:.0f} s although a slot is free")
         if sandbox.quarantined_slots:
             notes.append(sandbox.detail)
+        notes += [f"jax {name} cannot run jobs: {why}" for name, why in sandbox.unavailable]
         return QueueHealth(
             kind="in-process",
             problems=problems,
@@ -97,3 +100,9 @@ class InProcessQueue(InProcessEngine):
     def _view(self, run: Run) -> RunView:
         result = to_json_dict(run.result) if run.result else None
         return RunView(id=run.id, state=run.state, position=self.position(run), result=result)
+
+
+def _after(events: list[dict[str, Any]], last: int) -> dict[str, Any] | None:
+    """The first event whose id is after `last` (ids ascend), or None."""
+    place = bisect.bisect_right(events, last, key=lambda e: e["id"])
+    return events[place] if place < len(events) else None

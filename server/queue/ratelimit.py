@@ -1,4 +1,5 @@
-"""Per-client token buckets: a steady rate of runs with some burst, then 429 with Retry-After."""
+"""Per-client token buckets: a steady rate of runs (or saves, or bytes) with some burst, then 429 with
+Retry-After."""
 
 from __future__ import annotations
 
@@ -14,15 +15,16 @@ class RateLimiter:
         self.clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}
 
-    def take(self, client: str) -> float:
-        """Spend one token; returns 0 if allowed, else the seconds until a token is available."""
+    def take(self, client: str, cost: float = 1.0) -> float:
+        """Spend `cost` tokens (one run; or bytes, for a byte budget); returns 0 if allowed, else the
+        seconds until that many are available."""
         if self.rate <= 0:
             return 0.0
         now = self.clock()
         tokens, last = self._buckets.get(client, (float(self.burst), now))
         tokens = min(float(self.burst), tokens + (now - last) * self.rate)
-        if tokens >= 1.0:
-            self._buckets[client] = (tokens - 1.0, now)
+        if tokens >= cost:
+            self._buckets[client] = (tokens - cost, now)
             return 0.0
         self._buckets[client] = (tokens, now)
-        return math.ceil((1.0 - tokens) / self.rate)
+        return math.ceil((cost - tokens) / self.rate)

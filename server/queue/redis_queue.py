@@ -132,17 +132,21 @@ class RedisQueue:
         run_id = new_run_id()
         job_text = json.dumps(to_json_dict(job))
         if not fresh and s.cache_size > 0 and (cached := await self.state.cached(key)) is not None:
-            result = json.dumps(to_json_dict(cached))
-            address, browser = client.address, client.browser
-            await self._store_done(
+            verdict, wait = await self._store_done(
                 run_id=run_id,
                 pool=pool,
-                address=address,
-                browser=browser,
+                address=client.address,
+                browser=client.browser,
                 job=job_text,
-                result=result,
+                result=json.dumps(to_json_dict(cached)),
                 ttl=s.runs_ttl,
+                rate_per_minute=s.rate_per_minute,
+                rate_burst=s.rate_burst,
+                address_rate_per_minute=s.address_rate_per_minute,
+                address_rate_burst=s.address_rate_burst,
             )
+            if verdict == "rate":
+                raise RateLimitedError(int(wait))
             return RunView(id=run_id, state="done", position=None, result=to_json_dict(cached))
         answer = await self._submit(
             run_id=run_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,8 +16,11 @@ from sandbox.backends import BackendHealth
 from sandbox.protocol import RunResult, from_json_dict
 from sandbox.queue import GROUP, lua
 from sandbox.queue.metrics import BUCKETS
+from server.queue.cache import cache_ref
 from server.queue.interface import PoolHealth, QueueHealth
 from server.queue.metrics import Histogram, MetricsSnapshot, lua_number
+
+log = logging.getLogger(__name__)
 
 # A waiting run that waited this long while its pool had a free slot means dispatch is stuck.
 STUCK_QUEUE_SECONDS = 30.0
@@ -63,7 +67,7 @@ class RedisState:
         await self.redis.zadd(self.key("cache", "lru"), {key: await self._now()})
         entry = json.loads(text)
         result = from_json_dict(RunResult, entry["result"])
-        return dataclasses.replace(result, cached_from=entry["run"], cached_at=float(entry["at"]))
+        return dataclasses.replace(result, cached_from=cache_ref(entry["run"]), cached_at=float(entry["at"]))
 
     async def runs_of(self, pool: str) -> list[str]:
         """The pool's waiting runs and the runs its workers hold."""
@@ -136,7 +140,9 @@ class RedisState:
         )
 
     def unreachable(self, exc: BaseException) -> QueueHealth:
-        reason = f"the run queue (Redis) is unreachable: {exc}"
+        # The address and the error name our hosts: the log has them, health (public) does not.
+        log.warning("health: the run queue (Redis) is unreachable: %s", exc)
+        reason = "the run queue (Redis) is unreachable, so no run can be queued or followed"
         return QueueHealth(
             kind="redis",
             problems=[reason],

@@ -10,11 +10,22 @@ Handlers are plain `def`: the SQLite store blocks, so FastAPI runs them in its t
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from fastapi import APIRouter, Header, Response
 
 from sandbox.catalog.entries import Catalog
 from server import versions
-from server.deps import CatalogDep, LessonsDep, SettingsDep, SharesDep, VersionsDep
+from server.deps import (
+    CatalogDep,
+    ClientDep,
+    DatabaseDep,
+    LessonsDep,
+    QuotaDep,
+    SettingsDep,
+    SharesDep,
+    VersionsDep,
+)
 from server.problems import ProblemError, problem_responses
 from server.settings import Settings
 from server.store.editor_state import check_editor_state, iso_utc
@@ -28,6 +39,7 @@ from server.store.lessons import (
     new_token,
 )
 from server.store.shares import ShareStore
+from server.store.sqlite import canonical_json
 from server.wire.schemas import (
     LessonCreate,
     LessonCreated,
@@ -39,7 +51,9 @@ from server.wire.schemas import (
     VersionInfo,
 )
 
-router = APIRouter(prefix="/api/lessons", tags=["lessons"], responses=problem_responses(400, 404, 413, 422))
+router = APIRouter(
+    prefix="/api/lessons", tags=["lessons"], responses=problem_responses(400, 404, 413, 422, 429, 507)
+)
 TOKEN_HEADER = "X-Lesson-Token"
 
 
@@ -59,10 +73,16 @@ def create_lesson(
     catalog: CatalogDep,
     settings: SettingsDep,
     running: VersionsDep,
+    quota: QuotaDep,
+    database: DatabaseDep,
+    client: ClientDep,
     response: Response,
 ) -> LessonCreated:
+    quota.admit(client.address)
     token = new_token()
-    lesson = store.create(record_of(body, shares, settings, catalog, running), token)
+    record = record_of(body, shares, settings, catalog, running)
+    quota.charge(database, client.address, "lessons", canonical_json(asdict(record)))
+    lesson = store.create(record, token)
     response.headers["Location"] = f"/api/lessons/{lesson.lesson}"
     return _created(lesson, token)
 
@@ -84,11 +104,16 @@ def revise_lesson(
     catalog: CatalogDep,
     settings: SettingsDep,
     running: VersionsDep,
+    quota: QuotaDep,
+    database: DatabaseDep,
+    client: ClientDep,
     response: Response,
     token: str = Header("", alias=TOKEN_HEADER, max_length=128),
 ) -> LessonCreated:
     """Save `body` as the lesson's next revision (200 and the same revision if nothing changed)."""
+    quota.admit(client.address)
     record = record_of(body, shares, settings, catalog, running)
+    quota.charge(database, client.address, "lessons", canonical_json(asdict(record)))
     try:
         lesson, new = store.revise(lesson_id, record, token)
     except UnknownLessonError:

@@ -21,7 +21,15 @@ from server.queue.interface import RunQueue, RunView
 from server.queue.problems import queue_problems
 from server.runtimes import Matrices, Matrix, choose
 from server.submit import build_job, check_request, submit
-from server.wire.runtimes import ChangeOut, FieldDiffOut, MatrixOut, MatrixRequest, MatrixRowOut, RunDiffOut
+from server.wire.runtimes import (
+    ChangeOut,
+    FieldDiffOut,
+    MatrixOut,
+    MatrixRequest,
+    MatrixRowOut,
+    RunDiffOut,
+    SkippedRuntimeOut,
+)
 
 router = APIRouter(
     prefix="/api/matrices", tags=["runtimes"], responses=problem_responses(400, 404, 409, 413, 422, 429, 503)
@@ -43,9 +51,17 @@ async def create_matrix(
         settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
     )
     names = body.runtimes if body.runtimes is not None else list(runtimes.names)
-    chosen = sorted({choose(runtimes, n, "runtimes").name for n in names}, key=version_key)
-    if not chosen:
+    asked = sorted({choose(runtimes, n, "runtimes").name for n in names}, key=version_key)
+    if not asked:
         raise ProblemError(422, "No runtime", "name at least one runtime, or leave `runtimes` out for all")
+    # A runtime whose sandbox cannot start is skipped with the reason, not run into an error row.
+    with queue_problems():
+        down = dict((await queue.health()).sandbox.unavailable)
+    chosen = [name for name in asked if name not in down]
+    skipped = tuple((name, down[name]) for name in asked if name in down)
+    if not chosen:
+        reasons = "; ".join(f"jax {name}: {why}" for name, why in skipped)
+        raise ProblemError(503, "No runtime available", reasons, headers={"Retry-After": "30"})
     lower = tuple(body.lower_chips) if body.lower_chips is not None else CHIPS
     jobs = [
         build_job(
@@ -69,7 +85,7 @@ async def create_matrix(
             with contextlib.suppress(Exception):
                 await queue.cancel(run.id)
         raise
-    made = matrices.add([(job.runtime, run.id) for job, run in zip(jobs, runs, strict=True)])
+    made = matrices.add([(job.runtime, run.id) for job, run in zip(jobs, runs, strict=True)], skipped)
     response.headers["Location"] = f"/api/matrices/{made.id}"
     return await _public(made, queue)
 
@@ -138,6 +154,7 @@ async def _public(made: Matrix, queue: RunQueue) -> MatrixOut:
         url=f"/api/matrices/{made.id}",
         state="done" if done else "running",
         rows=out,
+        skipped=[SkippedRuntimeOut(runtime=name, reason=why) for name, why in made.skipped],
         changes=[ChangeOut(**dataclasses.asdict(c)) for c in outcomes.changes(rows)],
         verdict=outcomes.verdict(rows),
     )

@@ -43,7 +43,13 @@ def assess(facts: QueueHealth, backend_name: str) -> Health:
         slots_alive=facts.slots_alive,
         worker_restarts=facts.worker_restarts,
         oldest_wait_seconds=facts.oldest_wait_seconds,
-        sandbox=SandboxHealth(backend=backend_name, **dataclasses.asdict(facts.sandbox)),
+        sandbox=SandboxHealth(
+            backend=backend_name,
+            ok=facts.sandbox.ok,
+            detail=facts.sandbox.detail,
+            restarts=facts.sandbox.restarts,
+            quarantined_slots=facts.sandbox.quarantined_slots,
+        ),
         queue=facts.kind,
         pools=[PoolHealthOut(**dataclasses.asdict(p)) for p in facts.pools],
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from sandbox.catalog import runtimes as catalog_runtimes
-from server.deps import RuntimesDep, SettingsDep
+from server.deps import QueueDep, RuntimesDep, SettingsDep
 from server.problems import problem_responses
 from server.runtimes import public
 from server.wire.runtimes import CatalogOutcomeOut, RuntimeOut
@@ -15,9 +15,10 @@ router = APIRouter(prefix="/api/runtimes", tags=["runtimes"], responses=problem_
 
 
 @router.get("", response_model=list[RuntimeOut])
-def list_runtimes(runtimes: RuntimesDep) -> list[RuntimeOut]:
-    """Newest first; the first is the default of every run that names none."""
-    return public(runtimes)
+async def list_runtimes(runtimes: RuntimesDep, queue: QueueDep) -> list[RuntimeOut]:
+    """Newest first; the first is the default of every run that names none. A runtime whose sandbox
+    could not start is marked unavailable, with the reason."""
+    return public(runtimes, dict((await queue.health()).sandbox.unavailable))
 
 
 @router.get("/catalog", response_model=dict[str, dict[str, CatalogOutcomeOut]])

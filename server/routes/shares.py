@@ -12,16 +12,28 @@ from starlette.concurrency import run_in_threadpool
 from sandbox.catalog.entries import Catalog
 from sandbox.host.runtimes import RuntimeSet
 from server import runtimes as jax_runtimes
-from server.deps import CatalogDep, QueueDep, RuntimesDep, SettingsDep, SharesDep
+from server.deps import (
+    CatalogDep,
+    ClientDep,
+    DatabaseDep,
+    QueueDep,
+    QuotaDep,
+    RuntimesDep,
+    SettingsDep,
+    SharesDep,
+)
 from server.problems import ProblemError, problem_responses
 from server.queue.interface import RunQueue
 from server.queue.problems import queue_problems
 from server.store import snapshots
 from server.store.editor_state import check_editor_state, iso_utc
-from server.store.shares import Share, ShareRecord
+from server.store.shares import Share, ShareRecord, encode_share
+from server.store.sqlite import canonical_json
 from server.wire.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
 
-router = APIRouter(prefix="/api/shares", tags=["shares"], responses=problem_responses(400, 404, 413, 422))
+router = APIRouter(
+    prefix="/api/shares", tags=["shares"], responses=problem_responses(400, 404, 413, 422, 429, 507)
+)
 
 
 def share_url(share_id: str) -> str:
@@ -41,8 +53,12 @@ async def create_share(
     settings: SettingsDep,
     runtimes: RuntimesDep,
     queue: QueueDep,
+    quota: QuotaDep,
+    database: DatabaseDep,
+    client: ClientDep,
     response: Response,
 ) -> ShareCreated:
+    quota.admit(client.address)
     check_editor_state(body.source, body.entry, settings, catalog)
     result, result_at = await kept_result(body, queue, catalog)
     record = ShareRecord(
@@ -55,6 +71,8 @@ async def create_share(
         result=result,
         result_at=result_at,
     )
+    content = canonical_json(encode_share(record))
+    await run_in_threadpool(quota.charge, database, client.address, "shares", content)
     share, new = await run_in_threadpool(store.put, record)
     if not new:
         response.status_code = 200

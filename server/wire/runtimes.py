@@ -29,6 +29,12 @@ class RuntimeOut(Wire):
         description="interpret_mode, interpret_options, race_detection, core_meshes, sparsecore, "
         "lowering_check, ir_views, trace, monitor, interpret_fixes; empty if the runtime was never probed.",
     )
+    available: bool = Field(
+        True, description="Whether runs can start on it now (false: see `unavailable_reason`)."
+    )
+    unavailable_reason: str | None = Field(
+        None, description="Why runs cannot start on it now, if they cannot."
+    )
 
 
 class MatrixRequest(Wire):
@@ -73,11 +79,19 @@ class ChangeOut(Wire):
     text: str
 
 
+class SkippedRuntimeOut(Wire):
+    runtime: str
+    reason: str = Field(..., description="Why runs cannot start on it now (GET /api/runtimes says so too).")
+
+
 class MatrixOut(Wire):
     id: str
     url: str
     state: Literal["running", "done"]
     rows: list[MatrixRowOut] = Field(..., description="One per runtime, oldest first.")
+    skipped: list[SkippedRuntimeOut] = Field(
+        default_factory=list, description="Runtimes not run on, because their sandbox cannot start now."
+    )
     changes: list[ChangeOut] = Field(..., description="Where the outcome differs from the runtime before.")
     verdict: str = Field(..., description='One sentence, e.g. "passes up to 0.11.2, fails from 0.12.0.1: …".')
 

@@ -125,3 +125,18 @@ class FakeBackend:
 
     def close(self) -> None:
         self.release.set()
+
+
+class FloodBackend(FakeBackend):
+    """A job whose report floods schema-valid `progress` events: a few of 4 MiB (the issue's attack,
+    under the 48 MiB report cap) and thousands of small ones, then passes."""
+
+    BIG_EVENTS, BIG_CHARS, SMALL_EVENTS = 11, 4 << 20, 5000
+
+    def run(self, job: Job, on_event, cancel: threading.Event) -> Execution:
+        big = "x" * self.BIG_CHARS
+        for i in range(self.BIG_EVENTS):
+            on_event(new_event("progress", phase="run", case=big, seconds=float(i), grid_steps=i))
+        for i in range(self.SMALL_EVENTS):
+            on_event(new_event("progress", phase="run", case=f"c{i}", seconds=float(i), grid_steps=i))
+        return super().run(job, on_event, cancel)

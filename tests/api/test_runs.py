@@ -3,6 +3,7 @@ import time
 
 import pytest
 
+from server.queue.cache import cache_ref
 from tests.api.conftest import make_client
 
 SOURCE = "def matmul(x, y):\n    return x @ y\n\n\ndef reference(x, y):\n    return x @ y\n"
@@ -166,7 +167,7 @@ def test_identical_run_is_served_from_cache_and_flagged(client, backend):
     again = client.post("/api/runs", json={"source": SOURCE, "chip": "v5e"}).json()
     assert again["state"] == "done"
     result = client.get(f"/api/runs/{again['id']}").json()["result"]
-    assert result["cached_from"] == first and result["cached_at"] > 0
+    assert result["cached_from"] == cache_ref(first) and result["cached_at"] > 0
     fresh = client.post("/api/runs", json={"source": SOURCE, "chip": "v5e", "fresh": True}).json()["id"]
     assert wait_done(client, fresh)["result"]["cached_from"] is None
     assert len(backend.jobs) == 2  # the cached answer ran nothing

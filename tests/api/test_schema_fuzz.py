@@ -39,6 +39,8 @@ def test_every_operation_keeps_its_contract(tmp_path):
         per_address_queue=10_000,
         rate_per_minute=0,
         address_rate_per_minute=0,
+        store_saves_per_minute=0,
+        store_address_bytes_per_hour=0,
     )
     cli = shutil.which("schemathesis", path=str(Path(sys.executable).parent))
     assert cli, "schemathesis is a test dependency (pip install -e '.[test]')"

@@ -38,6 +38,7 @@ from tests.sandbox.hostile_programs import (
     PID_SCAN,
     PRIVILEGE,
     PROC,
+    PROGRESS_FLOOD,
     REPORT_FLOOD,
     SIGNALS,
     THREAD_BOMB,
@@ -406,6 +407,7 @@ ROWS: tuple[Row, ...] = (
     ),
     Row("report_flood", attack(REPORT_FLOOD), RunStatus.ERROR, check=summary_has("an event of more than")),
     Row("event_count_flood", attack(EVENT_COUNT_FLOOD), RunStatus.ERROR, check=summary_has("10,000 events")),
+    Row("progress_flood", attack(PROGRESS_FLOOD), RunStatus.PASSED, check=stdout_has("flooded")),
     Row("heap_walk", attack(HEAP_WALK), RunStatus.PASSED, check=stdout_has(r"pool jobs: 0\b")),
     Row("x32_syscall", PRELUDE + X32_SYSCALL + PASSING_KERNEL, RunStatus.ERROR, check=summary_has("SIGSYS")),
     Row(

@@ -216,6 +216,16 @@ line = b'{"kind": "imported", "data": {}, "t": 0}\\n'
 os.write(3, line * 20000)
 """
 
+# Schema-valid progress events of 4 MiB each, under every report cap: the run passes, and what the
+# web server forwards and keeps of them must stay small (#28: +51 MB of server memory per run before).
+PROGRESS_FLOOD = """
+event = {"kind": "progress", "data": {"phase": "run", "case": "x" * (4 << 20), "seconds": 0.0}, "t": 0}
+line = (json.dumps(event) + "\\n").encode()
+for _ in range(11):
+    os.write(3, line)
+print("flooded")
+"""
+
 # Walk the heap inherited from the pool: every string reachable from any container, and the pool's
 # own table of running jobs.
 HEAP_WALK = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from server.queue.cache import cache_ref
 from tests.scale.conftest import HEARTBEAT_SECONDS, web, webs, worker
 from tests.scale.helpers import SOURCE, sse, wait_done, wait_for
 
@@ -132,7 +133,7 @@ def test_an_identical_run_is_served_from_the_shared_cache(redis_service, prefix,
         again = b.post("/api/runs", json={"source": SOURCE, "chip": "v5e"}).json()
         assert again["state"] == "done"
         result = a.get(f"/api/runs/{again['id']}").json()["result"]
-        assert result["cached_from"] == first and result["cached_at"] > 0
+        assert result["cached_from"] == cache_ref(first) and result["cached_at"] > 0
         fresh = b.post("/api/runs", json={"source": SOURCE, "chip": "v5e", "fresh": True}).json()["id"]
         assert wait_done(a, fresh)["result"]["cached_from"] is None
         assert len(backend.jobs) == 2

@@ -2,7 +2,7 @@ import dataclasses
 
 from sandbox.limits import default_limits
 from sandbox.protocol import InterpretOptions, Job, RunResult, RunStatus
-from server.queue.cache import ResultCache, job_key
+from server.queue.cache import ResultCache, cache_ref, job_key
 from server.queue.ratelimit import RateLimiter
 
 JOB = Job(id="a", source="x", chip="v5p", mode="auto", options=InterpretOptions(), limits=default_limits())
@@ -27,7 +27,8 @@ def test_cache_returns_flagged_copies_and_skips_load_dependent_outcomes():
     cache.put("k1", "run1", result(RunStatus.PASSED))
     cache.put("k2", "run2", result(RunStatus.TIMEOUT))
     hit = cache.get("k1")
-    assert hit.cached_from == "run1" and hit.status == RunStatus.PASSED
+    assert hit.cached_from == cache_ref("run1") and hit.status == RunStatus.PASSED
+    assert "run1" not in hit.cached_from and cache_ref("run1") != cache_ref("run2")
     assert cache.get("k2") is None
 
 
@@ -52,3 +53,13 @@ def test_rate_limiter_allows_a_burst_then_the_rate():
 def test_rate_limiter_zero_means_unlimited():
     limiter = RateLimiter(per_minute=0, burst=0)
     assert all(limiter.take("c") == 0 for _ in range(100))
+
+
+def test_kept_runs_forget_the_heaviest_address_first():
+    from server.queue.kept import KeptRun, to_forget
+
+    victim = KeptRun("v", "192.0.2.1", 100)
+    flood = [KeptRun(f"f{i}", "6.6.6.6", 100) for i in range(5)]
+    assert to_forget([victim, *flood], most_runs=4, most_bytes=10**9) == ["f0", "f1"]
+    assert to_forget([victim, *flood], most_runs=99, most_bytes=350) == ["f0", "f1", "f2"]
+    assert to_forget([KeptRun("big", "a", 10**6)], most_runs=5, most_bytes=10) == []  # the newest stays

@@ -71,6 +71,7 @@ export function renderMatrix(root, matrix) {
       "On every JAX version",
       h("p", { id: "matrix-verdict", class: "matrix-verdict" }, matrix.verdict || "Running on every version…"),
       h("div", { class: "table-wrap" }, matrixTable(matrix)),
+      ...(matrix.skipped || []).map((s) => h("p", { class: "muted matrix-skipped" }, `Not run on jax ${s.runtime}: ${s.reason}.`)),
       timed ? h("p", { class: "muted" }, "Kernel times are CPU simulation (TPU interpret mode), not TPU performance.") : null,
     ),
   );

@@ -208,7 +208,7 @@ function cachedNote(result, onRunFresh) {
   return h(
     "p",
     { class: "cached muted", id: "cached" },
-    `Served from the cache: the same job already ran${at} (run ${result.cached_from}); its timings are from then. `,
+    `Served from the cache: the same job already ran${at}; its timings are from then. `,
     onRunFresh ? h("button", { type: "button", class: "link", id: "run-fresh", onclick: onRunFresh }, "Run it again for fresh timings") : null,
   );
 }

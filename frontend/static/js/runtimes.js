@@ -45,7 +45,9 @@ export class RuntimePicker {
     this.runtimes = runtimes || [];
     this.select.replaceChildren(
       ...this.runtimes.map((r) =>
-        h("option", { value: r.name, title: featuresTitle(r) }, r.default ? `jax ${r.name} (newest)` : `jax ${r.name}`),
+        r.available === false
+          ? h("option", { value: r.name, disabled: true, title: r.unavailable_reason || "" }, `jax ${r.name} (unavailable)`)
+          : h("option", { value: r.name, title: featuresTitle(r) }, r.default ? `jax ${r.name} (newest)` : `jax ${r.name}`),
       ),
     );
     this.select.disabled = this.runtimes.length < 2;
