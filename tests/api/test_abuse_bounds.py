@@ -95,7 +95,7 @@ def test_cached_from_is_an_opaque_reference_that_opens_nothing(tmp_path):
 def test_a_progress_flood_leaves_the_kept_log_bounded(tmp_path):
     backend = FloodBackend()
     with behind_proxy(backend, tmp_path) as client:
-        run_id = post(client, "192.0.2.1", "me", "flood").json()["id"]
+        run_id = post(client, "192.0.2.1", "me", "# flood\n" + SOURCE).json()["id"]
         result = wait_done(client, run_id, timeout=30.0)["result"]
         assert result["status"] == "passed"
         run = client.app.state.queue.get(run_id)
@@ -141,7 +141,7 @@ def wait_for(condition, timeout: float = 30.0) -> None:
 
 def test_a_follower_holding_a_dropped_progress_id_resumes_after_it(tmp_path):
     with behind_proxy(FloodBackend(), tmp_path) as client:
-        run_id = post(client, "192.0.2.1", "me", "flood").json()["id"]
+        run_id = post(client, "192.0.2.1", "me", "# flood\n" + SOURCE).json()["id"]
         wait_done(client, run_id, timeout=30.0)
         run = client.app.state.queue.get(run_id)
         kept_ids = [e["id"] for e in run.events]
