@@ -152,6 +152,8 @@ class SweepSession:
             result = self._check(result, target, plan, params, dims, spent)
         if result.status == "ok" and not target.interpret:
             result = self._measure(result, target, plan, params, spent)
+        if result.status == "ok" and result.estimated_seconds is None and result.measured_seconds is None:
+            result = _replace(result, status="unestimated")
         return _replace(result, host_seconds={k: round(v, 4) for k, v in spent.items()})
 
     def _estimate(self, result: ConfigResult, closed: Any, spent: dict[str, float]) -> ConfigResult:

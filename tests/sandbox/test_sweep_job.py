@@ -95,3 +95,21 @@ def test_tune_cli_json_for_a_scratch_file(tmp_path):
     }
     assert out["best"] in (c["index"] for c in out["configs"] if c["status"] == "ok")
     assert done.returncode == 0 and out["status"] == "passed"
+
+
+def test_tune_cli_a_correct_config_without_an_estimate_is_not_ok(tmp_path):
+    path = tmp_path / "double.py"
+    path.write_text(SCRATCH)
+    # 2^23 grid steps at the target size: past what the model walks (a ModelLimitError), though
+    # the config is correct at its check size and the compiler accepts it.
+    command = [
+        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", f"m={8 << 23},n=128",
+        "--param", "block=8", "--bind", "block=m", "--json",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    out = json.loads(done.stdout)
+    (row,) = out["configs"]
+    assert row["status"] == "unestimated" and row["correct"] is True, row["reason"]
+    assert row["estimated_seconds"] is None and "no estimate: " in row["reason"]
+    assert out["best"] is None and out["status"] == "error" and done.returncode == 1
+    assert "1 unestimated; no correct config has an estimate to rank it by" in out["summary"]

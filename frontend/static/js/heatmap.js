@@ -10,7 +10,7 @@ const CELL = 52;
 const GAP = 2;
 const LABEL_W = 56;
 const LABEL_H = 16;
-const MARK = { rejected: "✗ lower", over_vmem: "VMEM", wrong: "wrong", error: "error" };
+const MARK = { rejected: "✗ lower", over_vmem: "VMEM", wrong: "wrong", error: "error", unestimated: "no est." };
 
 export const paramsText = (params) => Object.entries(params).map(([k, v]) => `${k}=${v}`).join(", ");
 

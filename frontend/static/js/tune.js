@@ -9,7 +9,14 @@ import { boundText } from "./estimate.js";
 import { bytes, num, seconds } from "./format.js";
 import { heatMap, paramsText } from "./heatmap.js";
 
-const STATUS_TEXT = { ok: "ok", error: "error", over_vmem: "over VMEM", rejected: "rejected", wrong: "wrong" };
+const STATUS_TEXT = {
+  ok: "ok",
+  error: "error",
+  over_vmem: "over VMEM",
+  rejected: "rejected",
+  wrong: "wrong",
+  unestimated: "no estimate",
+};
 
 /** "bm = 128, 256" lines (or ";"-separated) → {bm: [128, 256]}; values are numbers, true/false or text. */
 export function parseParams(text) {
