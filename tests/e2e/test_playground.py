@@ -234,7 +234,7 @@ def chip_buttons(page) -> list[str]:
 def test_chip_buttons_are_the_chips_the_server_lists(page, live_server):
     listed = [chip["name"] for chip in httpx.get(f"{live_server.url}/api/chips").json()]
     goto(page, live_server, "/?scratch")
-    assert chip_buttons(page) == listed == ["v5e", "v5p", "v6e", "tpu7x"]
+    assert chip_buttons(page) == listed == ["v5e", "v5p", "v6e", "tpu7x", "tpu8i", "tpu8t"]
     assert page.is_checked("#chips input[value='v5p']"), "the server's default chip, until the user picks one"
 
 
