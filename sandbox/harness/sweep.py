@@ -34,7 +34,7 @@ from sandbox.harness.checks.compare import compare, tolerance_for
 from sandbox.harness.checks.memory import kernel_memory
 from sandbox.harness.errors import Scene, translate
 from sandbox.harness.lowering import check as lowering
-from sandbox.harness.model.estimate import MAX_KNOWN_ELEMENTS, estimate_jaxpr, known_values, trace
+from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
 from sandbox.harness.target import Target, TargetError, configure
 from sandbox.protocol import Case, ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
 from sandbox.protocol.result import ErrorInfo
@@ -347,34 +347,8 @@ def _base_case(cases: tuple[Case, ...], name: str) -> Case:
 
 
 def _abstract_inputs(plan: SweepPlan, size: dict[str, int]) -> tuple[Any, ...]:
-    """The inputs at the target size as shapes and dtypes only: make_inputs is traced, never run."""
-    try:
-        shapes = tuple(jax.eval_shape(lambda: tuple(plan.make_inputs(size))))
-    except jax.errors.ConcretizationTypeError as exc:
-        raise ValueError(
-            "make_inputs could not be traced at the target size without running it (it computes on "
-            f"concrete values, e.g. with numpy): {_first_line(exc)}"
-        ) from exc
-    return _with_small_values(plan, size, shapes)
-
-
-def _with_small_values(plan: SweepPlan, size: dict[str, int], shapes: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Small integer inputs (group sizes, block tables) as their values at the target size: a grid
-    or the blocks a kernel picks may depend on them. Only those are computed (the rest is dead code
-    to XLA); if that fails they stay shapes."""
-    small = [
-        isinstance(s, jax.ShapeDtypeStruct)
-        and jax.numpy.issubdtype(s.dtype, jax.numpy.integer)
-        and s.size <= MAX_KNOWN_ELEMENTS
-        for s in shapes
-    ]
-    if not any(small):
-        return shapes
-    try:
-        values = iter(jax.jit(lambda: [x for x, k in zip(plan.make_inputs(size), small, strict=True) if k])())
-    except Exception:  # the model then treats them as unknown, as before
-        return shapes
-    return tuple(next(values) if k else s for s, k in zip(shapes, small, strict=True))
+    """The inputs at the target size: shapes and dtypes, small integer ones as values (`target_inputs`)."""
+    return target_inputs(lambda: tuple(plan.make_inputs(size)))
 
 
 def _bound(

@@ -182,7 +182,13 @@ def describe(config: ConfigResult) -> str:
     seconds = config.measured_seconds if config.measured_seconds is not None else config.estimated_seconds
     how = "measured" if config.measured_seconds is not None else "estimated"
     fraction = f", {config.roofline_fraction:.0%} of roofline" if config.roofline_fraction is not None else ""
-    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}"
+    e = config.estimate
+    band = ""
+    if how == "estimated" and e is not None and e.low_seconds is not None and e.high_seconds is not None:
+        band = f" (a real chip: {_ms(e.low_seconds)} to {_ms(e.high_seconds)}, {e.validation.split(' (')[0]})"
+    elif how == "estimated" and e is not None and e.validation:
+        band = f" ({e.validation})"
+    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}{band}"
 
 
 def _ms(seconds: float | None) -> str:

@@ -92,6 +92,7 @@ class Steps:
     drain: float  # on the slowest core: write-backs after its last step
     critical: int  # the slowest core
     mxu_flops: dict[str, float] = field(default_factory=dict)  # whole kernel, per dot kind
+    family: str = ""
     min_bytes: float = 0.0
     hbm_bytes: float = 0.0  # every byte the DMAs move, including copies outside any step
     notes: list[str] = field(default_factory=list)
@@ -112,6 +113,7 @@ class Grid:
     prologue_bytes: float = 0.0  # e.g. scalar-prefetch tables, copied before the grid starts
     cores: int = 1
     notes: list[str] = field(default_factory=list)
+    family: str = ""  # `families`: what kind of kernel, for how far its estimate is validated
 
 
 def grid_steps(grid: Grid, rates: Rates) -> Steps:
@@ -140,6 +142,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     return Steps(
         kernel=grid.kernel,
         kind="pallas_call",
+        family=grid.family,
         cores=grid.cores,
         core=grid.core,
         start=start,
@@ -184,6 +187,7 @@ class Program:
     events: list[list[Event]]  # per core
     min_bytes: float = 0.0
     notes: list[str] = field(default_factory=list)
+    family: str = ""
 
 
 @dataclass(slots=True)
@@ -366,6 +370,7 @@ def _as_steps(program: Program, rates: Rates, cores: list[_Core]) -> Steps:
     return Steps(
         kernel=program.kernel,
         kind="pl.kernel",
+        family=program.family,
         cores=len(cores),
         core=np.array([c for c, _ in rows], dtype=int),
         start=col["start"],

@@ -37,7 +37,15 @@ _INTERPRET_OFF: Any = None
 # Tables computed from known inputs are tiny: XLA's optimisations cost seconds and save nothing.
 _QUICK_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
-__all__ = ["ModelLimitError", "chip_context", "estimate", "estimate_jaxpr", "known_values", "trace"]
+__all__ = [
+    "ModelLimitError",
+    "chip_context",
+    "estimate",
+    "estimate_jaxpr",
+    "known_values",
+    "target_inputs",
+    "trace",
+]
 
 
 @contextlib.contextmanager
@@ -92,6 +100,33 @@ def known_values(args: Sequence[Any]) -> list[Any]:
         else:
             found.append(None)
     return found
+
+
+def target_inputs(make_inputs: Callable[[], Sequence[Any]]) -> tuple[Any, ...]:
+    """A function's inputs at a target size without running it: shapes and dtypes, except small
+    integer inputs (group sizes, block tables), computed as values: a grid or the blocks a kernel
+    picks may depend on them. Only those are computed (the rest is dead code to XLA)."""
+    try:
+        shapes = tuple(jax.eval_shape(lambda: tuple(make_inputs())))
+    except jax.errors.ConcretizationTypeError as exc:
+        first = f"{type(exc).__name__}: {(str(exc).strip() or type(exc).__name__).splitlines()[0][:300]}"
+        raise ValueError(
+            "make_inputs could not be traced at the target size without running it (it computes on "
+            f"concrete values, e.g. with numpy): {first}"
+        ) from exc
+    small = [
+        isinstance(s, jax.ShapeDtypeStruct)
+        and np.issubdtype(s.dtype, np.integer)
+        and math.prod(s.shape) <= MAX_KNOWN_ELEMENTS
+        for s in shapes
+    ]
+    if not any(small):
+        return shapes
+    try:
+        values = iter(jax.jit(lambda: [x for x, k in zip(make_inputs(), small, strict=True) if k])())
+    except Exception:  # the model then treats them as unknown
+        return shapes
+    return tuple(next(values) if k else s for s, k in zip(shapes, small, strict=True))
 
 
 def kernels(closed: Any, known: Sequence[Any], chip: ChipInfo) -> list[Any]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.harness.model import families
 from sandbox.harness.model.cost import Event, Grid, Program
 from sandbox.harness.model.evaluate import UNKNOWN, Ref, inner, itemsize, size, space_of
 from sandbox.harness.model.ops import jaxpr_of
@@ -113,6 +114,7 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         prologue_bytes=float(sum(r.values.nbytes for r in prefetch if r.values is not None)),
         cores=cores,
         notes=notes,
+        family=families.grid_family(body, prefetch=bool(prefetch), dynamic=bool(dynamic)),
     )
 
 
@@ -265,7 +267,7 @@ def _program(
             walker.events.append(("wait", ("out", id(o), int(steps[-1])), o.block_bytes))
         events.append(walker.events)
         notes += sorted(n for n in walker.notes if n and n not in notes)
-    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes)
+    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=families.PROGRAM)
 
 
 def _copies(
