@@ -29,7 +29,7 @@ class Tracker:
         self.events = events
         self.marks = [i for i, e in enumerate(events) if e[0] == "step"]
         self.index = {m: n for n, m in enumerate(self.marks)}
-        ends = [*self.marks[1:], len(events)]
+        ends = [*self.marks[1:], len(events)] if self.marks else []
         self.steps = [tuple(map(id, events[a + 1 : b])) for a, b in zip(self.marks, ends, strict=True)]
         talking = [i for i, e in enumerate(events) if e[0] in ("signal", "sem_wait")]
         self.talks = {bisect.bisect_right(self.marks, i) - 1 for i in talking}
