@@ -178,12 +178,21 @@ def _evaluate_known(jaxpr: Any, env: dict[Any, Any]) -> set[int]:
     """Compute, in one compiled call, every equation of `jaxpr` that only needs known small values
     (group sizes → tile tables and the grid size of a megablox `gmm`); their outputs join `env`."""
     known = {v for v, value in env.items() if value is not None}
-    chosen = []
+    computable = []
     for eqn in jaxpr.eqns:
         inputs = [v for v in eqn.invars if isinstance(v, jcore.Var)]
         if all(v in known for v in inputs) and _evaluable(eqn):
-            chosen.append(eqn)
+            computable.append(eqn)
             known.update(eqn.outvars)
+    # Only what a kernel reads as a value (grid sizes, scalar-prefetch and SMEM operands): computing
+    # anything else would cost a compile for nothing.
+    wanted = {v for eqn in jaxpr.eqns for v in _value_operands(eqn)}
+    chosen = []
+    for eqn in reversed(computable):
+        if any(v in wanted for v in eqn.outvars):
+            chosen.append(eqn)
+            wanted.update(v for v in eqn.invars if isinstance(v, jcore.Var))
+    chosen.reverse()
     if not chosen:
         return set()
     produced = {v for e in chosen for v in e.outvars}
@@ -203,6 +212,19 @@ def _evaluate_known(jaxpr: Any, env: dict[Any, Any]) -> set[int]:
         return set()
     env.update(zip(outs, (np.asarray(v) for v in found), strict=True))
     return {id(e) for e in chosen}
+
+
+def _value_operands(eqn: Any) -> list[Any]:
+    """The operands of `eqn` whose values the model reads: a pallas_call's dynamic grid sizes and
+    scalar-prefetch tables, every operand of a `pl.kernel` or of a call that holds a kernel."""
+    name = eqn.primitive.name
+    if name == "pallas_call":
+        mapping = eqn.params["grid_mapping"]
+        lead = int(getattr(mapping, "num_dynamic_grid_bounds", 0) or 0) + mapping.num_index_operands
+        return list(eqn.invars[:lead])
+    if name == "mpmd_map" or (name in CALLS and not _evaluable(eqn)):
+        return list(eqn.invars)
+    return []
 
 
 def _tables(*values: Any) -> Any:
