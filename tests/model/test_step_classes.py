@@ -52,6 +52,11 @@ def _entry(slug: str, name: str):  # type: ignore[no-untyped-def]
     return run
 
 
+def _plain(events):  # type: ignore[no-untyped-def]
+    """Events without the step kinds the class walk tags its step markers with."""
+    return [[e[:2] if e[0] == "step" else e for e in core] for core in events]
+
+
 class _EveryStep(cost.Tracker):
     def forward(self, state, at, done):  # type: ignore[no-untyped-def]
         return at  # never skip: the step-by-step simulation
@@ -65,7 +70,7 @@ def test_step_classes_and_steady_runs_change_nothing(slug, name, args, chip, mon
     by_class = kernels(closed, [None] * len(args), info)
     monkeypatch.setattr(walker, "MIN_ITERATIONS", 1 << 30)
     by_step = kernels(closed, [None] * len(args), info)
-    assert [p.events for p in by_class] == [p.events for p in by_step]
+    assert [_plain(p.events) for p in by_class] == [p.events for p in by_step]
     assert [p.notes for p in by_class] == [p.notes for p in by_step]
     rates = Rates.of(info)
     steady = [program_steps(p, rates) for p in by_class]

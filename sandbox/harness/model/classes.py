@@ -21,6 +21,7 @@ SMEM, an unknown branch) returns None, and the loop is walked iteration by itera
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from jax._src import core as jcore
 
 from sandbox.harness.model.evaluate import UNKNOWN, Ref, scalar_rules
 
+_KINDS = itertools.count()  # step kinds, unique across loops and kernels (`steady` compares them)
 MIN_ITERATIONS = 64  # shorter loops are walked step by step (the set-up is not worth it)
 
 
@@ -183,16 +185,18 @@ def walk_by_class(
     classes = signatures(grid.record, length)
     if classes is None:
         return None
-    walked: dict[int, list[Any]] = {}
+    walked: dict[int, tuple[int, list[Any]]] = {}
     for i in range(length - 1):
-        walker.step(f"{walker.label}loop step {i}")
         found = walked.get(int(classes[i]))
         if found is not None:
-            walker.events.extend(found)
+            walker.step(f"{walker.label}loop step {i}", found[0])
+            walker.events.extend(found[1])
             continue
+        kind = next(_KINDS)
+        walker.step(f"{walker.label}loop step {i}", kind)
         start = len(walker.events)
         walker.run(body, dict(zip(body.invars, [*consts, *sequence[i]], strict=False)))
         walker.flush()
-        walked[int(classes[i])] = walker.events[start:]
+        walked[int(classes[i])] = (kind, walker.events[start:])
     walker.step(f"{walker.label}loop step {length - 1}")
     return walker.run(body, dict(zip(body.invars, [*consts, *sequence[-2]], strict=False)))[:carry_n]

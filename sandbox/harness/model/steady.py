@@ -30,7 +30,12 @@ class Tracker:
         self.marks = [i for i, e in enumerate(events) if e[0] == "step"]
         self.index = {m: n for n, m in enumerate(self.marks)}
         ends = [*self.marks[1:], len(events)] if self.marks else []
-        self.steps = [tuple(map(id, events[a + 1 : b])) for a, b in zip(self.marks, ends, strict=True)]
+        # What each step does: its kind when `classes` named it (the same kind, the same event
+        # objects), else the identities of its events.
+        self.steps: list[Any] = [
+            events[a][2] if len(events[a]) > 2 else tuple(map(id, events[a + 1 : b]))
+            for a, b in zip(self.marks, ends, strict=True)
+        ]
         talking = [i for i, e in enumerate(events) if e[0] in ("signal", "sem_wait")]
         self.talks = {bisect.bisect_right(self.marks, i) - 1 for i in talking}
         # per kind of step (its events), where recent ones started: (step, relative state, clock, bytes)
@@ -76,9 +81,10 @@ class Tracker:
         _shift(state, cycles * delta)
         state.moved += cycles * moved
         for m in range(period):
-            for key in self.steps[j + m]:
-                if key in done:
-                    done[key] += cycles
+            stop = self.marks[j + m + 1] if j + m + 1 < len(self.marks) else len(self.events)
+            for event in self.events[self.marks[j + m] + 1 : stop]:
+                if id(event) in done:
+                    done[id(event)] += cycles
         end = j + period * cycles
         return self.marks[end] if end < len(self.marks) else len(self.events)
 

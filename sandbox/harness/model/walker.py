@@ -178,9 +178,10 @@ class Walker(Synchronisation):
     def flush(self) -> None:
         self._sync()
 
-    def step(self, label: str) -> None:
+    def step(self, label: str, kind: int | None = None) -> None:
+        """A step marker; `kind` (from `classes`) names steps whose events are the very same objects."""
         self._sync()
-        self.events.append(("step", label))
+        self.events.append(("step", label) if kind is None else ("step", label, kind))
 
     # -- primitives with their own rules -------------------------------------------------------
 
