@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.backends import default_backend_name
 from sandbox.catalog.entries import load_catalog
 from sandbox.jobs import sweeps
 from sandbox.jobs.build import make_sweep_job
@@ -152,11 +153,20 @@ def kernel(x, w, sizes, *, bm=128):
 """
 
 
-def test_tune_cli_estimates_a_grid_sized_by_the_group_sizes(tmp_path):
+HARDENED = pytest.param(
+    "hardened",
+    marks=pytest.mark.skipif(
+        default_backend_name() != "hardened", reason="the hardened backend cannot run here"
+    ),
+)
+
+
+@pytest.mark.parametrize("backend", ["local", HARDENED])
+def test_tune_cli_estimates_a_grid_sized_by_the_group_sizes(tmp_path, backend):
     path = tmp_path / "grouped.py"
     path.write_text(GROUPED)
     command = [
-        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v6e",
+        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v6e", "--backend", backend,
         "--size", "m=4096,k=512,n=512,groups=8", "--param", "bm=128,256", "--json",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
