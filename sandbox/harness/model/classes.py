@@ -40,7 +40,10 @@ def carry_sequence(
     """The carries entering each of `length` iterations, plus the final ones (length + 1 tuples)."""
     if any(v is UNKNOWN or isinstance(v, Ref) for v in carry):
         return None
-    step = _compile(body, len(consts), len(carry))
+    try:
+        step = _compile(body, len(consts), len(carry))
+    except (KeyError, SyntaxError, TypeError, ValueError):  # a jaxpr shape this compiler does not know
+        return None
     if step is None:
         return None
     fixed = [v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v for v in consts]
@@ -181,7 +184,10 @@ def walk_by_class(
     )
     grid.record = []
     columns = [np.asarray([s[i] for s in sequence[:-1]]) for i in range(len(carry))]
-    grid.run(body, dict(zip(body.invars, [*consts, *columns], strict=False)))
+    try:
+        grid.run(body, dict(zip(body.invars, [*consts, *columns], strict=False)))
+    except Exception:  # anything the vectorised walk cannot do: walk step by step, as before
+        return None
     classes = signatures(grid.record, length)
     if classes is None:
         return None
