@@ -95,7 +95,10 @@ def parser() -> argparse.ArgumentParser:
     )
     tune.add_argument("--check-size", help="correctness size before it is fitted to each config's blocks")
     tune.add_argument(
-        "--bind", help="parameter=dimension pairs, e.g. bm=m,bk=k,bn=n (blocks that tile a dimension)"
+        "--bind",
+        action="append",
+        default=[],
+        help="parameter=dimension pairs, e.g. bm=m,bk=k,bn=n (blocks that tile a dimension); repeatable",
     )
     tune.add_argument("--lower-for", default="", help="also lower for these chips, e.g. v5p,v6e")
     tune.add_argument("--mode", choices=("auto", "interpret", "tpu"), default="auto")
@@ -200,7 +203,7 @@ def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
             size=sweeps.parse_assignments(args.size) if args.size else None,
             chips=[c for c in args.lower_for.split(",") if c],
             check_size=sweeps.parse_assignments(args.check_size) if args.check_size else None,
-            bind=dict(b.split("=", 1) for b in args.bind.split(",") if "=" in b) if args.bind else None,
+            bind=sweeps.parse_bind(args.bind) if args.bind else None,
         )
         source = args.file.read_text()
         jobs = [

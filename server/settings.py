@@ -144,7 +144,7 @@ class Settings(BaseSettings):
     tpu: Literal["auto", "yes", "no"] | Chip = Field(
         "auto",
         description="Whether this host has a TPU, and which chip: `auto` (its TPU chips as sysfs shows "
-        "them, as the job runner finds them), `no`, a chip (`v5e`, `v5p`, `v6e`, `tpu7x`), or `yes` "
+        "them, as the job runner finds them), `no`, a chip (`v5e`, `v5p`, `v6e`, `tpu7x`, `tpu8i`, `tpu8t`), or `yes` "
         "(a TPU whose chip the runner checks).",
     )
 

@@ -33,7 +33,7 @@ from sandbox.harness.checks import timing
 from sandbox.harness.checks.memory import kernel_memory
 from sandbox.harness.errors import Scene, translate
 from sandbox.harness.lowering import check as lowering
-from sandbox.harness.model.estimate import estimate_jaxpr, trace
+from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
 from sandbox.harness.target import Target, TargetError, configure
 from sandbox.protocol import Case, ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
 from sandbox.protocol.result import ErrorInfo
@@ -146,20 +146,22 @@ class SweepSession:
         if demand.vmem_bytes > chip.vmem_bytes:
             reason = f"needs {demand.vmem_bytes / 2**20:.1f} MiB of VMEM; a {chip.title} has {chip.vmem_bytes / 2**20:.0f} MiB"
             result = _replace(result, status="over_vmem", reason=reason)
-        result = self._estimate(result, closed, spent)
+        result = self._estimate(result, closed, target_args, spent)
         result = self._lower(result, target, fn, target_args, spent)
         if result.status == "ok":
             result = self._check(result, target, plan, params, dims, spent)
         if result.status == "ok" and not target.interpret:
             result = self._measure(result, target, plan, params, spent)
+        if result.status == "ok" and result.estimated_seconds is None and result.measured_seconds is None:
+            result = _replace(result, status="unestimated")
         return _replace(result, host_seconds={k: round(v, 4) for k, v in spent.items()})
 
-    def _estimate(self, result: ConfigResult, closed: Any, spent: dict[str, float]) -> ConfigResult:
+    def _estimate(
+        self, result: ConfigResult, closed: Any, args: Any, spent: dict[str, float]
+    ) -> ConfigResult:
         t0 = time.perf_counter()
         try:
-            estimate = estimate_jaxpr(
-                closed, [None] * len(closed.jaxpr.invars), chip_info(self.job.chip), timeline=False
-            )
+            estimate = estimate_jaxpr(closed, known_values(args), chip_info(self.job.chip), timeline=False)
         except Exception as exc:  # the model's limit, not the user's fault: the config stays in the running
             spent["model"] = time.perf_counter() - t0
             return _replace(result, reason=f"no estimate: {_first_line(exc)}")
@@ -345,14 +347,8 @@ def _base_case(cases: tuple[Case, ...], name: str) -> Case:
 
 
 def _abstract_inputs(plan: SweepPlan, size: dict[str, int]) -> tuple[Any, ...]:
-    """The inputs at the target size as shapes and dtypes only: make_inputs is traced, never run."""
-    try:
-        return tuple(jax.eval_shape(lambda: tuple(plan.make_inputs(size))))
-    except jax.errors.ConcretizationTypeError as exc:
-        raise ValueError(
-            "make_inputs could not be traced at the target size without running it (it computes on "
-            f"concrete values, e.g. with numpy): {_first_line(exc)}"
-        ) from exc
+    """The inputs at the target size: shapes and dtypes, small integer ones as values (`target_inputs`)."""
+    return target_inputs(lambda: tuple(plan.make_inputs(size)))
 
 
 def _bound(

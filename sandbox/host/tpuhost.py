@@ -60,6 +60,9 @@ GENERATIONS: tuple[Generation, ...] = (
     Generation("v6e", "0x006f", 8, 1, 1, "v6e", False, "vfio"),
     Generation("tpu7x", "0x0076", 4, 2, 2, "tpu7x", True, "vfio"),
 )
+# Chips offered to simulate, lower and estimate, but not found on hosts: JAX 0.12.0.1 describes
+# TPU8i and TPU8t (`tpu_info`), but no public source gives their PCI device ids or host layouts.
+SIMULATED_ONLY: tuple[Chip, ...] = ("tpu8i", "tpu8t")
 BY_PCI_ID = {g.pci_device_id: g for g in GENERATIONS}
 # A box of chips for each slot size: what TPU_CHIPS_PER_HOST_BOUNDS / _PER_PROCESS_BOUNDS say.
 CHIP_BOXES: dict[int, Bounds] = {1: (1, 1, 1), 2: (1, 2, 1), 4: (2, 2, 1), 8: (2, 4, 1)}

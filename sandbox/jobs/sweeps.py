@@ -38,6 +38,23 @@ def parse_assignments(text: str) -> dict[str, int]:
     return found
 
 
+def parse_bind(texts: Sequence[str]) -> dict[str, str]:
+    """`["bm=m,bk=k", "bn=n"]` → {"bm": "m", "bk": "k", "bn": "n"}: every `--bind` given, none dropped.
+
+    A parameter bound twice to different dimensions is refused (which one was meant?); a part that
+    is not `param=dimension` is refused rather than skipped.
+    """
+    found: dict[str, str] = {}
+    for part in filter(None, (p.strip() for text in texts for p in text.split(","))):
+        name, sep, dim = (s.strip() for s in part.partition("="))
+        if not sep or not name.isidentifier() or not dim.isidentifier():
+            raise SweepError(f"expected parameter=dimension, got {part!r}")
+        if found.get(name, dim) != dim:
+            raise SweepError(f"{name} is bound to both {found[name]!r} and {dim!r}")
+        found[name] = dim
+    return found
+
+
 def parse_param(text: str) -> tuple[str, tuple[ParamValue, ...]]:
     """`bm=128,512` → ("bm", (128, 512)); values are ints, floats, true/false or strings."""
     name, sep, values = text.partition("=")
@@ -142,13 +159,17 @@ def verdict(sweep: SweepResult, status: RunStatus, summary: str) -> tuple[RunSta
     found = next((c for c in sweep.configs if c.index == sweep.best), None)
     if found is not None:
         return RunStatus.PASSED, f"{head}: {counts}; best {describe(found)}"
+    unranked = next((c for c in sweep.configs if c.status == "unestimated"), None)
+    if unranked is not None:
+        why = unranked.reason.rpartition("no estimate: ")[2] or "the model gave none"
+        return RunStatus.ERROR, f"{head}: {counts}; no correct config has an estimate to rank it by ({why})"
     if any(c.status == "wrong" for c in sweep.configs):
         return RunStatus.MISMATCH, f"{head}: {counts}; no config is both correct and accepted"
     return RunStatus.ERROR, f"{head}: {counts}; no config could be run"
 
 
 def _counts(configs: Sequence[ConfigResult]) -> dict[str, int]:
-    order = ("ok", "wrong", "error", "rejected", "over_vmem")
+    order = ("ok", "unestimated", "wrong", "error", "rejected", "over_vmem")
     found = {s: sum(1 for c in configs if c.status == s) for s in order}
     return {s: n for s, n in found.items() if n}
 
@@ -161,7 +182,13 @@ def describe(config: ConfigResult) -> str:
     seconds = config.measured_seconds if config.measured_seconds is not None else config.estimated_seconds
     how = "measured" if config.measured_seconds is not None else "estimated"
     fraction = f", {config.roofline_fraction:.0%} of roofline" if config.roofline_fraction is not None else ""
-    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}"
+    e = config.estimate
+    band = ""
+    if how == "estimated" and e is not None and e.low_seconds is not None and e.high_seconds is not None:
+        band = f" (a real chip: {_ms(e.low_seconds)} to {_ms(e.high_seconds)}, {e.validation.split(' (')[0]})"
+    elif how == "estimated" and e is not None and e.validation:
+        band = f" ({e.validation})"
+    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}{band}"
 
 
 def _ms(seconds: float | None) -> str:

@@ -15,7 +15,7 @@ import typing
 from dataclasses import dataclass
 from typing import Literal
 
-Chip = Literal["v5e", "v5p", "v6e", "tpu7x"]
+Chip = Literal["v5e", "v5p", "v6e", "tpu7x", "tpu8i", "tpu8t"]
 CHIPS: tuple[Chip, ...] = typing.get_args(Chip)
 
 
@@ -83,6 +83,11 @@ class ChipInfo:
 # - launch_seconds: the device-side cost of one kernel launch; not separable from host dispatch in
 #   the published timings (their 1024^3 points agree within their +-5 us spread with 0-2 us). 1 us,
 #   assumed for every chip; it matters only for kernels of a few microseconds.
+# - TPU8i and TPU8t: every number JAX reports is from `pltpu.get_tpu_info_for_chip(ChipVersion.TPU_8I
+#   | TPU_8T, 1)` in jax 0.12.0.1 (jax/_src/tpu_info.py; its table gives 8i two TensorCores per chip
+#   without megacore, like TPU7x, and 8t one). Not published by Google beyond that file: no clock,
+#   so vector_ops assumes 1.75 GHz like v6e and TPU7x, over 8i's 8 sublanes and 8t's 16
+#   (`num_sublanes`); step and launch costs are the v5e values, assumed.
 STEP_SECONDS = 0.2747e-6
 LAUNCH_SECONDS = 1e-6
 
@@ -152,6 +157,39 @@ _TABLE = (
         step_seconds=STEP_SECONDS,
         launch_seconds=LAUNCH_SECONDS,
     ),
+    ChipInfo(
+        name="tpu8i",
+        device_kind="TPU8i",
+        title="TPU8i",
+        tensor_cores=2,
+        vmem_bytes=192 << 20,
+        smem_bytes=1 << 20,
+        hbm_bytes=154_500_000_000,
+        hbm_bandwidth=4300e9,
+        bf16_flops=550.5e12,
+        sparse_core=SparseCore(cores=1, subcores=4, lanes=16, vmem_bytes=512 << 10),
+        fp8_ops=4404e12,
+        vector_ops=2048 * 1.75e9,
+        step_seconds=STEP_SECONDS,
+        launch_seconds=LAUNCH_SECONDS,
+    ),
+    ChipInfo(
+        name="tpu8t",
+        device_kind="TPU8t",
+        title="TPU8t",
+        tensor_cores=1,
+        vmem_bytes=128 << 20,
+        smem_bytes=1 << 20,
+        hbm_bytes=231_000_000_000,
+        hbm_bandwidth=6400e9,
+        bf16_flops=996.1e12,
+        sparse_core=SparseCore(cores=2, subcores=16, lanes=16, vmem_bytes=256 << 10),
+        int8_ops=996.1e12,
+        fp8_ops=5976.9e12,
+        vector_ops=4096 * 1.75e9,
+        step_seconds=STEP_SECONDS,
+        launch_seconds=LAUNCH_SECONDS,
+    ),
 )
 CHIP_TABLE: dict[Chip, ChipInfo] = {info.name: info for info in _TABLE}
 assert tuple(CHIP_TABLE) == CHIPS, "the chip table and the Chip literal must name the same chips, in order"
@@ -168,6 +206,8 @@ NATIVE_DEVICE_KINDS: dict[Chip, tuple[str, ...]] = {
     "v5p": ("TPU v5", "TPU v5p"),
     "v6e": ("TPU v6 lite", "TPU v6e"),
     "tpu7x": ("TPU7x",),
+    "tpu8i": ("TPU8i",),
+    "tpu8t": ("TPU8t",),
 }
 
 

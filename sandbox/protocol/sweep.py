@@ -21,7 +21,9 @@ ParamValue = bool | int | float | str
 # Why a config is not a candidate, in the order they are decided: it cannot even be traced at the
 # target size, or fails at the check size ("error"); it needs more VMEM than the chip has
 # ("over_vmem"); the TPU compiler rejects it ("rejected"); it computes the wrong answer ("wrong").
-ConfigStatus = Literal["ok", "error", "over_vmem", "rejected", "wrong"]
+# A correct, accepted config with no time to rank it by (the model gave no estimate and nothing was
+# measured) is "unestimated", not "ok": "ok" means a candidate for the best config.
+ConfigStatus = Literal["ok", "error", "over_vmem", "rejected", "wrong", "unestimated"]
 
 
 @dataclass(frozen=True)

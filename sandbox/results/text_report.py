@@ -36,10 +36,18 @@ def render(result: RunResult, ir: str | None = None) -> str:
         lines += _memory(result.memory)
     if result.estimate:  # the TPU time model (sandbox.harness.model)
         e = result.estimate
+        span = (
+            f" (real chip: {e.low_seconds * 1e6:.2f}–{e.high_seconds * 1e6:.2f} µs)"
+            if e.low_seconds is not None and e.high_seconds is not None
+            else ""
+        )
         lines.append(
-            f"  estimated on a TPU {e.chip}: {e.seconds * 1e6:.2f} µs, {e.bound.replace('_', ' ')}-bound, "
+            f"  estimated on a TPU {e.chip}: {e.seconds * 1e6:.2f} µs{span}, {e.bound.replace('_', ' ')}-bound, "
             f"{e.roofline_fraction:.0%} of the roofline ({e.roofline_seconds * 1e6:.2f} µs)"
         )
+        if e.validation:
+            validated = not e.validation.startswith("not validated")
+            lines.append(f"    {e.family}: {e.validation}" if validated else f"    {e.validation}")
     if result.trace:
         lines += _trace(result.trace)
     lines += _lowerings(result)

@@ -52,7 +52,7 @@ def test_development_backend_is_refused_beyond_loopback(tmp_path):
 
 def test_chips_lists_the_chip_table_per_tensor_core(client):
     chips = {c["name"]: c for c in client.get("/api/chips").json()}
-    assert list(chips) == ["v5e", "v5p", "v6e", "tpu7x"]
+    assert list(chips) == ["v5e", "v5p", "v6e", "tpu7x", "tpu8i", "tpu8t"]
     assert chips["v5p"]["vmem_bytes"] == 64 * 2**20 and chips["v5p"]["tensor_cores"] == 2
     assert chips["v5e"]["sparse_core"] is None and chips["tpu7x"]["sparse_core"]["lanes"] == 16
     assert chips["v6e"]["hbm_bandwidth"] == 1640e9 and chips["v6e"]["bf16_flops"] == 920e12

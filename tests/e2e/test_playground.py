@@ -74,6 +74,25 @@ def test_tiled_matmul_solution_passes_with_timings_and_memory_bars(page, live_se
         3 * 256 * 256 * 4
     )
     assert "jax 0.12.0.1" in page.inner_text("#run-meta")
+    # The estimate says how far it is validated: no published timing of a pl.kernel program on a v5p.
+    band = page.locator("#estimate-band")
+    assert (band.text_content() or "").startswith("not validated for pl.kernel")
+    assert band.get_attribute("data-low") == ""
+
+
+def test_a_validated_estimate_shows_its_band_and_range(page, live_server):
+    goto(page, live_server, "/?entry=tiled_matmul_pallas_call")
+    show_solution(page)
+    page.click("#chips label:has-text('v5e')")
+    assert run_and_wait(page) == "passed"
+    band = page.locator("#estimate-band")
+    text = band.text_content() or ""
+    assert (
+        text.startswith("real chip ") and "±5.5 % on 17 published kernels of this family on TPU v5e" in text
+    )
+    seconds = float(page.locator("#estimate-section").get_attribute("data-seconds") or 0)
+    low, high = float(band.get_attribute("data-low") or 0), float(band.get_attribute("data-high") or 0)
+    assert 0 < low < seconds < high
 
 
 def test_wrong_kernel_is_a_mismatch_with_details(page, live_server):
@@ -234,7 +253,7 @@ def chip_buttons(page) -> list[str]:
 def test_chip_buttons_are_the_chips_the_server_lists(page, live_server):
     listed = [chip["name"] for chip in httpx.get(f"{live_server.url}/api/chips").json()]
     goto(page, live_server, "/?scratch")
-    assert chip_buttons(page) == listed == ["v5e", "v5p", "v6e", "tpu7x"]
+    assert chip_buttons(page) == listed == ["v5e", "v5p", "v6e", "tpu7x", "tpu8i", "tpu8t"]
     assert page.is_checked("#chips input[value='v5p']"), "the server's default chip, until the user picks one"
 
 

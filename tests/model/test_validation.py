@@ -13,10 +13,14 @@ One point (4096^3, 128 blocks) was used to fit `step_seconds`; it is held to ±0
 
 from __future__ import annotations
 
+import functools
 import itertools
 
+import jax
+import jax.numpy as jnp
 import pytest
 
+from sandbox.harness.model import families
 from tests.model.published import load, model
 
 OVERHEAD, MEASUREMENTS = load()
@@ -54,3 +58,51 @@ def test_bigger_blocks_win_as_the_guide_found(estimated):
         small = estimated[f"matmul {n}^3, 128/128/128"]
         large = estimated[f"matmul {n}^3, 512/1024/1024"]
         assert small / large > 10
+
+
+FAMILY_OF = {
+    "matmul": families.MATMUL,
+    "dsd_matmul": families.BLOCK_SPARSE,
+    "masked_matmul": families.BLOCK_SPARSE,
+}
+
+
+def test_shown_bands_are_the_errors_on_the_published_points(estimated):
+    """The band every estimate shows (`families.BANDS`) is recomputed here from the published data."""
+    errors: dict[tuple[str, str], list[float]] = {}
+    for m in MEASUREMENTS:
+        if not m.calibration:  # the point step_seconds was fitted to validates nothing
+            key = (FAMILY_OF[m.raw["kernel"]], m.chip)
+            errors.setdefault(key, []).append(estimated[m.id] / m.seconds - 1)
+    shown = {(b.family, b.chip): b for b in families.BANDS}
+    assert set(shown) == set(errors)
+    for key, seen in errors.items():
+        band = shown[key]
+        assert band.points == len(seen), key
+        assert band.low == pytest.approx(min(seen), abs=5e-5) and band.high == pytest.approx(
+            max(seen), abs=5e-5
+        )
+
+
+def test_each_published_kernel_is_put_in_its_family_and_says_its_band():
+    for m in MEASUREMENTS:
+        e = model(m)
+        assert e.family == FAMILY_OF[m.raw["kernel"]], m.id
+        assert e.validation.startswith("±") and "published kernels of this family on TPU v5e" in e.validation
+        assert e.low_seconds is not None and e.high_seconds is not None
+        assert e.low_seconds <= e.high_seconds and e.high_seconds >= e.seconds
+    (matmul,) = [m for m in MEASUREMENTS if m.calibration]
+    assert model(matmul).validation.startswith("±5.5 % on 17 published kernels of this family on TPU v5e")
+
+
+def test_unvalidated_estimates_say_so_and_give_no_range():
+    from sandbox.harness.model.estimate import estimate
+    from sandbox.protocol.chips import chip_info
+    from tests.model.published_kernels import matmul
+
+    x = jax.ShapeDtypeStruct((1024, 1024), jnp.bfloat16)
+    e = estimate(
+        functools.partial(matmul, bm=128, bk=128, bn=128), (x, x), chip_info("tpu7x"), timeline=False
+    )
+    assert e.validation == f"not validated for {families.MATMUL} on TPU7x (Ironwood)"
+    assert e.low_seconds is None and e.high_seconds is None

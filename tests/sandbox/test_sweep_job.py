@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.backends import default_backend_name
 from sandbox.catalog.entries import load_catalog
 from sandbox.jobs import sweeps
 from sandbox.jobs.build import make_sweep_job
@@ -94,4 +95,85 @@ def test_tune_cli_json_for_a_scratch_file(tmp_path):
         "n": 128,
     }
     assert out["best"] in (c["index"] for c in out["configs"] if c["status"] == "ok")
+    assert done.returncode == 0 and out["status"] == "passed"
+
+
+def test_tune_cli_a_correct_config_without_an_estimate_is_not_ok(tmp_path):
+    path = tmp_path / "double.py"
+    path.write_text(SCRATCH)
+    # 2^23 grid steps at the target size: past what the model walks (a ModelLimitError), though
+    # the config is correct at its check size and the compiler accepts it.
+    command = [
+        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", f"m={8 << 23},n=128",
+        "--param", "block=8", "--bind", "block=m", "--json",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    out = json.loads(done.stdout)
+    (row,) = out["configs"]
+    assert row["status"] == "unestimated" and row["correct"] is True, row["reason"]
+    assert row["estimated_seconds"] is None and "no estimate: " in row["reason"]
+    assert out["best"] is None and out["status"] == "error" and done.returncode == 1
+    assert "1 unestimated; no correct config has an estimate to rank it by" in out["summary"]
+
+
+# A grouped matmul whose grid is the number of row tiles its groups need (megablox style).
+GROUPED = """
+import functools
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+def make_inputs(seed, m=512, k=128, n=128, groups=2):
+    kx, kw = jax.random.split(jax.random.key(seed))
+    sizes = jnp.full((groups,), m // groups, jnp.int32)
+    return (jax.random.normal(kx, (m, k), jnp.float32), jax.random.normal(kw, (groups, k, n), jnp.float32), sizes)
+
+def reference(x, w, sizes):
+    group = jnp.repeat(jnp.arange(w.shape[0]), sizes, total_repeat_length=x.shape[0])
+    return jnp.einsum("mk,mkn->mn", x, w[group])
+
+def _kernel(tile_group_ref, x_ref, w_ref, o_ref):
+    o_ref[...] = jnp.dot(x_ref[...], w_ref[...], preferred_element_type=jnp.float32)
+
+@functools.partial(jax.jit, static_argnames=["bm"])
+def kernel(x, w, sizes, *, bm=128):
+    tiles = (sizes + bm - 1) // bm
+    table = jnp.repeat(jnp.arange(w.shape[0], dtype=jnp.int32), tiles, total_repeat_length=x.shape[0] // bm)
+    spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=1,
+        grid=(jnp.sum(tiles),),
+        in_specs=[pl.BlockSpec((bm, x.shape[1]), lambda t, g: (t, 0)),
+                  pl.BlockSpec((None, x.shape[1], w.shape[2]), lambda t, g: (g[t], 0, 0))],
+        out_specs=pl.BlockSpec((bm, w.shape[2]), lambda t, g: (t, 0)),
+    )
+    out = jax.ShapeDtypeStruct((x.shape[0], w.shape[2]), x.dtype)
+    return pl.pallas_call(_kernel, grid_spec=spec, out_shape=out)(table, x, w)
+"""
+
+
+HARDENED = pytest.param(
+    "hardened",
+    marks=pytest.mark.skipif(
+        default_backend_name() != "hardened", reason="the hardened backend cannot run here"
+    ),
+)
+
+
+@pytest.mark.parametrize("backend", ["local", HARDENED])
+def test_tune_cli_estimates_a_grid_sized_by_the_group_sizes(tmp_path, backend):
+    path = tmp_path / "grouped.py"
+    path.write_text(GROUPED)
+    command = [
+        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v6e", "--backend", backend,
+        "--size", "m=4096,k=512,n=512,groups=8", "--param", "bm=128,256", "--json",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    out = json.loads(done.stdout)
+    rows = {c["params"]["bm"]: c for c in out["configs"]}
+    for bm, row in rows.items():
+        assert row["status"] == "ok" and row["correct"] is True, row["reason"]
+        assert row["steps"] == 4096 // bm  # the grid: 8 groups of 512 rows in bm-row tiles
+        assert row["estimated_seconds"] > 0
     assert done.returncode == 0 and out["status"] == "passed"

@@ -112,3 +112,36 @@ def test_a_sweep_with_only_wrong_configs_is_a_mismatch_and_a_stopped_one_says_ho
         RunStatus.CANCELLED,
         "cancelled after 2.0 s (swept 0 of 2 configs on v5e at m=8: none judged)",
     )
+
+
+def test_repeated_bind_keeps_every_pair_and_refuses_a_conflict(tmp_path, capsys):
+    from sandbox.__main__ import main
+
+    missing = str(tmp_path / "absent.py")  # the spec is judged before the file is read
+    argv = ["tune", missing, "--param", "bm=128", "--param", "bn=128", "--size", "n=8"]
+    assert main([*argv, "--bind", "bm=q", "--bind", "bn=n"]) == 2
+    assert "bound to unknown size dimensions: q" in capsys.readouterr().err  # the first --bind counts
+    assert sweeps.parse_bind(["bm=m,bk=k", "bn=n", "bm=m"]) == {"bm": "m", "bk": "k", "bn": "n"}
+    with pytest.raises(sweeps.SweepError, match="bm is bound to both 'm' and 'n'"):
+        sweeps.parse_bind(["bm=m", "bm=n"])
+    with pytest.raises(sweeps.SweepError, match="expected parameter=dimension, got 'bm'"):
+        sweeps.parse_bind(["bm"])
+
+
+def test_a_sweep_whose_correct_configs_have_no_estimate_says_so_and_fails():
+    spec = SweepSpec(params={"bm": (1, 2)}, size={"m": 8})
+    unranked = ConfigResult(
+        index=0,
+        params={"bm": 1},
+        status="unestimated",
+        reason="correct at m=8 (TPU interpret mode); no estimate: ModelLimitError: kernel: too long",
+        check_size={},
+    )
+    sweep = SweepResult(chip="v5e", spec=spec, total=2, configs=(unranked, config(1, "wrong")), best=None)
+    status, summary = sweeps.verdict(sweep, RunStatus.RAN, "")
+    assert status is RunStatus.ERROR
+    assert summary == (
+        "swept 2 of 2 configs on v5e at m=8: 1 unestimated, 1 wrong; "
+        "no correct config has an estimate to rank it by (ModelLimitError: kernel: too long)"
+    )
+    assert sweeps.best(sweep.configs) is None

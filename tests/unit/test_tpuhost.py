@@ -9,6 +9,7 @@ import pytest
 
 from sandbox.host.tpuhost import (
     GENERATIONS,
+    SIMULATED_ONLY,
     TpuHostError,
     cpu_share,
     discover,
@@ -137,7 +138,8 @@ def test_tpu7x_slots_show_two_devices_per_chip(tmp_path):
 
 
 def test_every_offered_chip_has_a_generation_and_real_device_kinds():
-    assert sorted(g.chip for g in GENERATIONS) == sorted(CHIPS)
+    assert sorted([*(g.chip for g in GENERATIONS), *SIMULATED_ONLY]) == sorted(CHIPS)
+    assert chip_of_device_kind("TPU8i") == "tpu8i" and chip_of_device_kind("TPU8t") == "tpu8t"
     assert chip_of_device_kind("TPU v5 lite") == "v5e"
     assert chip_of_device_kind("TPU v6 lite") == "v6e"
     assert chip_of_device_kind("TPU v5") == "v5p"

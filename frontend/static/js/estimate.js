@@ -46,6 +46,14 @@ function classRow(c) {
   );
 }
 
+/** How far to trust an estimate, in words: the real-chip range its validation band allows (when its
+ * kernels' family has published timings on this chip) and the band itself, or "not validated for …". */
+export function bandText(estimate) {
+  if (!estimate?.validation) return "";
+  const range = estimate.low_seconds != null && estimate.high_seconds != null ? `real chip ${seconds(estimate.low_seconds)}–${seconds(estimate.high_seconds)}; ` : "";
+  return estimate.validation.startsWith("not validated") ? estimate.validation : `${range}${estimate.family}: ${estimate.validation}`;
+}
+
 /** The Results section for `result.estimate`, or null when the run has none. */
 export function estimateSection(estimate, chipTitle) {
   if (!estimate) return null;
@@ -62,6 +70,7 @@ export function estimateSection(estimate, chipTitle) {
       `${fmtFlops(estimate.flops)}, ${bytes(estimate.hbm_bytes)} copied (${bytes(estimate.min_hbm_bytes)} distinct). `,
       "From the traced kernel, not from running it; the TPU time model's assumptions are below.",
     ),
+    estimate.validation ? h("p", { id: "estimate-band", dataset: { low: estimate.low_seconds ?? "", high: estimate.high_seconds ?? "" } }, bandText(estimate)) : null,
     splitBar(estimate),
     estimate.classes?.length
       ? h("div", { class: "table-wrap" }, h("table", { class: "data", id: "estimate-steps" }, h("thead", {}, h("tr", {}, head.map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, estimate.classes.map(classRow))))

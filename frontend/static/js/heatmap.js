@@ -4,13 +4,14 @@
 // make one panel per combination of their values. Every cell carries its numbers as data-*.
 
 import { h, s } from "./dom.js";
+import { bandText } from "./estimate.js";
 import { num, seconds } from "./format.js";
 
 const CELL = 52;
 const GAP = 2;
 const LABEL_W = 56;
 const LABEL_H = 16;
-const MARK = { rejected: "✗ lower", over_vmem: "VMEM", wrong: "wrong", error: "error" };
+const MARK = { rejected: "✗ lower", over_vmem: "VMEM", wrong: "wrong", error: "error", unestimated: "no est." };
 
 export const paramsText = (params) => Object.entries(params).map(([k, v]) => `${k}=${v}`).join(", ");
 
@@ -62,7 +63,7 @@ function panel(title, rows, cols, cells, metric, values, best) {
       s("g", { class: "hm-config", dataset: { index: config.index, status: config.status, value: value ?? "", params: paramsText(config.params) } },
         s("rect", { class: classes, x, y, width: CELL, height: CELL, rx: 3, style: bad === null ? null : { fill: heatColor(bad) } }),
         s("text", { class: "hm-text", x: x + CELL / 2, y: y + CELL / 2 + 4, "text-anchor": "middle" }, label(config, metric)),
-        s("title", {}, `${paramsText(config.params)}: ${config.status}\n${config.reason}`)),
+        s("title", {}, `${paramsText(config.params)}: ${config.status}\n${config.reason}${config.estimate ? `\n${bandText(config.estimate)}` : ""}`)),
     );
   }
   return h(

@@ -4,6 +4,7 @@
 // chip and the kernel's arithmetic intensity, plus a table of lower-bound times side by side.
 
 import { h, s } from "./dom.js";
+import { bandText } from "./estimate.js";
 import { flops as fmtFlops, bytes, isNum, num, seconds } from "./format.js";
 
 const W = 420;
@@ -63,7 +64,7 @@ function estimatePoint(estimate, flop, intensity) {
   if (!estimate?.seconds) return null;
   const rate = flop / estimate.seconds;
   return s("circle", { class: "estimate-point", cx: xOf(clampX(intensity)), cy: yOf(Math.min(Math.max(rate, 10 ** Y_RANGE[0]), 10 ** Y_RANGE[1])), r: 4, dataset: { rate, seconds: estimate.seconds } },
-    s("title", {}, `estimated by the TPU time model: ${seconds(estimate.seconds)}, ${fmtFlops(rate)}/s`));
+    s("title", {}, `estimated by the TPU time model: ${seconds(estimate.seconds)}, ${fmtFlops(rate)}/s\n${bandText(estimate)}`));
 }
 
 function chart(chips, chosen, intensity, point = null) {
@@ -124,7 +125,7 @@ export function rooflineSection(timing, chips, chosen, estimate = null) {
       { class: "muted note" },
       "Per TensorCore, at the bf16 peak (f32 matmuls run at a fraction of it); a kernel split over several cores divides the bound by their number. ",
       measured ? "Roofline / measured: how close the measured median comes to the bound." : "In the simulator only the bound is meaningful: CPU wall times say nothing about the TPU.",
-      estimate ? ` The dot is the TPU time model's estimate (${seconds(estimate.seconds)} on the chosen chip), as in Estimated and Tune.` : "",
+      estimate ? ` The dot is the TPU time model's estimate (${seconds(estimate.seconds)} on the chosen chip), as in Estimated and Tune; ${bandText(estimate)}.` : "",
     ),
   );
 }

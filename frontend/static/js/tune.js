@@ -5,11 +5,18 @@
 
 import * as api from "./api.js";
 import { fill, h } from "./dom.js";
-import { boundText } from "./estimate.js";
+import { bandText, boundText } from "./estimate.js";
 import { bytes, num, seconds } from "./format.js";
 import { heatMap, paramsText } from "./heatmap.js";
 
-const STATUS_TEXT = { ok: "ok", error: "error", over_vmem: "over VMEM", rejected: "rejected", wrong: "wrong" };
+const STATUS_TEXT = {
+  ok: "ok",
+  error: "error",
+  over_vmem: "over VMEM",
+  rejected: "rejected",
+  wrong: "wrong",
+  unestimated: "no estimate",
+};
 
 /** "bm = 128, 256" lines (or ";"-separated) → {bm: [128, 256]}; values are numbers, true/false or text. */
 export function parseParams(text) {
@@ -88,7 +95,7 @@ function configRow(config, names, best) {
     { class: config.index === best ? "best" : null, dataset: { index: config.index, status: config.status, params: paramsText(config.params), seconds: est ?? "" } },
     names.map((n) => h("td", { class: "num mono" }, String(config.params[n]))),
     h("td", {}, h("span", { class: "badge", dataset: { status: config.status === "ok" ? "passed" : config.status === "wrong" ? "mismatch" : "error" } }, STATUS_TEXT[config.status] || config.status)),
-    h("td", { class: "num mono" }, est === null || est === undefined ? "—" : seconds(est)),
+    h("td", { class: "num mono", title: config.estimate ? bandText(config.estimate) : null }, est === null || est === undefined ? "—" : seconds(est)),
     h("td", { class: "num mono" }, config.roofline_fraction === null || config.roofline_fraction === undefined ? "—" : `${num(100 * config.roofline_fraction)}%`),
     h("td", { class: "num mono" }, config.measured_seconds ? seconds(config.measured_seconds) : "—"),
     h("td", { class: "num mono" }, bytes(config.vmem_bytes)),

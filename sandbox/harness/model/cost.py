@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.harness.model.steady import Tracker
 from sandbox.protocol.chips import ChipInfo
 
 DOT_KINDS = ("bf16", "f32", "f32_3pass", "int8", "fp8")
@@ -91,6 +92,7 @@ class Steps:
     drain: float  # on the slowest core: write-backs after its last step
     critical: int  # the slowest core
     mxu_flops: dict[str, float] = field(default_factory=dict)  # whole kernel, per dot kind
+    family: str = ""
     min_bytes: float = 0.0
     hbm_bytes: float = 0.0  # every byte the DMAs move, including copies outside any step
     notes: list[str] = field(default_factory=list)
@@ -111,6 +113,7 @@ class Grid:
     prologue_bytes: float = 0.0  # e.g. scalar-prefetch tables, copied before the grid starts
     cores: int = 1
     notes: list[str] = field(default_factory=list)
+    family: str = ""  # `families`: what kind of kernel, for how far its estimate is validated
 
 
 def grid_steps(grid: Grid, rates: Rates) -> Steps:
@@ -139,6 +142,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     return Steps(
         kernel=grid.kernel,
         kind="pallas_call",
+        family=grid.family,
         cores=grid.cores,
         core=grid.core,
         start=start,
@@ -183,9 +187,10 @@ class Program:
     events: list[list[Event]]  # per core
     min_bytes: float = 0.0
     notes: list[str] = field(default_factory=list)
+    family: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Row:
     label: str
     start: float
@@ -196,6 +201,13 @@ class _Row:
     flops: float = 0.0
     vector: float = 0.0
     end: float = 0.0
+
+    def shifted(self, label: str, seconds: float) -> _Row:
+        """The same step `seconds` later (a repeat in a steady run, `steady`)."""
+        return _Row(
+            label, self.start + seconds, self.compute, self.copy, self.copy_in, self.copy_out,
+            self.flops, self.vector, self.end + seconds,
+        )  # fmt: skip
 
 
 @dataclass
@@ -230,14 +242,50 @@ def _simulate(
 ) -> tuple[list[_Core], dict[tuple[int, Hashable], list[tuple[float, float]]]]:
     sent: dict[tuple[int, Hashable], list[tuple[float, float]]] = collections.defaultdict(list)
     cores = []
+    # A long pipeline repeats the same event objects (one walk per step class, `classes`): the cost
+    # of a piece of work is worked out once per object, and MXU totals are added up at the end.
+    work: dict[int, tuple[float, float]] = {}
     for c, events in enumerate(program.events):
         state = _Core(t=rates.launch, engine=rates.launch)
-        for event in events:
-            _apply(event, c, state, rates, arrivals, sent)
+        done: collections.Counter[int] = collections.Counter()
+        steady = Tracker(events)
+        i = 0
+        while i < len(events):
+            event = events[i]
+            if event[0] == "step":
+                skip_to = steady.forward(state, i, done)
+                if skip_to != i:
+                    i = skip_to
+                    continue
+            i += 1
+            if event[0] != "work":
+                _apply(event, c, state, rates, arrivals, sent)
+                continue
+            key = id(event)
+            found = work.get(key)
+            if found is None:
+                found = work[key] = (float(rates.compute(event[1], float(event[2]))), sum(event[1].values()))
+            done[key] += 1
+            state.t += found[0]
+            if state.rows:
+                row = state.rows[-1]
+                row.compute += found[0]
+                row.flops += found[1]
+                row.vector += event[2]
+        _count_mxu(state, events, done)
         if state.rows:
             state.rows[-1].end = state.t
         cores.append(state)
     return cores, {k: sorted(v) for k, v in sent.items()}
+
+
+def _count_mxu(state: _Core, events: Sequence[Event], done: Mapping[int, int]) -> None:
+    seen: set[int] = set()
+    for event in events:
+        if event[0] == "work" and id(event) not in seen:
+            seen.add(id(event))
+            for kind, flops in event[1].items():
+                state.mxu[kind] += flops * done[id(event)]
 
 
 def _apply(
@@ -257,14 +305,6 @@ def _apply(
             s.fill = s.t - rates.launch
         s.rows.append(_Row(label=event[1], start=s.t))
         s.t += rates.step
-    elif kind == "work":
-        seconds = float(rates.compute(event[1], float(event[2])))
-        s.t += seconds
-        s.mxu.update(event[1])
-        if row is not None:
-            row.compute += seconds
-            row.flops += sum(event[1].values())
-            row.vector += event[2]
     elif kind == "dma":
         size, semaphore, way = event[1], event[2], event[3]
         begin = max(s.t, s.engine)
@@ -311,11 +351,14 @@ def _as_steps(program: Program, rates: Rates, cores: list[_Core]) -> Steps:
     rows = [(c, r) for c, state in enumerate(cores) for r in state.rows]
     ends = [state.t - rates.launch for state in cores]
     critical = int(np.argmax(ends)) if ends else 0
-    col = {
-        name: np.array([getattr(r, name) for _, r in rows], dtype=float)
-        for name in _Row.__annotations__
-        if name != "label"
-    }
+    flat = (
+        v
+        for _, r in rows
+        for v in (r.start, r.compute, r.copy, r.copy_in, r.copy_out, r.flops, r.vector, r.end)
+    )
+    table = np.fromiter(flat, dtype=float, count=8 * len(rows)).reshape(len(rows), 8)
+    names = ("start", "compute", "copy", "copy_in", "copy_out", "flops", "vector", "end")
+    col = {name: table[:, i] for i, name in enumerate(names)}
     seconds = col["end"] - col["start"]
     overhead = np.full(len(rows), rates.step)
     mxu: collections.Counter[str] = collections.Counter()
@@ -327,6 +370,7 @@ def _as_steps(program: Program, rates: Rates, cores: list[_Core]) -> Steps:
     return Steps(
         kernel=program.kernel,
         kind="pl.kernel",
+        family=program.family,
         cores=len(cores),
         core=np.array([c for c, _ in rows], dtype=int),
         start=col["start"],

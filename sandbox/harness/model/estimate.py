@@ -10,13 +10,16 @@ sums them up (`summary`). Small concrete arguments (scalar-prefetch tables) are 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jax
 import numpy as np
+from jax._src import api_util
 from jax._src import core as jcore
 from jax.experimental.pallas import tpu as pltpu
 
@@ -31,8 +34,18 @@ from sandbox.protocol.estimate import Estimate
 
 MAX_KNOWN_ELEMENTS = 1 << 16  # arguments up to this size are read as values (index tables)
 _INTERPRET_OFF: Any = None
+# Tables computed from known inputs are tiny: XLA's optimisations cost seconds and save nothing.
+_QUICK_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
-__all__ = ["ModelLimitError", "chip_context", "estimate", "estimate_jaxpr", "known_values", "trace"]
+__all__ = [
+    "ModelLimitError",
+    "chip_context",
+    "estimate",
+    "estimate_jaxpr",
+    "known_values",
+    "target_inputs",
+    "trace",
+]
 
 
 @contextlib.contextmanager
@@ -89,6 +102,33 @@ def known_values(args: Sequence[Any]) -> list[Any]:
     return found
 
 
+def target_inputs(make_inputs: Callable[[], Sequence[Any]]) -> tuple[Any, ...]:
+    """A function's inputs at a target size without running it: shapes and dtypes, except small
+    integer inputs (group sizes, block tables), computed as values: a grid or the blocks a kernel
+    picks may depend on them. Only those are computed (the rest is dead code to XLA)."""
+    try:
+        shapes = tuple(jax.eval_shape(lambda: tuple(make_inputs())))
+    except jax.errors.ConcretizationTypeError as exc:
+        first = f"{type(exc).__name__}: {(str(exc).strip() or type(exc).__name__).splitlines()[0][:300]}"
+        raise ValueError(
+            "make_inputs could not be traced at the target size without running it (it computes on "
+            f"concrete values, e.g. with numpy): {first}"
+        ) from exc
+    small = [
+        isinstance(s, jax.ShapeDtypeStruct)
+        and np.issubdtype(s.dtype, np.integer)
+        and math.prod(s.shape) <= MAX_KNOWN_ELEMENTS
+        for s in shapes
+    ]
+    if not any(small):
+        return shapes
+    try:
+        values = iter(jax.jit(lambda: [x for x, k in zip(make_inputs(), small, strict=True) if k])())
+    except Exception:  # the model then treats them as unknown
+        return shapes
+    return tuple(next(values) if k else s for s, k in zip(shapes, small, strict=True))
+
+
 def kernels(closed: Any, known: Sequence[Any], chip: ChipInfo) -> list[Any]:
     """The model's plan (`Grid` or `Program`) for every Pallas kernel the function runs, in order."""
     plans: list[Any] = []
@@ -100,13 +140,17 @@ def kernels(closed: Any, known: Sequence[Any], chip: ChipInfo) -> list[Any]:
     return plans
 
 
-def _walk(jaxpr: Any, values: Sequence[Any], chip: ChipInfo, plans: list[Any], inside_loop: bool) -> None:
+def _walk(
+    jaxpr: Any, values: Sequence[Any], chip: ChipInfo, plans: list[Any], inside_loop: bool
+) -> list[Any]:
+    """Plan every kernel in `jaxpr`; the values of its outputs where they are known (else None)."""
     env: dict[Any, Any] = dict(zip([*jaxpr.constvars, *jaxpr.invars], values, strict=False))
+    computed = _evaluate_known(jaxpr, env)  # these hold no kernel: nothing more to look at
 
     def value(atom: Any) -> Any:
         return np.asarray(atom.val) if isinstance(atom, jcore.Literal) else env.get(atom)
 
-    for eqn in jaxpr.eqns:
+    for eqn in (e for e in jaxpr.eqns if id(e) not in computed):
         name = eqn.primitive.name
         operands = [value(v) for v in eqn.invars]
         if name == "pallas_call":
@@ -116,14 +160,84 @@ def _walk(jaxpr: Any, values: Sequence[Any], chip: ChipInfo, plans: list[Any], i
         elif name in CALLS:
             closed = eqn.params[CALLS[name]]
             inner = jaxpr_of(closed)
-            _walk(inner, [*getattr(closed, "consts", ()), *operands], chip, plans, inside_loop)
+            outs = _walk(inner, [*getattr(closed, "consts", ()), *operands], chip, plans, inside_loop)
+            env.update(zip(eqn.outvars, outs, strict=False))
             continue
-        else:
+        elif _sub_jaxprs(eqn):
             for sub in _sub_jaxprs(eqn):
                 _walk(sub, [None] * (len(sub.constvars) + len(sub.invars)), chip, plans, True)
             continue
+        else:
+            continue
         if inside_loop:
             plans[-1].notes.append("this kernel sits inside a loop or branch of the function: counted once")
+    return [value(v) for v in jaxpr.outvars]
+
+
+def _evaluate_known(jaxpr: Any, env: dict[Any, Any]) -> set[int]:
+    """Compute, in one compiled call, every equation of `jaxpr` that only needs known small values
+    (group sizes → tile tables and the grid size of a megablox `gmm`); their outputs join `env`."""
+    known = {v for v, value in env.items() if value is not None}
+    computable = []
+    for eqn in jaxpr.eqns:
+        inputs = [v for v in eqn.invars if isinstance(v, jcore.Var)]
+        if all(v in known for v in inputs) and _evaluable(eqn):
+            computable.append(eqn)
+            known.update(eqn.outvars)
+    # Only what a kernel reads as a value (grid sizes, scalar-prefetch and SMEM operands): computing
+    # anything else would cost a compile for nothing.
+    wanted = {v for eqn in jaxpr.eqns for v in _value_operands(eqn)}
+    chosen = []
+    for eqn in reversed(computable):
+        if any(v in wanted for v in eqn.outvars):
+            chosen.append(eqn)
+            wanted.update(v for v in eqn.invars if isinstance(v, jcore.Var))
+    chosen.reverse()
+    if not chosen:
+        return set()
+    produced = {v for e in chosen for v in e.outvars}
+    used = dict.fromkeys(v for e in chosen for v in e.invars if isinstance(v, jcore.Var))
+    inputs = [v for v in used if v not in produced]
+    outs = [
+        v for v in dict.fromkeys(v for e in chosen for v in e.outvars) if not isinstance(v, jcore.DropVar)
+    ]
+    info = api_util.debug_info("the model's known values", _tables, tuple(inputs), {})
+    info = info._replace(result_paths=tuple(f"[{i}]" for i in range(len(outs))))
+    sub = jcore.Jaxpr([], inputs, outs, chosen, debug_info=info)
+    try:
+        args = [env[v] for v in inputs]
+        lowered = jax.jit(functools.partial(jcore.eval_jaxpr, sub, [])).lower(*args)
+        found = lowered.compile(compiler_options=_QUICK_COMPILE)(*args)
+    except Exception:  # something the host cannot run: those values stay unknown
+        return set()
+    env.update(zip(outs, (np.asarray(v) for v in found), strict=True))
+    return {id(e) for e in chosen}
+
+
+def _value_operands(eqn: Any) -> list[Any]:
+    """The operands of `eqn` whose values the model reads: a pallas_call's dynamic grid sizes and
+    scalar-prefetch tables, every operand of a `pl.kernel` or of a call that holds a kernel."""
+    name = eqn.primitive.name
+    if name == "pallas_call":
+        mapping = eqn.params["grid_mapping"]
+        lead = int(getattr(mapping, "num_dynamic_grid_bounds", 0) or 0) + mapping.num_index_operands
+        return list(eqn.invars[:lead])
+    if name == "mpmd_map" or (name in CALLS and not _evaluable(eqn)):
+        return list(eqn.invars)
+    return []
+
+
+def _tables(*values: Any) -> Any:
+    """What `_evaluate_known` computes, named for JAX's debug info."""
+    return values
+
+
+def _evaluable(eqn: Any) -> bool:
+    if eqn.effects or eqn.primitive.name in ("pallas_call", "mpmd_map"):
+        return False
+    if any(math.prod(getattr(v.aval, "shape", ())) > MAX_KNOWN_ELEMENTS for v in eqn.outvars):
+        return False
+    return all(_evaluable(e) for sub in _sub_jaxprs(eqn) for e in sub.eqns)
 
 
 def _sub_jaxprs(eqn: Any) -> list[Any]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.harness.model import families
 from sandbox.harness.model.cost import Event, Grid, Program
 from sandbox.harness.model.evaluate import UNKNOWN, Ref, inner, itemsize, size, space_of
 from sandbox.harness.model.ops import jaxpr_of
@@ -57,12 +58,14 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
     """`known`: a value per operand of the call (numpy arrays for small known ones, else None)."""
     mapping = eqn.params["grid_mapping"]
     name = kernel_name(eqn)
-    if getattr(mapping, "num_dynamic_grid_bounds", 0):
-        raise ModelLimitError(f"{name}: a dynamic grid size cannot be modelled")
-    grid = tuple(int(g) for g in mapping.grid) or (1,)
+    dynamic = int(getattr(mapping, "num_dynamic_grid_bounds", 0) or 0)
+    grid = _grid(name, mapping.grid, known[:dynamic]) or (1,)
+    known = known[dynamic:]  # then the scalar-prefetch operands, then the inputs
     steps = math.prod(grid)
     if steps > MAX_GRID_STEPS:
         raise ModelLimitError(f"{name}: {steps:,} grid steps, more than the model walks ({MAX_GRID_STEPS:,})")
+    if steps == 0:
+        raise ModelLimitError(f"{name}: its grid {grid} has no steps at this size")
     ids = np.indices(grid).reshape(len(grid), -1).astype(np.int32)
     core, cores = _cores(grid, ids, eqn.params.get("compiler_params"), chip)
     if cores > 1:  # each core's steps together, in grid order within the core
@@ -70,9 +73,11 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         ids, core = ids[:, order], core[order]
     program_ids = {axis: ids[axis] for axis in range(len(mapping.grid))}
     notes: list[str] = []
+    if dynamic:
+        notes.append(f"its grid {grid} was sized by values computed from the inputs at this size")
     prefetch = [
         _smem_ref(("prefetch", i), var, known[i] if i < len(known) else None)
-        for i, var in enumerate(eqn.invars[: mapping.num_index_operands])
+        for i, var in enumerate(eqn.invars[dynamic : dynamic + mapping.num_index_operands])
     ]
     if any(r.values is None for r in prefetch):
         notes.append(
@@ -109,7 +114,26 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         prologue_bytes=float(sum(r.values.nbytes for r in prefetch if r.values is not None)),
         cores=cores,
         notes=notes,
+        family=families.grid_family(body, prefetch=bool(prefetch), dynamic=bool(dynamic)),
     )
+
+
+def _grid(name: str, grid: Sequence[Any], bounds: Sequence[Any]) -> tuple[int, ...]:
+    """The grid with its dynamic sizes (`pl.pallas_call(grid=(n, traced, k))`) filled in from the
+    call's leading operands, known when they are computed from small known inputs (group sizes)."""
+    sizes, given = [], iter(bounds)
+    for g in grid:
+        if isinstance(g, (int, np.integer)):
+            sizes.append(int(g))
+            continue
+        value = next(given, None)
+        if value is None or np.size(value) != 1:
+            raise ModelLimitError(
+                f"{name}: a grid size is computed from values the model does not know at this size; "
+                "give the inputs it depends on (e.g. the group sizes) as concrete arrays"
+            )
+        sizes.append(int(np.asarray(value).reshape(())))
+    return tuple(sizes)
 
 
 def _cores(grid: tuple[int, ...], ids: np.ndarray, params: Any, chip: ChipInfo) -> tuple[np.ndarray, int]:
@@ -243,7 +267,7 @@ def _program(
             walker.events.append(("wait", ("out", id(o), int(steps[-1])), o.block_bytes))
         events.append(walker.events)
         notes += sorted(n for n in walker.notes if n and n not in notes)
-    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes)
+    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=families.PROGRAM)
 
 
 def _copies(

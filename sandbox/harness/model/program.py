@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.harness.model import families
 from sandbox.harness.model.cost import Program
 from sandbox.harness.model.evaluate import Ref, inner, itemsize, size, space_of
 from sandbox.harness.model.ops import jaxpr_of
@@ -51,7 +52,7 @@ def model_kernel(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Program:
         notes += sorted(n for n in walker.notes if n and n not in notes)
     # What a perfect kernel would move: every HBM operand (inputs, outputs, HBM scratch) once.
     min_bytes = float(sum(_bytes(v) for v in body.invars if space_of(v.aval, "hbm") == "hbm"))
-    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes)
+    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=families.PROGRAM)
 
 
 def _env(body: Any, known: Sequence[Any]) -> dict[Any, Any]:

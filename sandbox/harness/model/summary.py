@@ -12,7 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sandbox.harness.model import families
 from sandbox.harness.model.cost import Rates, Steps
+from sandbox.protocol.chips import CHIP_TABLE
 from sandbox.protocol.estimate import Bound, Estimate, KernelEstimate, StepClass, StepTime
 
 MAX_CLASSES = 12
@@ -72,6 +74,8 @@ def summarize(
     roofline = max(mxu_time, min_bytes / (rates.bandwidth * rates.cores))
     bound: Bound = ("compute", "memory", "step_overhead")[int(np.argmax(parts))]  # type: ignore[assignment]
     notes = tuple(dict.fromkeys(f"{s.kernel}: {n}" for s in kernels for n in s.notes))
+    trust = families.validation((s.family for s in kernels), chip, _title(chip))
+    low, high = families.seconds_range(float(seconds), trust.band)
     return Estimate(
         chip=chip,
         seconds=float(seconds),
@@ -92,7 +96,15 @@ def summarize(
         assumptions=ASSUMPTIONS,
         notes=notes,
         model_seconds=model_seconds,
+        family=trust.family,
+        validation=trust.text,
+        low_seconds=low,
+        high_seconds=high,
     )
+
+
+def _title(chip: str) -> str:
+    return next((c.title for c in CHIP_TABLE.values() if c.name == chip), chip)
 
 
 def _split(steps: Steps, rates: Rates) -> np.ndarray:

@@ -23,6 +23,18 @@ class Synchronisation:
     notes: set[str]
     events: list[tuple[Any, ...]]
     _static: dict[Any, tuple[Any, ...]]
+    record: list[Any] | None
+
+    def _remember(self, value: Any) -> None:
+        raise NotImplementedError
+
+    def _remember_indices(self, parts: Any, env: dict[Any, Any]) -> None:
+        """Grid mode, finding step classes: the semaphore slots an operation uses."""
+        for part in parts:
+            if part is not None:
+                index = indexer(getattr(part, "transforms", ()), env)
+                for value in UNKNOWN_INDEX if index is None else index:
+                    self._remember(value)
 
     def _unflatten(self, eqn: Any, tree_key: str, leaves: Any) -> Any:
         """An equation's unflattened arguments (refs, indexers over Vars), worked out once."""
@@ -42,6 +54,8 @@ class Synchronisation:
     def _dma_start(self, eqn: Any, env: dict[Any, Any]) -> None:
         self.syncs = True
         if not self.sequential:
+            if self.record is not None:
+                self._remember_indices(self._dma_static(eqn)[1][2:4], env)
             return
         size_bytes, way, sem, _ = self._dma(eqn, env)
         self._sync()
@@ -50,12 +64,23 @@ class Synchronisation:
     def _dma_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
         self.syncs = True
         if not self.sequential:
+            if self.record is not None:
+                self._remember_indices(self._dma_static(eqn)[1][2:4], env)
             return
         size_bytes, _, sem, send = self._dma(eqn, env)
         self._sync()
         self.events.append(("wait", send if eqn.params.get("is_wait_send") else sem, size_bytes))
 
     def _dma(self, eqn: Any, env: dict[Any, Any]) -> tuple[int, str, Any, Any]:
+        static = self._dma_static(eqn)
+        src, dst, dst_sem, src_sem, device = static[1]
+        if device is not None:
+            self.notes.add("remote DMAs are costed as local copies (the interconnect is not modelled)")
+        way = self._way(self._ref(src, env), self._ref(dst, env))
+        return static[0], way, self._sem(dst_sem, env), self._sem(src_sem, env)
+
+    def _dma_static(self, eqn: Any) -> tuple[int, Any]:
+        """(bytes copied, the unflattened parts) of a DMA equation, worked out once."""
         tree = eqn.params["tree"]
         static = self._static.get(id(eqn))
         if static is None:
@@ -67,11 +92,7 @@ class Synchronisation:
             parts = _dma_unflatten(tree, eqn.invars)  # the same Vars at every step: unflattened once
             static = (size(shape) * itemsize(inner(getattr(dst, "ref", dst)).dtype), parts)
             self._static[id(eqn)] = static
-        src, dst, dst_sem, src_sem, device = static[1]
-        if device is not None:
-            self.notes.add("remote DMAs are costed as local copies (the interconnect is not modelled)")
-        way = self._way(self._ref(src, env), self._ref(dst, env))
-        return static[0], way, self._sem(dst_sem, env), self._sem(src_sem, env)
+        return static  # type: ignore[return-value]
 
     @staticmethod
     def _way(src: Ref | None, dst: Ref | None) -> str:
@@ -93,9 +114,15 @@ class Synchronisation:
 
     def _semaphore_signal(self, eqn: Any, env: dict[Any, Any]) -> None:
         self.syncs = True
-        if not self.sequential:
-            return
         sem, transforms, value, device, core_index = self._unflatten(eqn, "args_tree", eqn.invars)
+        if not self.sequential:
+            if self.record is not None:
+                self._remember_indices([_Part(sem, transforms)], env)
+                targets = list(device.values()) if isinstance(device, dict) else [device, core_index]
+                for atom in [value, *targets]:
+                    if atom is not None:
+                        self._remember(read(env, atom) if not isinstance(atom, int) else atom)
+            return
         target: Any = self.core
         if isinstance(device, dict):
             named = [self._read(env, v) for k, v in device.items() if k in self.core_axes]
@@ -112,14 +139,20 @@ class Synchronisation:
 
     def _semaphore_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
         self.syncs = True
-        if not self.sequential:
-            return
         sem, transforms, value, _ = self._unflatten(eqn, "args_tree", eqn.invars)
+        if not self.sequential:
+            if self.record is not None:
+                self._remember_indices([_Part(sem, transforms)], env)
+                self._remember(read(env, value))
+            return
         count = self._read(env, value)
         self._sync()
         self.events.append(
             ("sem_wait", self._sem(_Part(sem, transforms), env), 1 if count is UNKNOWN else int(count))
         )
+
+
+UNKNOWN_INDEX = (UNKNOWN,)  # a semaphore slot the model cannot compute: no step classes
 
 
 class _Part(collections.namedtuple("_Part", "ref transforms")):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from jax._src import core as jcore
 
+from sandbox.harness.model.classes import MIN_ITERATIONS, masked, walk_by_class
 from sandbox.harness.model.evaluate import (
     UNKNOWN,
     Ref,
@@ -77,6 +78,7 @@ class Walker(Synchronisation):
         self.events: list[tuple[Any, ...]] = []
         self.pending = Acc(0.0)
         self.eqns = 0
+        self.record: list[Any] | None = None  # grid mode: what step classes depend on (`classes`)
         self._static: dict[Any, tuple[Any, ...]] = {}
         self._plans: dict[int, tuple[Any, list[tuple[object, Any, Any]]]] = {}
 
@@ -168,12 +170,18 @@ class Walker(Synchronisation):
             self.events.append(("work", dict(self.pending.mxu), float(self.pending.vector)))
             self.pending = Acc(0.0)
 
+    def _remember(self, value: Any) -> None:
+        """Grid mode, finding step classes: a value an iteration's events depend on, where reached."""
+        if self.record is not None:
+            self.record.append(masked(value, self.mask, np.size(self.acc.zero)))
+
     def flush(self) -> None:
         self._sync()
 
-    def step(self, label: str) -> None:
+    def step(self, label: str, kind: int | None = None) -> None:
+        """A step marker; `kind` (from `classes`) names steps whose events are the very same objects."""
         self._sync()
-        self.events.append(("step", label))
+        self.events.append(("step", label) if kind is None else ("step", label, kind))
 
     # -- primitives with their own rules -------------------------------------------------------
 
@@ -220,6 +228,9 @@ class Walker(Synchronisation):
         if not (isinstance(ref, Ref) and ref.space == "smem"):
             self._work(None, 0, size(eqn.invars[1].aval.shape))
             return
+        if self.record is not None:
+            self.record.append(UNKNOWN)  # SMEM state that changes per step: no step classes
+            return
         index = indexer(self._unflatten(eqn, "tree", eqn.invars[2:]), env)
         if eqn.outvars:
             env[eqn.outvars[0]] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[2:]), env)
@@ -232,6 +243,9 @@ class Walker(Synchronisation):
     def _addupdate(self, eqn: Any, env: dict[Any, Any]) -> None:
         ref = self._read(env, eqn.invars[0])
         if isinstance(ref, Ref) and ref.space == "smem":
+            if self.record is not None:
+                self.record.append(UNKNOWN)
+                return
             ref.values = None
         else:
             self._work(None, 0, 2 * size(eqn.invars[1].aval.shape))
@@ -259,8 +273,10 @@ class Walker(Synchronisation):
             outs = self.run(branch, dict(zip(branch.invars, operands, strict=False)))
         elif which is not UNKNOWN:
             which = np.clip(np.asarray(which).astype(np.int64), 0, len(branches) - 1)
+            self._remember(which)
             outs = self._masked(branches, operands, which)
         else:
+            self._remember(UNKNOWN)
             outs = self._costliest(branches, operands)
         for var, value in zip(eqn.outvars, outs, strict=False):
             env[var] = value
@@ -311,6 +327,10 @@ class Walker(Synchronisation):
             carry = self._scan_once(body, [*consts, *([UNKNOWN] * (carry_n + len(xs)))], length)[:carry_n]
         else:
             stepped = self.sequential and has_sync(body)
+            if stepped and not xs and length >= MIN_ITERATIONS:
+                found = walk_by_class(self, body, consts, carry, length, carry_n)
+                if found is not None:
+                    carry, length = found, 0
             for i in range(length):
                 if stepped:
                     self.step(f"{self.label}loop step {i}")
@@ -346,6 +366,7 @@ class Walker(Synchronisation):
                 self.notes.add("a while loop's trip count depends on data: one iteration is assumed")
                 go = np.asarray(i == 0)
             self.mask = saved * go if not self.sequential else saved
+            self._remember(go)
             if not np.any(go):
                 break
             if stepped:

@@ -1,0 +1,110 @@
+"""How far to trust an estimate: the kernel's family, and the model's error on published kernels of it.
+
+Every estimate says which family its kernels belong to (from what the traced kernel does: a
+BlockSpec pipeline around one dot, scalar-prefetched block tables, a grid sized by the inputs,
+softmax-like work, a hand-written DMA program) and, where published timings of that family on that
+chip exist, the band of the model's error on them: "±5.5 % on 17 published kernels of this family
+on v5e", and a range of times. Elsewhere it says "not validated for … on …" and gives no range.
+
+The bands are the model's own errors on `tests/data/published_tpu_timings.toml` (the model's device
+time plus the measurements' host dispatch, against the printed time; the point `step_seconds` was
+fitted to left out); `tests/model/test_validation.py` recomputes them from that file and fails if
+this table drifts from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sandbox.harness.model.ops import jaxpr_of
+
+MATMUL = "matmul (pallas_call, BlockSpec pipeline)"
+BLOCK_SPARSE = "block-sparse matmul (scalar-prefetched block tables)"
+GROUPED = "grouped matmul (grid sized by the inputs)"
+SOFTMAX_LIKE = "pallas_call with reductions or transcendentals (attention, norms, softmax)"
+ELEMENTWISE = "element-wise pallas_call"
+PROGRAM = "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)"
+
+# Row reductions and the transcendental unit: what attention and norms add to a matmul step.
+_SOFTMAX_PRIMITIVES = frozenset(
+    {"exp", "exp2", "log", "log1p", "tanh", "logistic", "rsqrt", "sqrt", "erf", "pow", "div"}
+    | {"reduce_max", "reduce_min", "reduce_sum", "argmax", "argmin", "cumsum", "cummax"}
+)
+
+
+@dataclass(frozen=True)
+class Band:
+    """The model's signed error (estimate / published - 1) over `points` published kernels."""
+
+    family: str
+    chip: str
+    low: float
+    high: float
+    points: int
+    source: str
+
+
+BANDS: tuple[Band, ...] = (
+    Band(MATMUL, "v5e", -0.0548, 0.0394, 17, "the JAX Pallas TPU matmul guide (2024-02-27)"),
+    Band(BLOCK_SPARSE, "v5e", -0.2954, -0.0131, 2, "the JAX Pallas TPU block-sparse guide (2024-09-16)"),
+)
+
+
+@dataclass(frozen=True)
+class Validation:
+    family: str
+    text: str  # "±5.5 % on 17 published kernels of this family on v5e" or "not validated for …"
+    band: Band | None
+
+
+def grid_family(body: Any, *, prefetch: bool, dynamic: bool) -> str:
+    """The family of a `pallas_call` costed as a BlockSpec pipeline."""
+    names = primitives(jaxpr_of(body))
+    if "dot_general" not in names:
+        return SOFTMAX_LIKE if names & _SOFTMAX_PRIMITIVES else ELEMENTWISE
+    if dynamic:
+        return GROUPED
+    if prefetch:
+        return BLOCK_SPARSE
+    return SOFTMAX_LIKE if names & _SOFTMAX_PRIMITIVES else MATMUL
+
+
+def primitives(jaxpr: Any) -> set[str]:
+    """Every primitive's name in `jaxpr` and the jaxprs inside it."""
+    found: set[str] = set()
+    for eqn in jaxpr.eqns:
+        found.add(eqn.primitive.name)
+        for value in eqn.params.values():
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                sub = jaxpr_of(item)
+                if hasattr(sub, "eqns"):
+                    found |= primitives(sub)
+    return found
+
+
+def validation(families: Iterable[str], chip: str, title: str) -> Validation:
+    """What the estimate of kernels of these families on `chip` may be trusted to."""
+    distinct = list(dict.fromkeys(f for f in families if f))
+    if len(distinct) != 1:
+        kinds = "; ".join(distinct) or "no kernel"
+        return Validation("mixed", f"not validated as a whole: kernels of several families ({kinds})", None)
+    family = distinct[0]
+    band = next((b for b in BANDS if b.family == family and b.chip == chip), None)
+    if band is None:
+        return Validation(family, f"not validated for {family} on {title}", None)
+    worst = max(abs(band.low), abs(band.high))
+    text = (
+        f"±{worst:.1%} on {band.points} published kernels of this family on {title} "
+        f"(seen {band.low:+.1%} to {band.high:+.1%}; {band.source})"
+    ).replace("%", " %")
+    return Validation(family, text, band)
+
+
+def seconds_range(seconds: float, band: Band | None) -> tuple[float | None, float | None]:
+    """The times the real chip would take if the model errs as on the published kernels: an error
+    e = estimate / real - 1 in [low, high] puts the real time in [estimate / (1 + high), estimate / (1 + low)]."""
+    if band is None:
+        return None, None
+    return seconds / (1 + band.high), seconds / (1 + band.low)

@@ -1,0 +1,94 @@
+"""Long pipelines walked once per step class and simulated through their steady runs (`classes`, `steady`).
+
+Both shortcuts must give what walking and simulating every step gives: the same events, and the
+same step rows to rounding. Then the catalog's `tiled_matmul` at the Tune tab's 4096^3 in
+128-blocks (a 32,768-step `emit_pipeline`) estimates on every chip within a second.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import sandbox.harness.model.cost as cost
+import sandbox.harness.model.walker as walker
+from sandbox.harness.model.cost import Rates, program_steps
+from sandbox.harness.model.estimate import chip_context, estimate, kernels, trace
+from sandbox.protocol.chips import CHIPS, chip_info
+from tests.model.test_kernels import kernel
+
+FIELDS = ("start", "seconds", "compute", "copy", "copy_in", "copy_out", "flops", "vector")
+
+
+def bf16(*shape: int) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, jnp.bfloat16)
+
+
+CASES = [
+    ("tiled_matmul", "matmul", (bf16(1024, 1024), bf16(1024, 1024)), "v5e"),
+    ("tiled_matmul", "matmul", (bf16(512, 2048), bf16(2048, 384)), "v6e"),
+    ("megacore_matmul", "matmul", (bf16(1024, 2048), bf16(2048, 512)), "v5p"),
+    ("emit_pipeline_nested", "mlp", (bf16(1024, 512), bf16(512, 1024), bf16(1024, 512)), "v6e"),
+    ("hbm_manual_dma", "streamed_matmul", (bf16(1024, 256), bf16(256, 256)), "v5e"),
+    ("core_semaphore_signal", "core_all_reduce", (bf16(2, 128, 256),), "v5p"),
+    ("inplace_chunked_matmul", "inplace_matmul", (bf16(512, 384), bf16(384, 384)), "v6e"),
+]
+
+
+def _entry(slug: str, name: str):  # type: ignore[no-untyped-def]
+    fn = getattr(kernel(slug), name)
+    if slug != "inplace_chunked_matmul":
+        return fn
+
+    def run(x, w):  # type: ignore[no-untyped-def]
+        ref = jax.new_ref(x)
+        fn(ref, w)
+        return ref[...]
+
+    return run
+
+
+def _plain(events):  # type: ignore[no-untyped-def]
+    """Events without the step kinds the class walk tags its step markers with."""
+    return [[e[:2] if e[0] == "step" else e for e in core] for core in events]
+
+
+class _EveryStep(cost.Tracker):
+    def forward(self, state, at, done):  # type: ignore[no-untyped-def]
+        return at  # never skip: the step-by-step simulation
+
+
+@pytest.mark.parametrize(("slug", "name", "args", "chip"), CASES)
+def test_step_classes_and_steady_runs_change_nothing(slug, name, args, chip, monkeypatch):
+    info = chip_info(chip)
+    closed = trace(_entry(slug, name), args, chip_context(info))
+    monkeypatch.setattr(walker, "MIN_ITERATIONS", 2)  # every stepped loop by class, short ones too
+    by_class = kernels(closed, [None] * len(args), info)
+    monkeypatch.setattr(walker, "MIN_ITERATIONS", 1 << 30)
+    by_step = kernels(closed, [None] * len(args), info)
+    assert [_plain(p.events) for p in by_class] == [p.events for p in by_step]
+    assert [p.notes for p in by_class] == [p.notes for p in by_step]
+    rates = Rates.of(info)
+    steady = [program_steps(p, rates) for p in by_class]
+    monkeypatch.setattr(cost, "Tracker", _EveryStep)
+    every = [program_steps(p, rates) for p in by_class]
+    for a, b in zip(steady, every, strict=True):
+        assert a.total == pytest.approx(b.total, rel=1e-12) and a.labels == b.labels
+        assert a.mxu_flops == b.mxu_flops and a.hbm_bytes == b.hbm_bytes
+        for field in FIELDS:
+            np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-9, atol=1e-15)
+
+
+def test_tiled_matmul_at_4096_cubed_estimates_on_every_chip_within_a_second():
+    matmul = kernel("tiled_matmul").matmul
+    for chip in CHIPS:
+        started = time.process_time()  # CPU time: the shared test machine's load does not count
+        e = estimate(matmul, (bf16(4096, 4096), bf16(4096, 4096)), chip_info(chip), timeline=False)
+        spent = time.process_time() - started
+        (k,) = e.kernels
+        assert k.steps == 32 * 32 * 32 and e.flops == 2 * 4096**3, chip
+        assert spent < 1.0, f"{chip}: {spent:.2f} s of CPU"
