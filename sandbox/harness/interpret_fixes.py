@@ -39,11 +39,13 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.harness import compat
+from sandbox.harness.fixes import revisit
 
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
 DEVICE_KIND = "device_kind"
 EXPLICIT_MESH = "explicit_mesh"
+REVISIT_ANY = revisit.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -71,7 +73,18 @@ def install(device_kind: str | None = None) -> tuple[str, ...]:
         fixes.append(DEVICE_KIND)
     if _install_explicit_mesh():
         fixes.append(EXPLICIT_MESH)
+    fixes += _install_extensions()
     return tuple(fixes)
+
+
+def _install_extensions() -> list[str]:
+    """The fixes that extend the simulator to constructs it cannot run (`sandbox.harness.fixes`)."""
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+
+    installed = []
+    if revisit.install(ipc):
+        installed.append(REVISIT_ANY)
+    return installed
 
 
 def _install_sparsecore_axis_index() -> bool:
