@@ -70,9 +70,9 @@ def _with_twins(interpret: Callable[..., Any], ipc: Any) -> Callable[..., Any]:
         ]
         if not outputs:
             return interpret(*args, **kwargs)
-        args, kwargs = add_twins(list(args), dict(kwargs), outputs, ipc)
-        kwargs["interpret_params"] = _described_again(kwargs)
-        return interpret(*args, **kwargs)
+        new_args, new_kwargs = add_twins(list(args), dict(kwargs), outputs, ipc)
+        new_kwargs["interpret_params"] = _described_again(new_kwargs)
+        return interpret(*new_args, **new_kwargs)
 
     wrapper._playground_revisit = True  # type: ignore[attr-defined]
     return wrapper
