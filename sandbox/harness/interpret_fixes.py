@@ -39,13 +39,15 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.harness import compat
-from sandbox.harness.fixes import revisit
+from sandbox.harness.fixes import revisit, rounding, semaphores
 
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
 DEVICE_KIND = "device_kind"
 EXPLICIT_MESH = "explicit_mesh"
 REVISIT_ANY = revisit.NAME
+SEMAPHORE_READ = semaphores.NAME
+STOCHASTIC_ROUND = rounding.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -81,10 +83,9 @@ def _install_extensions() -> list[str]:
     """The fixes that extend the simulator to constructs it cannot run (`sandbox.harness.fixes`)."""
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
 
-    installed = []
-    if revisit.install(ipc):
-        installed.append(REVISIT_ANY)
-    return installed
+    extensions = ((REVISIT_ANY, revisit.install), (SEMAPHORE_READ, semaphores.install))
+    extensions += ((STOCHASTIC_ROUND, rounding.install),)
+    return [name for name, install in extensions if install(ipc)]
 
 
 def _install_sparsecore_axis_index() -> bool:
