@@ -83,8 +83,11 @@ def _install_extensions() -> list[str]:
     """The fixes that extend the simulator to constructs it cannot run (`sandbox.harness.fixes`)."""
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
 
-    extensions = ((REVISIT_ANY, revisit.install), (SEMAPHORE_READ, semaphores.install))
-    extensions += ((STOCHASTIC_ROUND, rounding.install),)
+    extensions: list[tuple[str, Callable[[Any], bool]]] = [
+        (REVISIT_ANY, revisit.install),
+        (SEMAPHORE_READ, semaphores.install),
+        (STOCHASTIC_ROUND, rounding.install),
+    ]
     return [name for name, install in extensions if install(ipc)]
 
 
