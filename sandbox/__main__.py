@@ -183,7 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         end="\n" if args.json else "",
     )
     # Anything but a clean verdict fails: a mismatch, an error, a limit, and a kernel that is correct in
-    # the simulator but rejected by the TPU compiler (`rejected`).
+    # the simulator but rejected by the TPU compiler (`rejected`). A kernel the simulator cannot run
+    # exits 3: not a verdict on the kernel.
+    if result.status is RunStatus.UNSUPPORTED:
+        return 3
     return 0 if result.status in (RunStatus.PASSED, RunStatus.RAN) else 1
 
 

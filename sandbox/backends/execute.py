@@ -34,7 +34,14 @@ IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")
 # Not timeouts, limits or cancellations (they depend on the machine's load at the time), not our own
 # faults (an infrastructure error, an unreadable report, a broken harness).
 CACHEABLE = frozenset(
-    {RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR, RunStatus.RAN, RunStatus.REJECTED}
+    {
+        RunStatus.PASSED,
+        RunStatus.MISMATCH,
+        RunStatus.ERROR,
+        RunStatus.RAN,
+        RunStatus.REJECTED,
+        RunStatus.UNSUPPORTED,
+    }
 )
 
 # Called with (kind, data) for every event a follower may see, from the backend's thread.

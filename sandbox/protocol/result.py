@@ -22,6 +22,9 @@ class RunStatus(enum.StrEnum):
     CANCELLED = "cancelled"
     # Correct in the simulator, but the TPU compiler (the lowering check for the job's chip) rejects it.
     REJECTED = "rejected"
+    # The simulator cannot run a construct of the kernel (a limitation of JAX's TPU interpret mode, not
+    # the user's mistake); the summary says whether the TPU compiler accepts the kernel.
+    UNSUPPORTED = "unsupported"
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ VERBS = {
     RunStatus.RAN: "runs",
     RunStatus.CANCELLED: "was cancelled",
     RunStatus.REJECTED: "is rejected by the TPU compiler",
+    RunStatus.UNSUPPORTED: "cannot be simulated",
 }
 
 

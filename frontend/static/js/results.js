@@ -16,6 +16,7 @@ import { traceSummary } from "./trace.js";
 const STATUS_TEXT = {
   passed: "passed",
   rejected: "rejected by the TPU compiler",
+  unsupported: "unsupported by the simulator",
   mismatch: "mismatch",
   error: "error",
   timeout: "timeout",

@@ -228,8 +228,7 @@ def _limitation(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     version = f" {scene.jax_version}" if scene.jax_version else ""
     text = (
         f"{what} is not supported by TPU interpret mode in JAX{version}: a limitation of the simulator, not "
-        f"a mistake in your kernel (JAX says: {root.message.splitlines()[0][:200]}). The TPU lowering check "
-        "tells whether it compiles for a real TPU"
+        f"a mistake in your kernel (JAX says: {root.message.splitlines()[0][:200]})"
     )
     return Message(root.type, text, limitation=True)
 

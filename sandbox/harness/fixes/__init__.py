@@ -6,5 +6,4 @@ each module's docstring says what it changes and what it cannot know about the h
 revisit.py      output blocks with `RevisitMode.ANY`, revisited at any grid step
 semaphores.py   `pltpu.semaphore_read` of a simulated semaphore
 rounding.py     `pltpu.stochastic_round` on a CPU
-fill.py         uninitialised-memory poisoning that leaves semaphores and PRNG keys alone
 """
