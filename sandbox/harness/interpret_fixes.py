@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.harness import compat
-from sandbox.harness.fixes import revisit, rounding, selects, semaphores
+from sandbox.harness.fixes import gathers, revisit, rounding, selects, semaphores
 
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
@@ -49,6 +49,7 @@ REVISIT_ANY = revisit.NAME
 SEMAPHORE_READ = semaphores.NAME
 STOCHASTIC_ROUND = rounding.NAME
 SELECT_REF = selects.NAME
+INDEXED_DMA = gathers.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -89,6 +90,7 @@ def _install_extensions() -> list[str]:
         (SEMAPHORE_READ, semaphores.install),
         (STOCHASTIC_ROUND, rounding.install),
         (SELECT_REF, selects.install),
+        (INDEXED_DMA, gathers.install),
     ]
     return [name for name, install in extensions if install(ipc)]
 

@@ -211,6 +211,8 @@ LIMITATIONS = (
     ("Lowering multiple mesh/function pairs is not currently supported", "a pl.kernel over several meshes"),
     ("External meshes are not currently supported in fallback lowering", "a kernel on an external mesh"),
     ("must be int32 or float32", "plsc.load_gather"),
+    ("an accumulating DMA (add=True) is not simulated", "an accumulating DMA (`add=True`)"),
+    ("an indexed DMA is simulated only with", "this form of indexed DMA"),
     ("Non-decrementing wait is not supported", "a semaphore wait that does not decrement"),
     (
         "'ReshapeTransform' object has no attribute 'indices'",
