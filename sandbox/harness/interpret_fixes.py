@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.harness import compat
-from sandbox.harness.fixes import gathers, revisit, rounding, selects, semaphores
+from sandbox.harness.fixes import gathers, revisit, rounding, selects, semaphores, vector_index
 
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
@@ -50,6 +50,7 @@ SEMAPHORE_READ = semaphores.NAME
 STOCHASTIC_ROUND = rounding.NAME
 SELECT_REF = selects.NAME
 INDEXED_DMA = gathers.NAME
+VECTOR_GATHER_SCATTER = vector_index.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -91,6 +92,7 @@ def _install_extensions() -> list[str]:
         (STOCHASTIC_ROUND, rounding.install),
         (SELECT_REF, selects.install),
         (INDEXED_DMA, gathers.install),
+        (VECTOR_GATHER_SCATTER, vector_index.install),
     ]
     return [name for name, install in extensions if install(ipc)]
 

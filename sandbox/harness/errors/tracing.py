@@ -210,7 +210,6 @@ LIMITATIONS = (
     ),
     ("Lowering multiple mesh/function pairs is not currently supported", "a pl.kernel over several meshes"),
     ("External meshes are not currently supported in fallback lowering", "a kernel on an external mesh"),
-    ("must be int32 or float32", "plsc.load_gather"),
     ("an accumulating DMA (add=True) is not simulated", "an accumulating DMA (`add=True`)"),
     ("an indexed DMA is simulated only with", "this form of indexed DMA"),
     ("Non-decrementing wait is not supported", "a semaphore wait that does not decrement"),
@@ -235,6 +234,27 @@ def _limitation(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     return Message(root.type, text, limitation=True)
 
 
+_INDEXED = ("load_gather", "store_scatter", "addupdate_scatter")
+
+
+def _indexed_dtype(root: Root, exc: BaseException, scene: Scene) -> Message | None:
+    """A SparseCore indexed load or store on a ref of another dtype than int32 / float32 (a TPU rule)."""
+    if "must be int32 or float32" not in root.message:
+        return None
+    tb, called = exc.__traceback__, None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_name
+        called = name if name in _INDEXED else called
+        tb = tb.tb_next
+    what = f"plsc.{called}" if called else "a SparseCore indexed load or store"
+    text = (
+        f"{what} takes int32 or float32 refs only ({root.message.splitlines()[0]}), on a TPU as in the "
+        "simulator (JAX checks it when it builds the kernel). Keep that buffer in float32 (or int32) and "
+        "cast when you load it"
+    )
+    return Message(root.type, text)
+
+
 def _syntax(root: Root, exc: BaseException, scene: Scene) -> Message | None:
     if not isinstance(exc, SyntaxError):
         return None
@@ -246,6 +266,7 @@ def _syntax(root: Root, exc: BaseException, scene: Scene) -> Message | None:
 RULES: tuple[Rule, ...] = (
     _syntax,
     _limitation,
+    _indexed_dtype,
     specs.block_rank,
     specs.index_map_returns,
     specs.arity,
