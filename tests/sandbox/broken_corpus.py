@@ -213,7 +213,9 @@ CORPUS: tuple[Broken, ...] = (
             "written again at grid step (k=1, i=0, j=0), after the grid moved on from it (first written "
             "at step (k=0, i=0, j=0)). pallas_call copies an output block back to HBM when its index "
             "changes, so all steps that write one block must be consecutive: put the reduction axis last "
-            'in the grid and mark it "arbitrary" (line 36)'
+            'in the grid and mark it "arbitrary" (or give the output\'s BlockSpec '
+            "pipeline_mode=pl.Buffered(1, revisit=pl.RevisitMode.ANY), which reloads the block on each "
+            "revisit) (line 36)"
         ),
     ),
     Broken(

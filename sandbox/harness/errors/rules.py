@@ -226,7 +226,9 @@ def revisited(root: Root, scene: Scene) -> Message:
         f"{what}: the same output block is written again at grid step {grid_step(names, step)}, after the "
         f"grid moved on from it (first written at step {grid_step(names, first)}). pallas_call copies an "
         "output block back to HBM when its index changes, so all steps that write one block must be "
-        'consecutive: put the reduction axis last in the grid and mark it "arbitrary"'
+        'consecutive: put the reduction axis last in the grid and mark it "arbitrary" (or give the '
+        "output's BlockSpec pipeline_mode=pl.Buffered(1, revisit=pl.RevisitMode.ANY), which reloads the "
+        "block on each revisit)"
     )
     return Message("RuntimeError", text, operand.index_map if operand else None)
 
