@@ -221,6 +221,7 @@ LIMITATIONS: tuple[tuple[str, ...], ...] = (
     ("'AbstractSemaphoreTyRules' has no attribute 'full'", "a semaphore as a kernel output"),
     ("an indexed DMA is simulated only with", "this form of indexed DMA"),
     ("Non-decrementing wait is not supported", "a semaphore wait that does not decrement"),
+    ("'BitcastTransform' object has no attribute 'indices'", "a copy of a bitcast ref (`ref.bitcast(...)`)"),
     (
         "'ReshapeTransform' object has no attribute 'indices'",
         "reading or writing a reshaped ref (`ref.reshape(...)`)",
