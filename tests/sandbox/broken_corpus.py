@@ -206,6 +206,16 @@ CORPUS: tuple[Broken, ...] = (
         ),
     ),
     Broken(
+        "cumsum_in_kernel",
+        REJECTED,
+        (
+            "rejected by the TPU compiler for v5p: NotImplementedError: Unimplemented primitive in Pallas "
+            "TPU lowering for tc: cumsum. Please file an issue at "
+            "https://github.com/jax-ml/jax/issues/new/choose. (line 17); in the simulator the outputs match "
+            "the reference (1/1 cases), but this kernel would not compile for a TPU"
+        ),
+    ),
+    Broken(
         "reduction_axis_outermost",
         ERROR,
         (
