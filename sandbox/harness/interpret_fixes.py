@@ -24,6 +24,11 @@ devices and hands it to `shard_map(..., mesh=mesh)` (JAX's shipped `all_gather` 
 and in the chip the harness's carries. When the axis names and sizes are the same, the passed mesh
 is taken to be the context one: `shard_map` then runs under the harness's mesh, chip included.
 
+`sandbox/harness/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
+cannot (RevisitMode.ANY, semaphore_read, stochastic_round, select_ref, indexed DMAs, SparseCore
+gather/scatter); each module's docstring says what it changes, and
+`tests/sandbox/test_simulator_extensions.py` runs a kernel for each through a real backend.
+
 Every fix is guarded: it is applied only on the JAX version it was written and tested for, and only
 if the function it wraps still has the expected signature; otherwise nothing is changed (and the
 run reports no fix). `tests/sandbox/test_sparsecore_fix.py` shows the bug without the fix and the
