@@ -133,3 +133,34 @@ def test_stochastic_rounding_lands_on_a_neighbour_and_is_unbiased():
     assert abs(got.mean() - float(x[0])) < 2.0**-12
     exact = jnp.array([1.0, -2.5, 0.0], jnp.float32)
     assert np.array_equal(stochastic_round(exact, bits[:3], target_dtype=jnp.bfloat16), exact)
+
+
+UID_BASE = 23700  # apart from the other hardened tests' uid ranges: they may run beside this one
+
+
+@pytest.fixture(scope="module")
+def hardened_results() -> dict[str, RunResult]:
+    from sandbox.backends import capability_report, create_backend, default_backend_name
+    from tests.sandbox.conftest import run_job_on
+
+    if default_backend_name() != "hardened":
+        pytest.skip(f"the hardened backend cannot run here: {capability_report()}")
+    backend = create_backend("hardened", slots=1, uid_base=UID_BASE)
+    try:
+        rows = [row for row in ROWS if row.fix]
+        return {
+            row.name: run_job_on(
+                backend, make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False)
+            )
+            for row in rows
+        }
+    finally:
+        backend.close()
+
+
+def test_every_fix_works_in_the_hardened_jail(hardened_results: dict[str, RunResult]):
+    for row in ROWS:
+        if row.fix:
+            result = hardened_results[row.name]
+            assert result.status is PASSED, (row.name, result.summary)
+            assert result.versions is not None and row.fix in result.versions.interpret_fixes
