@@ -26,7 +26,7 @@ is taken to be the context one: `shard_map` then runs under the harness's mesh, 
 
 `sandbox/harness/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
 cannot (RevisitMode.ANY, semaphore_read, stochastic_round, select_ref, indexed DMAs, SparseCore
-gather/scatter); each module's docstring says what it changes, and
+gather/scatter, empty_ref in a kernel body); each module's docstring says what it changes, and
 `tests/sandbox/test_simulator_extensions.py` runs a kernel for each through a real backend.
 
 Every fix is guarded: it is applied only on the JAX version it was written and tested for, and only
@@ -44,7 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.harness import compat
-from sandbox.harness.fixes import gathers, revisit, rounding, selects, semaphores, vector_index
+from sandbox.harness.fixes import allocations, gathers, revisit, rounding, selects, semaphores, vector_index
 
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
@@ -56,6 +56,7 @@ STOCHASTIC_ROUND = rounding.NAME
 SELECT_REF = selects.NAME
 INDEXED_DMA = gathers.NAME
 VECTOR_GATHER_SCATTER = vector_index.NAME
+EMPTY_REF_IN_KERNEL = allocations.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -98,6 +99,7 @@ def _install_extensions() -> list[str]:
         (SELECT_REF, selects.install),
         (INDEXED_DMA, gathers.install),
         (VECTOR_GATHER_SCATTER, vector_index.install),
+        (EMPTY_REF_IN_KERNEL, allocations.install),
     ]
     return [name for name, install in extensions if install(ipc)]
 

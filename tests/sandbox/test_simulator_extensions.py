@@ -85,14 +85,7 @@ ROWS = (
         "unsupported by the simulator: NotImplementedError: a semaphore as a kernel output (an async copy's "
         f"future) {SIMULATOR} (JAX says: nan + dma_sem) (line 26); the TPU compiler accepts it for v5p",
     ),
-    Row(
-        "empty_ref_in_body",
-        UNSUPPORTED,
-        "unsupported by the simulator: NotImplementedError: allocating a ref inside the kernel body "
-        f"(jax.empty_ref) {SIMULATOR} (JAX says: No state discharge rule implemented for primitive: "
-        "io_callback); give it as scratch_types, or allocate it with pl.run_scoped; the TPU compiler "
-        "accepts it for v5p",
-    ),
+    Row("empty_ref_in_body", PASSED, fix=fixes.EMPTY_REF_IN_KERNEL),
 )
 
 
@@ -112,7 +105,7 @@ def test_a_tpu_kernel_runs_or_is_told_the_simulator_cannot(row: Row, results: di
         assert result.lowering is not None and result.lowering.lowers is True, "the TPU compiler accepts it"
     if row.status is UNSUPPORTED:
         assert result.error is not None and result.error.limitation
-    if row.marked_line is not None and row.name != "empty_ref_in_body":
+    if row.marked_line is not None:
         assert result.error is not None and result.error.line == row.marked_line
 
 

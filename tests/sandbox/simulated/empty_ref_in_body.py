@@ -1,4 +1,4 @@
-"""A VMEM ref allocated inside the kernel body with jax.empty_ref (scratch_types is the usual way)."""
+"""A VMEM ref allocated inside the kernel body with jax.empty_ref (lives until the kernel ends)."""
 
 import jax
 import jax.numpy as jnp
@@ -15,7 +15,7 @@ def reference(x):
 
 
 def double_kernel(x_hbm, o_hbm):
-    buf = jax.empty_ref(jax.ShapeDtypeStruct(x_hbm.shape, x_hbm.dtype), memory_space=pltpu.VMEM)  # MARK
+    buf = jax.empty_ref(jax.ShapeDtypeStruct(x_hbm.shape, x_hbm.dtype), memory_space=pltpu.VMEM)
     pltpu.sync_copy(x_hbm, buf)
     buf[...] = 2 * buf[...]
     pltpu.sync_copy(buf, o_hbm)
