@@ -10,7 +10,9 @@ into `lax.switch(i, [the same equation with refs[0], …, with refs[n-1]])`: the
 switches natively, each branch then names one plain ref. Several selects in one equation (a
 selected source and a selected semaphore) nest. The index is clamped into range like any
 `lax.switch` index (on a TPU an index out of range is undefined; the TPU lowering check cannot see
-it either).
+it either). Rewritten: DMA starts and waits (refs, views and semaphores selected in them, the form
+JAX's own tests use). A selected ref read or written directly, or signalled with
+`pl.semaphore_signal`, is not rewritten and fails as before.
 """
 
 from __future__ import annotations
