@@ -85,7 +85,7 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
     if tp is float:
         if isinstance(data, (int, float)) and not isinstance(data, bool):
             return float(data)
-        if data in _NON_FINITE:
+        if isinstance(data, str) and data in _NON_FINITE:
             return float(data)
         raise DecodeError(f"{where}: expected a number, got {_short(data)}")
     if tp in _SCALARS:
