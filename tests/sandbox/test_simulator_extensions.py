@@ -62,7 +62,7 @@ ROWS = (
     Row(
         "sparsecore_gather_bad_id",
         ERROR,
-        "error in kernel: IndexError: a DMA reads `table_hbm` (input 1, f32[32, 128]) at row ",
+        "error in kernel: IndexError: an indexed DMA reads `table_hbm` (input 1, f32[32, 128]) at row ",
         chip="tpu7x",
     ),
     Row("vector_gather_scatter", PASSED, fix=fixes.VECTOR_GATHER_SCATTER, chip="tpu7x"),

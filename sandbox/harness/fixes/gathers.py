@@ -22,6 +22,8 @@ from typing import Any
 from sandbox.harness.fixes import rewrite
 
 NAME = "indexed_dma"
+# The name scope of the row copies, so a message about one can say it came from an id.
+SCOPE = "playground_indexed_dma"
 
 
 class UnsupportedIndexedDMA(NotImplementedError):
@@ -60,6 +62,7 @@ def _ref_index(ref: Any) -> tuple[int, int] | None:
 
 
 def _row_copies(eqn: Any, *operands: Any) -> list[Any]:
+    import jax
     from jax import lax
 
     params = dict(eqn.params)
@@ -76,7 +79,8 @@ def _row_copies(eqn: Any, *operands: Any) -> list[Any]:
         row_src = _at_id(src, ids[k]) if gather else src.at[k]
         row_dst = dst.at[k] if gather else _at_id(dst, ids[k])
         flat, tree = rewrite.flatten((row_src, row_dst, dst_sem, src_sem, device))
-        eqn.primitive.bind(*flat, **{**params, "tree": tree})
+        with jax.named_scope(SCOPE):
+            eqn.primitive.bind(*flat, **{**params, "tree": tree})
         return carry
 
     lax.fori_loop(0, ids.shape[0], one_row, 0)
