@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from sandbox.harness.errors.facts import Message, Root, Scene
+from sandbox.harness.fixes import gathers
 from sandbox.harness.monitor import pipelines as pipes
 from sandbox.harness.monitor.book import KernelInfo, Named, Operand
 from sandbox.harness.monitor.core import Finding, UnfinishedKernelError
@@ -183,20 +184,13 @@ def buffer_out_of_bounds(root: Root, scene: Scene) -> Message:
         return placed
     what = named.describe() if named else f"a {space.upper()} buffer"
     verb = "reads" if reading else "writes"
-    if dma is not None and _from_an_id(dma):
+    if dma is not None and gathers.is_row_copy(getattr(dma, "source_info", None)):
         text = f"an indexed DMA {verb} {what} at {outside(rng, shape)}: an id in its ids ref is out of range"
     elif dma is not None:
         text = f"a DMA {verb} {what} at {outside(rng, shape)}. Check the slices given to the copy"
     else:
         text = f"this line {verb} {what} at {outside(rng, shape)}. Check the index, or pl.ds(start, size)"
     return Message("IndexError", text)
-
-
-def _from_an_id(dma: Any) -> bool:
-    """A row copy of an indexed DMA (`x_hbm.at[ids_ref]`, run by the harness's `indexed_dma` fix)."""
-    from sandbox.harness.fixes.gathers import SCOPE
-
-    return SCOPE in str(getattr(getattr(dma, "source_info", None), "name_stack", ""))
 
 
 def _pipeline_block(

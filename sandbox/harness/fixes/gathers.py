@@ -39,6 +39,11 @@ def install(ipc: Any) -> bool:
     return rewrite.install(ipc, NAME, (lambda eqn: _applies(eqn, prim), _row_copies))
 
 
+def is_row_copy(source_info: Any) -> bool:
+    """Whether a DMA with this source info is a row copy of an indexed DMA (for its messages)."""
+    return SCOPE in str(getattr(source_info, "name_stack", ""))
+
+
 def _applies(eqn: Any, prim: Any) -> bool:
     if eqn.primitive is not prim or rewrite.tree_param(eqn) != "tree":
         return False
