@@ -62,6 +62,18 @@ def parser() -> argparse.ArgumentParser:
         help="DMA execution mode 'eager' instead of 'on_wait'",
     )
     run.add_argument(
+        "--oob-reads",
+        choices=("raise", "uninitialized"),
+        default=None,
+        help="a read past a buffer raises, or returns the uninitialised fill (default: raise)",
+    )
+    run.add_argument(
+        "--padded-bounds",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="bounds of a buffer are its shape padded to the chip's tiles, not its shape",
+    )
+    run.add_argument(
         "--trace",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -157,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         "detect_races": args.detect_races,
         "uninitialized_memory": None if args.zero_memory is None else ("zero" if args.zero_memory else "nan"),
         "dma_execution_mode": None if args.eager_dma is None else ("eager" if args.eager_dma else "on_wait"),
+        "out_of_bounds_reads": args.oob_reads,
+        "buffer_bounds": None
+        if args.padded_bounds is None
+        else ("padded" if args.padded_bounds else "logical"),
     }
     defaults = entry.options if entry is not None else InterpretOptions()
     options = dataclasses.replace(defaults, **{k: v for k, v in given.items() if v is not None})
@@ -186,7 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         end="\n" if args.json else "",
     )
     # Anything but a clean verdict fails: a mismatch, an error, a limit, and a kernel that is correct in
-    # the simulator but rejected by the TPU compiler (`rejected`).
+    # the simulator but rejected by the TPU compiler (`rejected`). A kernel the simulator cannot run
+    # exits 3: not a verdict on the kernel.
+    if result.status is RunStatus.UNSUPPORTED:
+        return 3
     return 0 if result.status in (RunStatus.PASSED, RunStatus.RAN) else 1
 
 

@@ -45,6 +45,7 @@ CACHEABLE = frozenset(
         RunStatus.RAN,
         RunStatus.REJECTED,
         RunStatus.NO_KERNEL,
+        RunStatus.UNSUPPORTED,
     }
 )
 

@@ -67,6 +67,8 @@ def interpret_params(
         "uninitialized_memory": options.uninitialized_memory,
         "dma_execution_mode": options.dma_execution_mode,
         "random_seed": options.random_seed,
+        "out_of_bounds_reads": options.out_of_bounds_reads,
+        "buffer_bounds": options.buffer_bounds,
     }
     missing = []
     for name in [n for n in wanted if n not in fields]:

@@ -24,6 +24,11 @@ devices and hands it to `shard_map(..., mesh=mesh)` (JAX's shipped `all_gather` 
 and in the chip the harness's carries. When the axis names and sizes are the same, the passed mesh
 is taken to be the context one: `shard_map` then runs under the harness's mesh, chip included.
 
+`sandbox/harness/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
+cannot (RevisitMode.ANY, semaphore_read, stochastic_round, select_ref, indexed DMAs, SparseCore
+gather/scatter, empty_ref in a kernel body); each module's docstring says what it changes, and
+`tests/sandbox/test_simulator_extensions.py` runs a kernel for each through a real backend.
+
 Every fix is guarded: it is applied only on the JAX version it was written and tested for, and only
 if the function it wraps still has the expected signature; otherwise nothing is changed (and the
 run reports no fix). `tests/sandbox/test_sparsecore_fix.py` shows the bug without the fix and the
@@ -39,11 +44,19 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.harness import compat
+from sandbox.harness.fixes import allocations, gathers, revisit, rounding, selects, semaphores, vector_index
 
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
 DEVICE_KIND = "device_kind"
 EXPLICIT_MESH = "explicit_mesh"
+REVISIT_ANY = revisit.NAME
+SEMAPHORE_READ = semaphores.NAME
+STOCHASTIC_ROUND = rounding.NAME
+SELECT_REF = selects.NAME
+INDEXED_DMA = gathers.NAME
+VECTOR_GATHER_SCATTER = vector_index.NAME
+EMPTY_REF_IN_KERNEL = allocations.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -71,7 +84,24 @@ def install(device_kind: str | None = None) -> tuple[str, ...]:
         fixes.append(DEVICE_KIND)
     if _install_explicit_mesh():
         fixes.append(EXPLICIT_MESH)
+    fixes += _install_extensions()
     return tuple(fixes)
+
+
+def _install_extensions() -> list[str]:
+    """The fixes that extend the simulator to constructs it cannot run (`sandbox.harness.fixes`)."""
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+
+    extensions: list[tuple[str, Callable[[Any], bool]]] = [
+        (REVISIT_ANY, revisit.install),
+        (SEMAPHORE_READ, semaphores.install),
+        (STOCHASTIC_ROUND, rounding.install),
+        (SELECT_REF, selects.install),
+        (INDEXED_DMA, gathers.install),
+        (VECTOR_GATHER_SCATTER, vector_index.install),
+        (EMPTY_REF_IN_KERNEL, allocations.install),
+    ]
+    return [name for name, install in extensions if install(ipc)]
 
 
 def _install_sparsecore_axis_index() -> bool:

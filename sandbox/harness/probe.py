@@ -22,7 +22,14 @@ import platform
 import sys
 from typing import Any
 
-OPTIONS = ("detect_races", "uninitialized_memory", "dma_execution_mode", "random_seed")
+OPTIONS = (
+    "detect_races",
+    "uninitialized_memory",
+    "dma_execution_mode",
+    "random_seed",
+    "out_of_bounds_reads",
+    "buffer_bounds",
+)
 
 
 def public_names(module: Any) -> list[str]:

@@ -23,6 +23,10 @@ class InterpretOptions:
     uninitialized_memory: Literal["nan", "zero"] = "nan"
     dma_execution_mode: Literal["on_wait", "eager"] = "on_wait"
     random_seed: int | None = None
+    # Edge-tile checks: "uninitialized" makes a read past a buffer return the fill (NaN) instead of
+    # raising; "padded" lets reads and writes reach into the (8, 128) tile padding a TPU allocates.
+    out_of_bounds_reads: Literal["raise", "uninitialized"] = "raise"
+    buffer_bounds: Literal["logical", "padded"] = "logical"
 
 
 @dataclass(frozen=True)

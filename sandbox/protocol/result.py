@@ -24,6 +24,9 @@ class RunStatus(enum.StrEnum):
     REJECTED = "rejected"
     # The outputs match the reference, but no Pallas kernel ran: an exercise that asks for one is not solved.
     NO_KERNEL = "no_kernel"
+    # The simulator cannot run a construct of the kernel (a limitation of JAX's TPU interpret mode, not
+    # the user's mistake); the summary says whether the TPU compiler accepts the kernel.
+    UNSUPPORTED = "unsupported"
 
 
 @dataclass(frozen=True)

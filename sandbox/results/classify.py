@@ -189,6 +189,8 @@ def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, st
             "scratch_bytes",
         )
     if facts.error is not None:
+        if facts.error.limitation:
+            return _unsupported(facts.error, facts.lowering)
         return RunStatus.ERROR, _error_summary(facts.error), None
     if not facts.started:
         return RunStatus.ERROR, f"internal error: the sandbox harness did not start ({_ending(ex)})", None
@@ -229,10 +231,15 @@ def _nan_hint(case: CaseResult, nan_fill: bool) -> str:
     )
 
 
-def _rejected_summary(check: LoweringCheck, cases: int) -> str:
+def _rejected_summary(check: LoweringCheck, cases: int, simulated: bool = True) -> str:
     error = check.error
     why = f": {error.type}: {error.message}" if error else ""
     where = f" (line {error.line})" if error and error.line else ""
+    if not simulated:
+        return (
+            f"rejected by the TPU compiler for {check.chip}{why}{where}; the simulator cannot run it "
+            "either, so this kernel would not compile for a TPU"
+        )
     return (
         f"rejected by the TPU compiler for {check.chip}{why}{where}; in the simulator the outputs match "
         f"the reference ({cases}/{cases} cases), but this kernel would not compile for a TPU"
@@ -297,6 +304,22 @@ def _error_summary(error: ErrorInfo) -> str:
     where = f" (line {error.line})" if error.line else ""
     phase = f" in {error.phase}" if error.phase else ""
     return f"error{phase}: {error.type}: {error.message}{where}"
+
+
+def _unsupported(error: ErrorInfo, check: LoweringCheck | None) -> tuple[RunStatus, str, str | None]:
+    """A construct the simulator cannot run: whose problem it is, the TPU compiler (lowering check) decides."""
+    where = f" (line {error.line})" if error.line else ""
+    if check is not None and check.lowers is False:
+        return RunStatus.REJECTED, _rejected_summary(check, 0, simulated=False), None
+    if check is not None and check.lowers:
+        verdict = f"the TPU compiler accepts it for {check.chip}"
+    else:
+        verdict = "the TPU lowering check could not tell whether it compiles for a TPU"
+    return (
+        RunStatus.UNSUPPORTED,
+        f"unsupported by the simulator: {error.type}: {error.message}{where}; {verdict}",
+        None,
+    )
 
 
 def _because(facts: _Facts) -> str:

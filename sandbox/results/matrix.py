@@ -25,6 +25,7 @@ VERBS = {
     RunStatus.CANCELLED: "was cancelled",
     RunStatus.REJECTED: "is rejected by the TPU compiler",
     RunStatus.NO_KERNEL: "matches without a Pallas kernel",
+    RunStatus.UNSUPPORTED: "cannot be simulated",
 }
 
 

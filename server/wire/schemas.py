@@ -35,6 +35,12 @@ class RunOptions(Wire):
     uninitialized_memory: Literal["nan", "zero"] | None = Field(None, description="Fill of fresh buffers.")
     dma_execution_mode: Literal["on_wait", "eager"] | None = Field(None, description="When DMAs move data.")
     random_seed: int | None = Field(None, description="Randomise the order of parallel grid steps.")
+    out_of_bounds_reads: Literal["raise", "uninitialized"] | None = Field(
+        None, description="A read past a buffer: raise, or return the uninitialised fill."
+    )
+    buffer_bounds: Literal["logical", "padded"] | None = Field(
+        None, description="Bounds of a buffer: its shape, or its shape padded to the chip's tiles."
+    )
 
 
 class RunRequest(Wire):

@@ -206,6 +206,16 @@ CORPUS: tuple[Broken, ...] = (
         ),
     ),
     Broken(
+        "cumsum_in_kernel",
+        REJECTED,
+        (
+            "rejected by the TPU compiler for v5p: NotImplementedError: Unimplemented primitive in Pallas "
+            "TPU lowering for tc: cumsum. Please file an issue at "
+            "https://github.com/jax-ml/jax/issues/new/choose. (line 17); in the simulator the outputs match "
+            "the reference (1/1 cases), but this kernel would not compile for a TPU"
+        ),
+    ),
+    Broken(
         "reduction_axis_outermost",
         ERROR,
         (
@@ -213,7 +223,9 @@ CORPUS: tuple[Broken, ...] = (
             "written again at grid step (k=1, i=0, j=0), after the grid moved on from it (first written "
             "at step (k=0, i=0, j=0)). pallas_call copies an output block back to HBM when its index "
             "changes, so all steps that write one block must be consecutive: put the reduction axis last "
-            'in the grid and mark it "arbitrary" (line 36)'
+            'in the grid and mark it "arbitrary" (or give the output\'s BlockSpec '
+            "pipeline_mode=pl.Buffered(1, revisit=pl.RevisitMode.ANY), which reloads the block on each "
+            "revisit) (line 36)"
         ),
     ),
     Broken(

@@ -56,4 +56,6 @@ def test_two_cores_writing_the_same_rows_names_the_write_back_line():
     assert result.status == RunStatus.MISMATCH, result.summary
     accesses = result.cases[0].races[0].accesses
     assert [(a.kind, a.line) for a in accesses] == [("write", line_of(source, "write_back.start()"))] * 2
-    assert "HBM buffer" in accesses[0].buffer
+    # Named as the user's output, as the other messages name refs (not "HBM buffer 101").
+    assert accesses[0].buffer == "`o_hbm`, output 1, f32[64, 128]"
+    assert "overlap in `o_hbm`, output 1, f32[64, 128] [0:16, 0:128]" in result.cases[0].races[0].summary

@@ -17,6 +17,7 @@ const STATUS_TEXT = {
   passed: "passed",
   rejected: "rejected by the TPU compiler",
   no_kernel: "no Pallas kernel ran",
+  unsupported: "unsupported by the simulator",
   mismatch: "mismatch",
   error: "error",
   timeout: "timeout",

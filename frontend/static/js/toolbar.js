@@ -7,7 +7,7 @@ const PREFS_KEY = "pp:prefs";
 // What the server runs a request that names no chip on (RunRequest.chip in server/wire/schemas.py):
 // the choice until the user makes their own.
 const DEFAULT_CHIP = "v5p";
-const OPTION_INPUTS = ["#opt-races", "#opt-nan", "#opt-dma", "#opt-seed"];
+const OPTION_INPUTS = ["#opt-races", "#opt-nan", "#opt-dma", "#opt-oob", "#opt-padded", "#opt-seed"];
 
 /** The settings saved on an earlier visit ({chip, options}); unreadable ones are dropped. */
 function readPrefs(storage) {
@@ -79,6 +79,8 @@ export class Toolbar {
       uninitialized_memory: $("#opt-nan").checked ? "nan" : "zero",
       dma_execution_mode: $("#opt-dma").value,
       random_seed: seed === "" ? null : Number.parseInt(seed, 10),
+      out_of_bounds_reads: $("#opt-oob").value,
+      buffer_bounds: $("#opt-padded").checked ? "padded" : "logical",
     };
   }
 
@@ -87,6 +89,8 @@ export class Toolbar {
     $("#opt-nan").checked = options.uninitialized_memory !== "zero";
     $("#opt-dma").value = options.dma_execution_mode === "eager" ? "eager" : "on_wait";
     $("#opt-seed").value = options.random_seed ?? "";
+    $("#opt-oob").value = options.out_of_bounds_reads === "uninitialized" ? "uninitialized" : "raise";
+    $("#opt-padded").checked = options.buffer_bounds === "padded";
   }
 
   save() {

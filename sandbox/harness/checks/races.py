@@ -103,6 +103,8 @@ def _frame(frame: str) -> tuple[str | None, int | None, str]:
 
 def _buffer(key: str) -> str:
     # "'hbm', 101, 0, 0": memory space, buffer id, device, core (always 0 for HBM).
+    if "`" in key:  # already the user's name for it (`sandbox.harness.monitor.racenames`)
+        return key
     parts = [p.strip().strip("'\"") for p in key.split(",")]
     if len(parts) != 4:
         return f"buffer ({key})"

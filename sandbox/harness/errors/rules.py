@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from sandbox.harness.errors.facts import Message, Root, Scene
+from sandbox.harness.fixes import gathers
 from sandbox.harness.monitor import pipelines as pipes
 from sandbox.harness.monitor.book import KernelInfo, Named, Operand
 from sandbox.harness.monitor.core import Finding, UnfinishedKernelError
@@ -183,7 +184,9 @@ def buffer_out_of_bounds(root: Root, scene: Scene) -> Message:
         return placed
     what = named.describe() if named else f"a {space.upper()} buffer"
     verb = "reads" if reading else "writes"
-    if dma is not None:
+    if dma is not None and gathers.is_row_copy(getattr(dma, "source_info", None)):
+        text = f"an indexed DMA {verb} {what} at {outside(rng, shape)}: an id in its ids ref is out of range"
+    elif dma is not None:
         text = f"a DMA {verb} {what} at {outside(rng, shape)}. Check the slices given to the copy"
     else:
         text = f"this line {verb} {what} at {outside(rng, shape)}. Check the index, or pl.ds(start, size)"
@@ -226,7 +229,9 @@ def revisited(root: Root, scene: Scene) -> Message:
         f"{what}: the same output block is written again at grid step {grid_step(names, step)}, after the "
         f"grid moved on from it (first written at step {grid_step(names, first)}). pallas_call copies an "
         "output block back to HBM when its index changes, so all steps that write one block must be "
-        'consecutive: put the reduction axis last in the grid and mark it "arbitrary"'
+        'consecutive: put the reduction axis last in the grid and mark it "arbitrary" (or give the '
+        "output's BlockSpec pipeline_mode=pl.Buffered(1, revisit=pl.RevisitMode.ANY), which reloads the "
+        "block on each revisit)"
     )
     return Message("RuntimeError", text, operand.index_map if operand else None)
 

@@ -197,7 +197,7 @@ def _module(name: str) -> object:
 
 # -- limitations of interpret mode -------------------------------------------------------------------
 
-LIMITATIONS = (
+LIMITATIONS: tuple[tuple[str, ...], ...] = (
     ("MLIR translation rule for primitive 'barrier' not found for platform cpu", "plsc.subcore_barrier()"),
     ("Triggering __jax_array__() during abstractification", "an indexed (gather or scatter) DMA"),
     (
@@ -206,12 +206,22 @@ LIMITATIONS = (
     ),
     (
         "No state discharge rule implemented for primitive: io_callback",
-        "allocating a ref inside the kernel body (jax.empty_ref); use scratch_types or pl.run_scoped",
+        "allocating a ref inside the kernel body (jax.empty_ref)",
+        "; give it as scratch_types, or allocate it with pl.run_scoped",
     ),
     ("Lowering multiple mesh/function pairs is not currently supported", "a pl.kernel over several meshes"),
     ("External meshes are not currently supported in fallback lowering", "a kernel on an external mesh"),
-    ("must be int32 or float32", "plsc.load_gather"),
+    ("an accumulating DMA (add=True) is not simulated", "an accumulating DMA (`add=True`)"),
+    # Keys and semaphores as pallas_call operands: the interpreter fills and moves every operand as a
+    # plain array (NaN poison, host callbacks), which key and semaphore dtypes are not.
+    ("nan + key<", "a PRNG key as a kernel operand or output"),
+    ("Cannot interpret 'key<", "a PRNG key as a kernel operand or output"),
+    ("nan + dma_sem", "a semaphore as a kernel output (an async copy's future)"),
+    ("nan + sem", "a semaphore as a kernel output"),
+    ("'AbstractSemaphoreTyRules' has no attribute 'full'", "a semaphore as a kernel output"),
+    ("an indexed DMA is simulated only with", "this form of indexed DMA"),
     ("Non-decrementing wait is not supported", "a semaphore wait that does not decrement"),
+    ("'BitcastTransform' object has no attribute 'indices'", "a copy of a bitcast ref (`ref.bitcast(...)`)"),
     (
         "'ReshapeTransform' object has no attribute 'indices'",
         "reading or writing a reshaped ref (`ref.reshape(...)`)",
@@ -222,16 +232,37 @@ LIMITATIONS = (
 
 
 def _limitation(root: Root, exc: BaseException, scene: Scene) -> Message | None:
-    what = next((w for pattern, w in LIMITATIONS if pattern in root.message), None)
-    if what is None:
+    found = next((entry for entry in LIMITATIONS if entry[0] in root.message), None)
+    if found is None:
         return None
+    what, hint = found[1], (found[2] if len(found) > 2 else "")
     version = f" {scene.jax_version}" if scene.jax_version else ""
     text = (
         f"{what} is not supported by TPU interpret mode in JAX{version}: a limitation of the simulator, not "
-        f"a mistake in your kernel (JAX says: {root.message.splitlines()[0][:200]}). The TPU lowering check "
-        "tells whether it compiles for a real TPU"
+        f"a mistake in your kernel (JAX says: {root.message.splitlines()[0][:200]}){hint}"
     )
     return Message(root.type, text, limitation=True)
+
+
+_INDEXED = ("load_gather", "store_scatter", "addupdate_scatter")
+
+
+def _indexed_dtype(root: Root, exc: BaseException, scene: Scene) -> Message | None:
+    """A SparseCore indexed load or store on a ref of another dtype than int32 / float32 (a TPU rule)."""
+    if "must be int32 or float32" not in root.message:
+        return None
+    tb, called = exc.__traceback__, None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_name
+        called = name if name in _INDEXED else called
+        tb = tb.tb_next
+    what = f"plsc.{called}" if called else "a SparseCore indexed load or store"
+    text = (
+        f"{what} takes int32 or float32 refs only ({root.message.splitlines()[0]}), on a TPU as in the "
+        "simulator (JAX checks it when it builds the kernel). Keep that buffer in float32 (or int32) and "
+        "cast when you load it"
+    )
+    return Message(root.type, text)
 
 
 def _syntax(root: Root, exc: BaseException, scene: Scene) -> Message | None:
@@ -245,6 +276,7 @@ def _syntax(root: Root, exc: BaseException, scene: Scene) -> Message | None:
 RULES: tuple[Rule, ...] = (
     _syntax,
     _limitation,
+    _indexed_dtype,
     specs.block_rank,
     specs.index_map_returns,
     specs.arity,

@@ -33,7 +33,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import usercode
 from sandbox.harness.lowering import chip_checks as chipcheck
-from sandbox.harness.lowering import irtext
+from sandbox.harness.lowering import irtext, locate
 from sandbox.harness.target import Target
 from sandbox.protocol import Chip, ErrorInfo, IrText, LoweringCheck
 from sandbox.protocol.chips import chip_info
@@ -137,7 +137,8 @@ def _lower(
         try:
             stage.lowered = traced.lower(lowering_platforms=("tpu",))
         except Exception as exc:
-            return _explained(exc, "TPU lowering", explain)
+            error = _explained(exc, "TPU lowering", explain)
+            return error if error.line else dataclasses.replace(error, line=locate.line_of(exc, stage.jaxpr))
     return None
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from sandbox.harness import compat
 from sandbox.harness.monitor import deadlock as dl
+from sandbox.harness.monitor import racenames
 from sandbox.harness.monitor.book import describe_kernel
 from sandbox.harness.monitor.core import ChipMismatchError, Failure, Monitor, annotate, too_many_cores
 from sandbox.harness.monitor.signatures import SIGNATURES, check
@@ -263,6 +264,7 @@ def install(files: tuple[str, ...], chip: ChipInfo | None = None) -> Monitor:
     _patch(thread_map, "_run_jaxpr", lambda f: wrap_run_jaxpr(monitor, f))
     _patch(ipc, "callback", lambda module: _SourceInfoForWaits(module, ipc))
     monitor.pipelines.install()
+    racenames.install(monitor.book)
     _keep_callback_log(monitor)
     dl.Watchdog(monitor.snapshot, monitor.declare_deadlock).start()
     return monitor

@@ -1,0 +1,29 @@
+"""A kernel the simulator cannot run, in the browser: the `unsupported` status, JAX's words, the limitation
+badge, the marked line, and the new interpret options (#25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.test_playground import goto, run_and_wait, set_source
+
+KEY_OUTPUT = (Path(__file__).parents[1] / "sandbox" / "simulated" / "key_output.py").read_text()
+
+
+def test_a_simulator_limit_is_unsupported_not_an_error(page, live_server):
+    goto(page, live_server, "/?scratch")
+    set_source(page, KEY_OUTPUT)
+    assert run_and_wait(page) == "unsupported"
+    assert page.text_content("#status") == "unsupported by the simulator"
+    summary = page.inner_text("#summary")
+    assert "(JAX says: nan + key<pl>)" in summary and summary.endswith("the TPU compiler accepts it for v5p")
+    assert page.locator("#limitation").is_visible()
+
+
+def test_the_edge_tile_options_are_offered_and_sent(page, live_server):
+    goto(page, live_server, "/?scratch")
+    page.select_option("#opt-oob", "uninitialized")
+    page.check("#opt-padded")
+    # The toolbar saves its options on every change, as a run request carries them.
+    options = page.evaluate("() => JSON.parse(localStorage.getItem('pp:prefs')).options")
+    assert options["out_of_bounds_reads"] == "uninitialized" and options["buffer_bounds"] == "padded"

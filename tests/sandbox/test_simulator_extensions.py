@@ -1,0 +1,159 @@
+"""Kernels a TPU runs that JAX 0.12.0.1's interpret mode cannot: the harness's fixes run them, and what
+it still cannot run is `unsupported` with JAX's exact error, never the kernel's `error`.
+
+Each row is a file in `simulated/` (its docstring says what it does), run through a real backend as a
+user's run is. `passed` rows failed before the fixes in `sandbox/harness/fixes/` (the fix's name is
+in the run's versions); the `# MARK` comment is the line the run must mark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sandbox.harness import interpret_fixes as fixes
+from sandbox.harness.fixes.rounding import stochastic_round
+from sandbox.jobs.build import make_job
+from sandbox.protocol import Chip, RunResult, RunStatus
+from tests.sandbox.conftest import assert_nothing_internal, run_jobs
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent / "simulated"
+PASSED, ERROR, UNSUPPORTED = RunStatus.PASSED, RunStatus.ERROR, RunStatus.UNSUPPORTED
+SIMULATOR = "is not supported by TPU interpret mode in JAX 0.12.0.1: a limitation of the simulator, not a mistake in your kernel"
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    status: RunStatus
+    headline: str = "passed: 1/1 cases match the reference"
+    fix: str = ""
+    chip: Chip = "v5p"
+
+    @property
+    def source(self) -> str:
+        return (HERE / f"{self.name}.py").read_text()
+
+    @property
+    def marked_line(self) -> int | None:
+        lines = [i for i, text in enumerate(self.source.splitlines(), start=1) if "# MARK" in text]
+        return lines[0] if lines else None
+
+
+ROWS = (
+    Row("revisit_any", PASSED, fix=fixes.REVISIT_ANY),
+    Row(
+        "revisit_immediate",
+        ERROR,
+        "error in kernel: RuntimeError: `o_ref` (output 1, f32[8, 256]): the same output block is written "
+        "again at grid step (i=1, j=0), after the grid moved on from it",
+    ),
+    Row("semaphore_read", PASSED, fix=fixes.SEMAPHORE_READ),
+    Row("stochastic_round", PASSED, fix=fixes.STOCHASTIC_ROUND),
+    Row("select_ref_loop", PASSED, fix=fixes.SELECT_REF),
+    Row("select_ref_views", PASSED, fix=fixes.SELECT_REF),
+    Row("sparsecore_gather_dma", PASSED, fix=fixes.INDEXED_DMA, chip="tpu7x"),
+    Row("sparsecore_scatter_dma", PASSED, fix=fixes.INDEXED_DMA, chip="tpu7x"),
+    Row(
+        "sparsecore_gather_bad_id",
+        ERROR,
+        "error in kernel: IndexError: an indexed DMA reads `table_hbm` (input 1, f32[32, 128]) at row ",
+        chip="tpu7x",
+    ),
+    Row("vector_gather_scatter", PASSED, fix=fixes.VECTOR_GATHER_SCATTER, chip="tpu7x"),
+    Row(
+        "scatter_bf16",
+        ERROR,
+        "error in kernel: TypeError: plsc.addupdate_scatter takes int32 or float32 refs only "
+        "(ref.dtype=bfloat16 must be int32 or float32)",
+        chip="tpu7x",
+    ),
+    Row(
+        "key_output",
+        UNSUPPORTED,
+        f"unsupported by the simulator: NotImplementedError: a PRNG key as a kernel operand or output {SIMULATOR} "
+        "(JAX says: nan + key<pl>) (line 23); the TPU compiler accepts it for v5p",
+    ),
+    Row(
+        "semaphore_output",
+        UNSUPPORTED,
+        "unsupported by the simulator: NotImplementedError: a semaphore as a kernel output (an async copy's "
+        f"future) {SIMULATOR} (JAX says: nan + dma_sem) (line 26); the TPU compiler accepts it for v5p",
+    ),
+    Row("empty_ref_in_body", PASSED, fix=fixes.EMPTY_REF_IN_KERNEL),
+)
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, RunResult]:
+    jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False) for row in ROWS]
+    return {row.name: result for row, result in zip(ROWS, run_jobs(jobs), strict=True)}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.name)
+def test_a_tpu_kernel_runs_or_is_told_the_simulator_cannot(row: Row, results: dict[str, RunResult]):
+    result = results[row.name]
+    assert result.status == row.status, result.summary
+    assert result.summary.startswith(row.headline), result.summary
+    if row.status is PASSED:
+        assert result.versions is not None and row.fix in result.versions.interpret_fixes
+        assert result.lowering is not None and result.lowering.lowers is True, "the TPU compiler accepts it"
+    if row.status is UNSUPPORTED:
+        assert result.error is not None and result.error.limitation
+    if row.marked_line is not None:
+        assert result.error is not None and result.error.line == row.marked_line
+
+
+def test_the_table_lists_every_kernel(results: dict[str, RunResult]):
+    assert {p.stem for p in HERE.glob("*.py")} == {row.name for row in ROWS}
+    for name, result in results.items():
+        assert_nothing_internal(name, result)
+
+
+def test_stochastic_rounding_lands_on_a_neighbour_and_is_unbiased():
+    import jax
+    import jax.numpy as jnp
+
+    x = jnp.full((4096,), 1.0 + 2.0**-9, jnp.float32)  # a quarter of the way from 1 to the next bf16
+    bits = jax.random.bits(jax.random.key(0), x.shape, jnp.uint32)
+    got = np.asarray(stochastic_round(x, bits, target_dtype=jnp.bfloat16).astype(jnp.float32))
+    assert set(np.unique(got)) == {1.0, 1.0 + 2.0**-7}
+    assert abs(got.mean() - float(x[0])) < 2.0**-12
+    exact = jnp.array([1.0, -2.5, 0.0], jnp.float32)
+    assert np.array_equal(stochastic_round(exact, bits[:3], target_dtype=jnp.bfloat16), exact)
+
+
+UID_BASE = 23700  # apart from the other hardened tests' uid ranges: they may run beside this one
+
+
+@pytest.fixture(scope="module")
+def hardened_results() -> dict[str, RunResult]:
+    from sandbox.backends import capability_report, create_backend, default_backend_name
+    from tests.sandbox.conftest import run_job_on
+
+    if default_backend_name() != "hardened":
+        pytest.skip(f"the hardened backend cannot run here: {capability_report()}")
+    backend = create_backend("hardened", slots=1, uid_base=UID_BASE)
+    try:
+        rows = [row for row in ROWS if row.fix]
+        return {
+            row.name: run_job_on(
+                backend, make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False)
+            )
+            for row in rows
+        }
+    finally:
+        backend.close()
+
+
+def test_every_fix_works_in_the_hardened_jail(hardened_results: dict[str, RunResult]):
+    for row in ROWS:
+        if row.fix:
+            result = hardened_results[row.name]
+            assert result.status is PASSED, (row.name, result.summary)
+            assert result.versions is not None and row.fix in result.versions.interpret_fixes
