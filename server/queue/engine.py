@@ -71,6 +71,8 @@ class InProcessEngine:
         cache: ResultCache | None = None,
         limiter: RateLimiter | None = None,
         address_limiter: RateLimiter | None = None,
+        class_budget: int | None = None,
+        class_limiter: RateLimiter | None = None,
         versions: str = "",
     ) -> None:
         self.backend = backend
@@ -78,6 +80,9 @@ class InProcessEngine:
         self.limiter = limiter or RateLimiter(per_minute=0, burst=0)
         self.address_limiter = address_limiter or RateLimiter(per_minute=0, burst=0)
         self.per_address = per_address if per_address is not None else per_client
+        # A class session's students share one budget instead of their school's address cap.
+        self.class_budget = class_budget if class_budget is not None else self.per_address
+        self.class_limiter = class_limiter or self.address_limiter
         self.versions = versions
         self.keys: dict[str, str] = {}
         self.slots, self.queue_size, self.per_client, self.runs_kept = (
@@ -150,9 +155,15 @@ class InProcessEngine:
         active = [r for r in self.runs.values() if r.state != "done" and r.client.address == client.address]
         if sum(1 for r in active if r.client == client) >= self.per_client:
             raise ClientBusyError(self.per_client)
-        if len(active) >= self.per_address:
-            raise ClientBusyError(self.per_address, "your network address")
-        wait = max(self.limiter.take(client.key), self.address_limiter.take(client.address))
+        cap, whose = (
+            (self.class_budget, "your class")
+            if client.in_class
+            else (self.per_address, "your network address")
+        )
+        if len(active) >= cap:
+            raise ClientBusyError(cap, whose)
+        group_limiter = self.class_limiter if client.in_class else self.address_limiter
+        wait = max(self.limiter.take(client.key), group_limiter.take(client.address))
         if wait:
             raise RateLimitedError(wait)
         run = Run(id=new_run_id(), job=job, client=client)
