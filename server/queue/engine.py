@@ -300,8 +300,18 @@ class InProcessEngine:
         for place, run in enumerate(self.queue.order(), start=1):
             last = next((e for e in reversed(run.events) if e["kind"] == "queued"), None)
             if last is None or last["data"]["position"] != place:
-                eta = self._mean_seconds() * ((place - 1) // self.slots + 1 + (1 if self.running else 0))
+                eta = self.wait_estimate(place)
                 run.push("queued", {"position": place, "queued": self.queued, "eta_seconds": round(eta, 1)})
+
+    def wait_estimate(self, place: int) -> float:
+        """Seconds until the run at `place` starts: the running runs' remaining time (by the recent
+        mean run time) and the runs ahead of it, shared among the slots; 0 if a slot is free for it."""
+        if len(self.running) + place <= self.slots:
+            return 0.0
+        mean, now = self._mean_seconds(), time.time()
+        started = [self.runs[i].started for i in self.running if i in self.runs]
+        remaining = sum(max(0.0, mean - (now - (t or now))) for t in started)
+        return (remaining + (place - 1) * mean) / self.slots
 
     def _forget_old(self) -> None:
         done = [rid for rid, r in self.runs.items() if r.state == "done"]

@@ -11,6 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 from playwright.sync_api import expect
 
 from sandbox.catalog.entries import load_catalog
@@ -85,3 +86,19 @@ def test_a_teacher_sees_a_room_of_thirty_from_one_address(open_page, live_server
     by_name = {row[0]: row for row in rows[1:]}
     assert len(by_name) == 30 and by_name["ada"][1:4:2] == ["passed", "not started"]
     assert all(by_name[n][3] == "mismatch" and by_name[n][4] == headline for n in names)
+
+
+WAITS = {
+    "no estimate": ({"position": 1, "queued": 1}, "Queued (1 of 1)"),
+    "starts at once": ({"position": 1, "queued": 1, "eta_seconds": 0.0}, "Queued (1 of 1)"),
+    "seconds": ({"position": 17, "queued": 17, "eta_seconds": 44.4}, "Queued (17 of 17), about 44 s to wait"),
+    "minutes": (
+        {"position": 40, "queued": 60, "eta_seconds": 150.0},
+        "Queued (40 of 60), about 3 min to wait",
+    ),
+}
+
+
+@pytest.mark.parametrize(("data", "text"), WAITS.values(), ids=list(WAITS))
+def test_a_queued_run_shows_its_estimated_wait(js, data, text):
+    assert js("runstatus.js", "return m.runStatusText('queued', arg);", data) == text

@@ -3,11 +3,17 @@
 
 import { seconds } from "./format.js";
 
+/** The queue's estimate of the wait (a `queued` event's `eta_seconds`) in a few words, after `lead`. */
+export function waitText(eta, lead = "") {
+  if (typeof eta !== "number" || eta < 1) return "";
+  return `${lead}about ${eta < 90 ? `${Math.round(eta)} s` : `${Math.round(eta / 60)} min`} to wait`;
+}
+
 /** The few words next to Run for one run event (`done`: the RunResult). */
 export function runStatusText(kind, data, expected = null) {
   switch (kind) {
     case "queued":
-      return `Queued (${data.position} of ${data.queued})`;
+      return `Queued (${data.position} of ${data.queued})${waitText(data.eta_seconds, ", ")}`;
     case "running":
     case "started":
     case "versions":
