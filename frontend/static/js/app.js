@@ -186,6 +186,8 @@ const runHooks = {
     progress.finish(result);
     runStatus(result.status, runStatusText("done", result));
     showResult(result);
+    // A cached run sends `done` alone, so its id comes from the submit, not from an event.
+    state.runId = state.runId ?? runs.lastId;
     runHistory.add(state.running, result, state.runId);
     state.lastRun = { key: stateKey(state.running), id: state.runId };
     state.runId = null;
@@ -244,6 +246,11 @@ window.playground = { editor, reference };
 
 function wireControls() {
   $("#run").addEventListener("click", () => run());
+  $("#settings-button").addEventListener("click", (event) => {
+    const open = document.documentElement.dataset.settings !== "open";
+    document.documentElement.dataset.settings = open ? "open" : "";
+    event.currentTarget.setAttribute("aria-expanded", String(open));
+  });
   $("#cancel").addEventListener("click", () => runs.cancel() && ($("#cancel").disabled = true));
   $("#run-all").addEventListener("click", () => runAll());
   $("#share").addEventListener("click", () => sharePanel.share());

@@ -40,8 +40,22 @@ function statusLine(result) {
     "div",
     { class: "status-line" },
     h("span", { id: "status", class: "badge", dataset: { status } }, STATUS_TEXT[status] || status),
-    h("span", { id: "summary", class: "summary" }, result.summary || ""),
+    h("span", { id: "summary", class: "summary" }, shortSummary(result)),
   );
+}
+
+/** The summary, less the error's own words when the Error section below says them ("error in kernel (line 47)"). */
+export function shortSummary(result) {
+  const summary = result.summary || "";
+  const error = result.error;
+  return error?.message ? summary.replace(`: ${error.type}: ${error.message}`, "") : summary;
+}
+
+/** A traceback without its last line when that line is the error the section's head already says. */
+export function tracebackBody(error) {
+  const lines = String(error.traceback || "").trimEnd().split("\n");
+  if (lines.at(-1) === `${error.type}: ${error.message}`) lines.pop();
+  return lines.join("\n");
 }
 
 function errorSection(error, onGoToLine) {
@@ -63,7 +77,7 @@ function errorSection(error, onGoToLine) {
         ? h("button", { type: "button", class: "link goto-line", dataset: { line }, onclick: () => onGoToLine(line) }, `line ${line}`)
         : null,
     ),
-    error.traceback ? h("pre", { class: "traceback", id: "traceback" }, error.traceback) : null,
+    error.traceback ? h("pre", { class: "traceback", id: "traceback" }, tracebackBody(error)) : null,
   );
 }
 function outputsSection(outputs) {
