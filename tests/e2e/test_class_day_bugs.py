@@ -1,6 +1,8 @@
 """What a class day found, each in the view a user had: sharing a cached run with its result, a cached
 result's time and bar, the header at 1440×900, an error said once, presentation mode's editor at
-1280×720 without hiding anything, and a phone's first screen (code on it, every control ≥ 40 px)."""
+1280×720 without hiding anything, and a phone's first screen (code on it, every control ≥ 40 px).
+
+With PLAYGROUND_SCREENSHOTS=docs the presentation and phone views are saved there (docs/present-1280x720.png)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import httpx
 
 from sandbox.catalog.entries import load_catalog
 from tests.e2e.test_playground import goto, run_and_wait, show_solution
+from tests.e2e.test_projector_phone import screenshot
 
 TILED = load_catalog().get("tiled_matmul")
 PHONE = {"width": 390, "height": 844}
@@ -98,6 +101,7 @@ def test_presentation_mode_shows_twenty_lines_at_1280x720_as_it_opens(open_page,
               return words > 0 && lines > words; }).map((c) => c.textContent)"""
     )
     assert broken == [], "no word in a table is broken across lines"
+    screenshot(page, "present-1280x720.png")
 
 
 def small_controls(page) -> list[str]:
@@ -120,3 +124,4 @@ def test_a_phone_shows_code_on_its_first_screen_and_no_small_controls(open_page,
     assert visible_lines(page) >= 10
     assert page.locator("#editor .cm-lineWrapping").count() == 1, "long lines wrap on a phone"
     assert small_controls(page) == []
+    screenshot(page, "phone-first-screen.png")

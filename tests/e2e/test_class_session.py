@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from sandbox.catalog.entries import load_catalog
 from tests.e2e.test_playground import goto, run_and_wait
+from tests.e2e.test_projector_phone import screenshot
 
 TILED = load_catalog().get("tiled_matmul")
 STUCK_K = next(w for w in TILED.wrong if w.name == "stuck_k_index_map")
@@ -77,6 +78,7 @@ def test_a_teacher_sees_a_room_of_thirty_from_one_address(open_page, live_server
     assert headline and "mismatch" in headline.lower()
     common = teacher.locator("#teacher-common li").first
     expect(common).to_contain_text("29 students on step 2")
+    screenshot(teacher, "class-teacher.png")
     assert headline in common.inner_text()
 
     with teacher.expect_download() as download:
