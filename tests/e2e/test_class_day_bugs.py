@@ -125,3 +125,7 @@ def test_a_phone_shows_code_on_its_first_screen_and_no_small_controls(open_page,
     assert page.locator("#editor .cm-lineWrapping").count() == 1, "long lines wrap on a phone"
     assert small_controls(page) == []
     screenshot(page, "phone-first-screen.png")
+    assert page.is_hidden("#run-settings"), "the run settings are folded into a menu"
+    page.locator("#settings-button").tap()
+    assert page.is_visible("#chips") and page.get_attribute("#settings-button", "aria-expanded") == "true"
+    assert small_controls(page) == []

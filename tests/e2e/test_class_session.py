@@ -89,6 +89,10 @@ def test_a_teacher_sees_a_room_of_thirty_from_one_address(open_page, live_server
     assert len(by_name) == 30 and by_name["ada"][1:4:2] == ["passed", "not started"]
     assert all(by_name[n][3] == "mismatch" and by_name[n][4] == headline for n in names)
 
+    teacher.on("dialog", lambda dialog: dialog.accept())
+    teacher.locator(f"#teacher-grid tr:has(th:text-is('{names[-1]}')) .remove-student").click()
+    expect(teacher.locator("#teacher-grid tbody tr")).to_have_count(29, timeout=GRID_SECONDS * 1000)
+
 
 WAITS = {
     "no estimate": ({"position": 1, "queued": 1}, "Queued (1 of 1)"),

@@ -140,6 +140,7 @@ export const createClass = (lesson) => request("POST", "/api/classes", lesson);
 export const joinClass = (code, name) => request("POST", `/api/classes/${enc(code)}/join`, { name });
 const teacher = (token) => ({ Authorization: `Bearer ${token}` });
 export const getClassProgress = (id, token) => request("GET", `/api/classes/${enc(id)}/progress`, undefined, teacher(token));
+export const removeStudent = (id, student, token) => request("DELETE", `/api/classes/${enc(id)}/students/${enc(student)}`, undefined, teacher(token));
 
 /** The class grid as CSV text (the teacher's token travels in a header, so a plain link cannot fetch it). */
 export async function getClassCsv(id, token) {

@@ -55,12 +55,13 @@ function cell(student, step) {
   return h("td", { dataset: { status, step }, title: found?.headline || null }, LABELS[status] ?? status);
 }
 
-function renderGrid(progress) {
+function renderGrid(progress, onRemove) {
   const steps = Array.from({ length: progress.steps }, (_, i) => i + 1);
   fill($("#teacher-grid"),
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Student"), steps.map((k) => h("th", { scope: "col" }, `Step ${k}`)))),
     h("tbody", {}, progress.students.map((student) =>
-      h("tr", { dataset: { student: student.id } }, h("th", { scope: "row" }, student.name), steps.map((k) => cell(student, k))))),
+      h("tr", { dataset: { student: student.id } }, h("th", { scope: "row" }, student.name), steps.map((k) => cell(student, k)),
+        h("td", {}, h("button", { type: "button", class: "remove-student", title: `Remove ${student.name}: their token stops working`, onclick: () => onRemove(student) }, "Remove"))))),
   );
   const common = progress.common_errors.map((e) =>
     h("li", {}, h("span", { class: "count" }, `${e.students.length} students`), ` on step ${e.step}: ${e.headline}`, h("span", { class: "muted" }, ` (${e.students.join(", ")})`)));
@@ -90,6 +91,14 @@ function teacherPage(id) {
     return;
   }
   let code = "";
+  const remove = async (student) => {
+    if (!confirm(`Remove ${student.name} from the class?`)) return;
+    try {
+      await api.removeStudent(id, student.id, token);
+    } catch (error) {
+      showProblem($("#teacher-problem"), error);
+    }
+  };
   const poll = async () => {
     try {
       const progress = await api.getClassProgress(id, token);
@@ -99,7 +108,7 @@ function teacherPage(id) {
       $("#teacher-join").textContent = `${location.origin}/c/${code}`;
       $("#teacher-lesson").href = `/l/${encodeURIComponent(progress.lesson)}?rev=${progress.revision}`;
       $("#teacher-problem").hidden = true;
-      renderGrid(progress);
+      renderGrid(progress, remove);
     } catch (error) {
       showProblem($("#teacher-problem"), error);
       if (error.status === 401 || error.status === 403 || error.status === 404) return;
