@@ -261,7 +261,9 @@ class InProcessEngine:
 
         finished = await asyncio.to_thread(execute, self.backend, run.job, run.cancel, forward)
         self.running.discard(run.id)
-        self._recent_seconds.append(finished.wall_seconds)
+        # How long the slot was taken (the sandbox's start-up and the result's checks included), not
+        # just the job's own wall time: what the next run in the queue waits for.
+        self._recent_seconds.append(time.time() - (run.started or time.time()))
         await asyncio.sleep(0)  # let queued call_soon_threadsafe events land before `done`
         self._finish(run, finished)
 
