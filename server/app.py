@@ -28,6 +28,7 @@ from server.bodylimit import BodyLimit
 from server.clients import parse_networks
 from server.queue import create_queue
 from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
+from server.routes import classes as class_routes
 from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
 from server.settings import Settings
@@ -94,4 +95,5 @@ def create_app(
     app.include_router(sweeps.router)  # a sweep ("Tune"): shard runs of the same queue
     app.include_router(runtime_routes.router)
     app.include_router(matrix_routes.router)
+    app.include_router(class_routes.router)
     return app

@@ -23,10 +23,18 @@ _FORWARDED_FOR = re.compile(r'for="?\[?([^\]";,]+)', re.IGNORECASE)
 class Client:
     address: str
     browser: str = ""
+    # A class member (`in_class_session`): the address is the class, the browser the student, and the
+    # class's budget stands in for the per-address cap (a room behind one school address is normal).
+    in_class: bool = False
 
     @property
     def key(self) -> str:
         return f"{self.address}/{self.browser}" if self.browser else self.address
+
+
+def in_class_session(class_id: str, student_id: str) -> Client:
+    """A student of a class, limited per student and by the class budget, not by the shared address."""
+    return Client(f"class:{class_id}", student_id, in_class=True)
 
 
 def parse_networks(text: str) -> tuple[Network, ...]:

@@ -15,6 +15,7 @@ from server.queue.interface import RunQueue
 from server.runtimes import Matrices
 from server.settings import Settings
 from server.store.choice import open_configured
+from server.store.classes import ClassStore, class_store
 from server.store.lessons import LessonStore, lesson_store
 from server.store.quota import StoreQuota
 from server.store.shares import ShareStore, share_store
@@ -75,6 +76,10 @@ def _lessons(request: Request) -> LessonStore:
     return lesson_store(_database(request))
 
 
+def _classes(request: Request) -> ClassStore:
+    return class_store(_database(request))
+
+
 def _client(request: Request) -> Client:
     """Who a run belongs to, for fairness: a network address and, within it, the browser's own id."""
     peer = request.client.host if request.client else None
@@ -91,6 +96,7 @@ CatalogDep = Annotated[Catalog, Depends(_catalog)]
 ClientDep = Annotated[Client, Depends(_client)]
 SharesDep = Annotated[ShareStore, Depends(_shares)]
 LessonsDep = Annotated[LessonStore, Depends(_lessons)]
+ClassesDep = Annotated[ClassStore, Depends(_classes)]
 VersionsDep = Annotated[VersionInfo, Depends(_versions)]
 RuntimesDep = Annotated[RuntimeSet, Depends(_runtimes)]
 MatricesDep = Annotated[Matrices, Depends(_matrices)]

@@ -49,7 +49,8 @@ class Problem(BaseModel):
 
 _MEANINGS = {
     400: "Malformed request (e.g. the body is not JSON)",
-    403: "Not allowed: a lesson's edit token is missing or wrong",
+    401: "No credentials: a class's teacher token is missing (send `Authorization: Bearer`)",
+    403: "Not allowed: a lesson's edit token, or a class's teacher or student token, is wrong",
     404: "No such resource",
     405: "Method not allowed",
     409: "Not ready yet (e.g. a run that has not finished)",

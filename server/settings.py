@@ -63,6 +63,18 @@ class Settings(BaseSettings):
     address_rate_burst: int = Field(
         30, description="Runs one network address may start at once before its rate applies."
     )
+    class_queue: int = Field(
+        64,
+        description="Runs one class session may have queued or running at once, all its students "
+        "together (429 beyond); its members are not held to `per_address_queue`.",
+    )
+    class_rate_per_minute: float = Field(
+        600,
+        description="Runs per minute one class session may start, all its students together (0: unlimited).",
+    )
+    class_rate_burst: int = Field(
+        90, description="Runs one class session may start at once before its rate applies."
+    )
     trusted_proxies: str = Field(
         "",
         description="Reverse proxies whose `X-Forwarded-For` / `Forwarded` headers name the client, as "

@@ -31,6 +31,8 @@ def in_process(settings: Settings, backend: Backend) -> RunQueue:
         per_address=settings.per_address_queue,
         limiter=RateLimiter(settings.rate_per_minute, settings.rate_burst),
         address_limiter=RateLimiter(settings.address_rate_per_minute, settings.address_rate_burst),
+        class_budget=settings.class_queue,
+        class_limiter=RateLimiter(settings.class_rate_per_minute, settings.class_rate_burst),
         versions=versions.cache_key(),
     )
 

@@ -79,6 +79,8 @@ class InProcessEngine:
         cache: ResultCache | None = None,
         limiter: RateLimiter | None = None,
         address_limiter: RateLimiter | None = None,
+        class_budget: int | None = None,
+        class_limiter: RateLimiter | None = None,
         versions: str = "",
     ) -> None:
         self.backend = backend
@@ -86,6 +88,9 @@ class InProcessEngine:
         self.limiter = limiter or RateLimiter(per_minute=0, burst=0)
         self.address_limiter = address_limiter or RateLimiter(per_minute=0, burst=0)
         self.per_address = per_address if per_address is not None else per_client
+        # A class session's students share one budget instead of their school's address cap.
+        self.class_budget = class_budget if class_budget is not None else self.per_address
+        self.class_limiter = class_limiter or self.address_limiter
         self.versions = versions
         self.keys: dict[str, str] = {}
         self.slots, self.queue_size, self.per_client, self.runs_kept = (
@@ -160,8 +165,13 @@ class InProcessEngine:
         active = [r for r in self.runs.values() if r.state != "done" and r.client.address == client.address]
         if sum(1 for r in active if r.client == client) >= self.per_client:
             raise ClientBusyError(self.per_client)
-        if len(active) >= self.per_address:
-            raise ClientBusyError(self.per_address, "your network address")
+        cap, whose = (
+            (self.class_budget, "your class")
+            if client.in_class
+            else (self.per_address, "your network address")
+        )
+        if len(active) >= cap:
+            raise ClientBusyError(cap, whose)
         self._take_tokens(client)
         run = Run(id=new_run_id(), job=job, client=client)
         self.keys[run.id] = key
@@ -174,7 +184,8 @@ class InProcessEngine:
 
     def _take_tokens(self, client: Client) -> None:
         """One run's tokens from the browser's and the address's buckets, or `RateLimitedError`."""
-        wait = max(self.limiter.take(client.key), self.address_limiter.take(client.address))
+        group_limiter = self.class_limiter if client.in_class else self.address_limiter
+        wait = max(self.limiter.take(client.key), group_limiter.take(client.address))
         if wait:
             raise RateLimitedError(wait)
 
@@ -265,7 +276,9 @@ class InProcessEngine:
 
         finished = await asyncio.to_thread(execute, self.backend, run.job, run.cancel, forward)
         self.running.discard(run.id)
-        self._recent_seconds.append(finished.wall_seconds)
+        # How long the slot was taken (the sandbox's start-up and the result's checks included), not
+        # just the job's own wall time: what the next run in the queue waits for.
+        self._recent_seconds.append(time.time() - (run.started or time.time()))
         await asyncio.sleep(0)  # let queued call_soon_threadsafe events land before `done`
         self._finish(run, finished)
 
@@ -307,8 +320,18 @@ class InProcessEngine:
         for place, run in enumerate(self.queue.order(), start=1):
             last = next((e for e in reversed(run.events) if e["kind"] == "queued"), None)
             if last is None or last["data"]["position"] != place:
-                eta = self._mean_seconds() * ((place - 1) // self.slots + 1 + (1 if self.running else 0))
+                eta = self.wait_estimate(place)
                 run.push("queued", {"position": place, "queued": self.queued, "eta_seconds": round(eta, 1)})
+
+    def wait_estimate(self, place: int) -> float:
+        """Seconds until the run at `place` starts: the running runs' remaining time (by the recent
+        mean run time) and the runs ahead of it, shared among the slots; 0 if a slot is free for it."""
+        if len(self.running) + place <= self.slots:
+            return 0.0
+        mean, now = self._mean_seconds(), time.time()
+        started = [self.runs[i].started for i in self.running if i in self.runs]
+        remaining = sum(max(0.0, mean - (now - (t or now))) for t in started)
+        return (remaining + (place - 1) * mean) / self.slots
 
     def _forget_old(self) -> None:
         done = [

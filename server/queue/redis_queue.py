@@ -156,14 +156,15 @@ class RedisQueue:
             job=job_text,
             cache_key=key,
             per_client=s.per_client_queue,
-            per_address=s.per_address_queue,
+            per_address=s.class_queue if client.in_class else s.per_address_queue,
             queue_size=s.queue_size,
             ttl=s.runs_ttl,
             cache_size=s.cache_size,
             rate_per_minute=s.rate_per_minute,
             rate_burst=s.rate_burst,
-            address_rate_per_minute=s.address_rate_per_minute,
-            address_rate_burst=s.address_rate_burst,
+            # A class session's budget stands in for the address's: its "address" is the class.
+            address_rate_per_minute=s.class_rate_per_minute if client.in_class else s.address_rate_per_minute,
+            address_rate_burst=s.class_rate_burst if client.in_class else s.address_rate_burst,
         )
         verdict, value = answer[0], int(answer[1])
         if verdict == "full":
@@ -171,7 +172,7 @@ class RedisQueue:
         if verdict == "busy_client":
             raise ClientBusyError(value)
         if verdict == "busy_address":
-            raise ClientBusyError(value, "your network address")
+            raise ClientBusyError(value, "your class" if client.in_class else "your network address")
         if verdict == "rate":
             raise RateLimitedError(value)
         with run_context(run_id):

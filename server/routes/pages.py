@@ -20,7 +20,7 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from server.asset_version import ImmutableStaticFiles, RevalidatedStaticFiles, tree_hash, versioned_html
-from server.deps import LessonsDep, SettingsDep, SharesDep
+from server.deps import ClassesDep, LessonsDep, SettingsDep, SharesDep
 from server.settings import Settings
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "frontend" / "static"
@@ -81,6 +81,17 @@ def share_page(share_id: str, shares: SharesDep) -> HTMLResponse:
 @router.api_route("/l/{lesson_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)
 def lesson_page(lesson_id: str, lessons: LessonsDep) -> HTMLResponse:
     return page(200 if lessons.get(lesson_id) else 404)
+
+
+@router.api_route("/c/{code}", methods=["GET", "HEAD"], response_class=HTMLResponse)
+def class_join_page(code: str, classes: ClassesDep) -> HTMLResponse:
+    return page(200 if classes.by_code(code) else 404, name="class.html")
+
+
+@router.api_route("/t/{class_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)
+def class_teacher_page(class_id: str, classes: ClassesDep) -> HTMLResponse:
+    # The teacher token is in the fragment (no server sees it); the page asks with it.
+    return page(200 if classes.get(class_id) else 404, name="class.html")
 
 
 def embed_headers(settings: Settings) -> dict[str, str]:

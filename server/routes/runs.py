@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
-from server.deps import CatalogDep, ClientDep, QueueDep, RuntimesDep, SettingsDep
+from server.classes import class_member, first_status
+from server.clients import in_class_session
+from server.deps import CatalogDep, ClassesDep, ClientDep, QueueDep, RuntimesDep, SettingsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.interface import QueueUnavailableError, RunQueue, RunView
 from server.queue.problems import queue_problems
@@ -17,7 +20,7 @@ from server.submit import build_job, check_request, submit
 from server.wire.schemas import RunCreated, RunRequest, RunState
 
 router = APIRouter(
-    prefix="/api/runs", tags=["runs"], responses=problem_responses(400, 404, 413, 422, 429, 503)
+    prefix="/api/runs", tags=["runs"], responses=problem_responses(400, 403, 404, 413, 422, 429, 503)
 )
 
 
@@ -29,6 +32,7 @@ async def create_run(
     settings: SettingsDep,
     client: ClientDep,
     runtimes: RuntimesDep,
+    classes: ClassesDep,
     response: Response,
 ) -> RunCreated:
     entry = check_request(
@@ -44,7 +48,12 @@ async def create_run(
         lower_chips=tuple(body.lower_chips),
         runtime=choose(runtimes, body.runtime).name,
     )
+    student = await asyncio.to_thread(class_member, classes, body.class_token, body.step)
+    if student is not None:  # a class member: limited as a student of the class, not by the address
+        client = in_class_session(student.class_id, student.id)
     run = await submit(queue, job, client, fresh=body.fresh)
+    if student is not None and body.step is not None:
+        await asyncio.to_thread(classes.record, student, body.step, *first_status(run), run.id)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunCreated(
         id=run.id,

@@ -18,6 +18,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from server.store.sqlite import (
+    CLASS_TABLES,
     ID_PATTERN,
     PROBES,
     IdCollisionError,
@@ -41,6 +42,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TABLE lesson_revisions (lesson TEXT NOT NULL, number INTEGER NOT NULL, "
         "record_id TEXT NOT NULL, created DOUBLE PRECISION NOT NULL, PRIMARY KEY (lesson, number))",
     ),
+    CLASS_TABLES,  # class sessions, the same tables as in the SQLite file
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key: "playground migrations".

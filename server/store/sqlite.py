@@ -39,6 +39,17 @@ if TYPE_CHECKING:
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{11}$")
 # Different records whose ids collide (1 in 2**64 per pair) get the next probe's id.
 PROBES = 4
+# The class tables, in SQL both databases take (SQLite reads `DOUBLE PRECISION` as REAL).
+CLASS_TABLES: tuple[str, ...] = (
+    "CREATE TABLE IF NOT EXISTS classes (id TEXT PRIMARY KEY, code TEXT NOT NULL UNIQUE, lesson TEXT NOT NULL, "
+    "revision INTEGER NOT NULL, steps INTEGER NOT NULL, token_sha256 TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS class_students (class_id TEXT NOT NULL, id TEXT NOT NULL, "
+    "token_sha256 TEXT NOT NULL UNIQUE, name TEXT NOT NULL, created DOUBLE PRECISION NOT NULL, "
+    "removed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (class_id, id))",
+    "CREATE TABLE IF NOT EXISTS class_progress (class_id TEXT NOT NULL, student_id TEXT NOT NULL, "
+    "step INTEGER NOT NULL, status TEXT NOT NULL, headline TEXT NOT NULL, run_id TEXT NOT NULL, "
+    "updated DOUBLE PRECISION NOT NULL, PRIMARY KEY (class_id, student_id, step))",
+)
 # Migration k brings a database from user_version k-1 to k: append steps, never edit one. Every
 # statement is idempotent, because a server from before a step resets user_version when it opens
 # the file (it sets its own version unconditionally) and the step then runs again.
@@ -58,6 +69,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TABLE IF NOT EXISTS lesson_revisions (lesson TEXT NOT NULL, number INTEGER NOT NULL, "
         "record_id TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (lesson, number))",
     ),
+    # Class sessions (server.store.classes): a class per lesson revision, its students (tokens kept as
+    # hashes), and each student's latest status per step.
+    CLASS_TABLES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = frozenset({"shares", "lessons"})

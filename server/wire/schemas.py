@@ -57,6 +57,15 @@ class RunRequest(Wire):
     runtime: str | None = Field(
         None, description="The JAX version to run on (GET /api/runtimes); null: the newest."
     )
+    class_token: str | None = Field(
+        None,
+        description="A student token (POST /api/classes/{code}/join): the run counts against this student "
+        "and their class's budget, not the network address, and shows on the teacher's grid.",
+        max_length=100,
+    )
+    step: int | None = Field(
+        None, description="The lesson step (1-based) a class run is for; needs `class_token`.", ge=1
+    )
 
 
 class RunCreated(Wire):

@@ -58,5 +58,5 @@ def test_every_operation_keeps_its_contract(tmp_path):
         )  # fmt: skip
     summary = run.stdout[-6000:]
     assert run.returncode == 0, summary
-    # Every operation was exercised: 13, 4 of /api/sweeps, 3 of lessons, 5 of runtimes and matrices.
-    assert "Tested: 25" in summary, summary
+    # Every operation was exercised: 13, 4 of /api/sweeps, 3 of lessons, 5 of runtimes and matrices, 5 of classes.
+    assert "Tested: 30" in summary, summary

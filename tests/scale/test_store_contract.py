@@ -1,9 +1,10 @@
-"""One contract, two databases: shares and lessons behave the same in the SQLite file and in
+"""One contract, two databases: shares, lessons and class sessions behave the same in the SQLite file and in
 PostgreSQL (same ids for the same salt, idempotent saves, probing past a taken id, versioned schema),
 and the HTTP API serves shares from PostgreSQL when `PLAYGROUND_DATABASE_URL` is set."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,11 +15,13 @@ from fastapi.testclient import TestClient
 
 from server.app import create_app
 from server.settings import Settings
+from server.store.classes import ClassTokenError, UnknownClassError, class_store
 from server.store.lessons import LessonRecord, LessonStep, LessonTokenError, UnknownLessonError, lesson_store
 from server.store.postgres import SCHEMA_VERSION, PostgresDatabase
 from server.store.shares import ShareRecord, share_store
 from server.store.sqlite import RecordDatabase, SchemaTooNewError, content_id, open_database
 from tests.api.fakes import FakeBackend
+from tests.scale.conftest import webs, worker
 
 SHARE = ShareRecord(
     source="x = 1\n", entry=None, chip="v5e", options={"detect_races": True}, versions={"jax": "0"}
@@ -155,3 +158,60 @@ def test_the_api_serves_shares_from_postgres(schema_url, tmp_path):
             client.get(created.json()["url"].replace("/s/", "/api/shares/")).json()["source"] == "print(1)\n"
         )
     assert not (tmp_path / "shares.sqlite3").exists()
+
+
+def test_class_store_contract(database):
+    store = class_store(database)
+    session, teacher = store.create("lessonid123", 2, 3)
+    assert store.get(session.id) == session and store.by_code(session.code.lower()) == session
+    assert store.check_teacher(session.id, teacher) == session
+    with pytest.raises(ClassTokenError):
+        store.check_teacher(session.id, "wrong")
+    with pytest.raises(UnknownClassError):
+        store.join("ZZZZZZZ", "ada")
+    _, ada, token = store.join(session.code, "ada")
+    _, bob, _ = store.join(session.code, "bob")
+    assert store.student(token) == ada and [s.name for s in store.students(session.id)] == ["ada", "bob"]
+    store.record(ada, 1, "queued", "", "run-1")
+    store.record(ada, 1, "queued", "", "run-2")  # a new run on the step replaces the last
+    store.settle(session.id, "run-1", "error", "stale", 1.0)  # the replaced run settles nothing
+    store.settle(session.id, "run-2", "mismatch", "case 1 differs", 2.0)
+    cells = store.progress(session.id)
+    assert [(c.student_id, c.step, c.status, c.headline) for c in cells] == [
+        (ada.id, 1, "mismatch", "case 1 differs")
+    ]
+    assert store.rename(session.id, bob.id, "robert") and store.remove(session.id, ada.id)
+    assert store.student(token) is None and [s.name for s in store.students(session.id)] == ["robert"]
+
+
+def test_a_class_works_across_two_web_servers(redis_service, prefix, tmp_path, schema_url):
+    with (
+        webs(redis_service, prefix, tmp_path, database_url=schema_url) as (a, b),
+        worker(redis_service, prefix),
+    ):
+        lesson = a.post(
+            "/api/lessons", json={"title": "T", "steps": [{"source": "x = 1\n", "note": ""}]}
+        ).json()
+        room = a.post("/api/classes", json={"lesson": lesson["id"]}).json()
+        tokens = [
+            b.post(f"/api/classes/{room['code']}/join", json={"name": f"s{i}"}).json()["student_token"]
+            for i in range(30)
+        ]
+        runs = [
+            (a, b)[i % 2].post("/api/runs", json={"source": f"x = {i}", "class_token": t, "step": 1})
+            for i, t in enumerate(tokens)
+        ]
+        assert [r.status_code for r in runs] == [201] * 30, runs[-1].text
+        auth = {"Authorization": f"Bearer {room['teacher_token']}"}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            grid = a.get(f"/api/classes/{room['id']}/progress", headers=auth).json()
+            if {s["steps"]["1"]["status"] for s in grid["students"]} == {"passed"}:
+                break
+            time.sleep(0.1)
+        assert len(grid["students"]) == 30 and {s["steps"]["1"]["status"] for s in grid["students"]} == {
+            "passed"
+        }
+        assert (
+            b.get(f"/api/classes/{room['id']}/progress", headers=auth).json()["students"] == grid["students"]
+        )

@@ -134,6 +134,26 @@ export const getLesson = (id, revision = null) =>
   request("GET", revision ? `/api/lessons/${enc(id)}/revisions/${enc(revision)}` : `/api/lessons/${enc(id)}`);
 export const getLessonRevisions = (id) => request("GET", `/api/lessons/${enc(id)}/revisions`);
 
+// -- class sessions: a teacher's class on a lesson, students joining it, the teacher's grid
+
+export const createClass = (lesson) => request("POST", "/api/classes", lesson);
+export const joinClass = (code, name) => request("POST", `/api/classes/${enc(code)}/join`, { name });
+const teacher = (token) => ({ Authorization: `Bearer ${token}` });
+export const getClassProgress = (id, token) => request("GET", `/api/classes/${enc(id)}/progress`, undefined, teacher(token));
+export const removeStudent = (id, student, token) => request("DELETE", `/api/classes/${enc(id)}/students/${enc(student)}`, undefined, teacher(token));
+
+/** The class grid as CSV text (the teacher's token travels in a header, so a plain link cannot fetch it). */
+export async function getClassCsv(id, token) {
+  let response;
+  try {
+    response = await fetch(`/api/classes/${enc(id)}/progress.csv`, { headers: teacher(token) });
+  } catch {
+    throw new ApiError(0, null);
+  }
+  if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
+  return response.text();
+}
+
 // -- sweeps ("Tune"): one sweep over shard runs; its events are its own (see server/routes/sweeps.py)
 
 export const createSweep = (sweep) => request("POST", "/api/sweeps", sweep);

@@ -7,6 +7,7 @@ import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
 import { LessonBuilder } from "./builder.js";
 import { renderCatalog, renderEntryInfo } from "./catalog.js";
+import { classPart, withClass } from "./classroom.js";
 import { DiffDialog } from "./diff.js";
 import { $, h } from "./dom.js";
 import { ExerciseActions } from "./exercise.js";
@@ -161,7 +162,7 @@ function run(extra = {}) {
   progress.start();
   runStatus("running", "Submitting…");
   state.running = editorState();
-  runs.start(runRequest(state.running, { ...extra, runtime: runtimes.runtime }));
+  runs.start(withClass(runRequest(state.running, { ...extra, runtime: runtimes.runtime }), places.lesson));
 }
 
 /** Run the editor's kernel on every installed JAX version (or on `versions`, then diff the two). */
@@ -185,6 +186,8 @@ const runHooks = {
     progress.finish(result);
     runStatus(result.status, runStatusText("done", result));
     showResult(result);
+    // A cached run sends `done` alone, so its id comes from the submit, not from an event.
+    state.runId = state.runId ?? runs.lastId;
     runHistory.add(state.running, result, state.runId);
     state.lastRun = { key: stateKey(state.running), id: state.runId };
     state.runId = null;
@@ -232,6 +235,7 @@ const runHistory = new RunHistory($("#history"), {
   },
 });
 const places = new Places({ api, notices, storage, view, builder, selectEntry, openState, showResult, catalog: () => state.catalog, server: () => state.server, toolbar, editor,
+  classPart: (player) => classPart(player, notices),
   onShare: (shared) => {
     runtimes.choose(shared.run_on);
     showShareRuntime(notices, shared, runtimes.newest, (older, newer) => runAll([older, newer]));
@@ -242,6 +246,11 @@ window.playground = { editor, reference };
 
 function wireControls() {
   $("#run").addEventListener("click", () => run());
+  $("#settings-button").addEventListener("click", (event) => {
+    const open = document.documentElement.dataset.settings !== "open";
+    document.documentElement.dataset.settings = open ? "open" : "";
+    event.currentTarget.setAttribute("aria-expanded", String(open));
+  });
   $("#cancel").addEventListener("click", () => runs.cancel() && ($("#cancel").disabled = true));
   $("#run-all").addEventListener("click", () => runAll());
   $("#share").addEventListener("click", () => sharePanel.share());

@@ -24,9 +24,10 @@ export class LessonPlayer {
    * @param {object} lesson GET /api/lessons/{id} (or one of its revisions)
    * @param {{load: (step: object, source: string, index: number) => Promise<void>, storage: object,
    *          onStep?: (index: number) => void, onNewer?: (latest: object) => void,
-   *          onEdit?: () => void}} hooks
+   *          onEdit?: () => void, classPart?: (player: LessonPlayer) => Node}} hooks
    *   load: put the step in the editor; onStep: the step shown changed (by the student);
-   *   onNewer: a newer revision exists ({revision, revision_url}); onEdit: the teacher's edit button
+   *   onNewer: a newer revision exists ({revision, revision_url}); onEdit: the teacher's edit button;
+   *   classPart: the bar's class session part (classroom.js)
    */
   constructor(root, lesson, hooks) {
     this.root = root;
@@ -124,6 +125,7 @@ export class LessonPlayer {
         h("nav", { class: "lesson-dots", "aria-label": `Lesson steps (${plural(n, "step")})` }, dots),
         h("span", { class: "spacer" }),
         h("span", { id: "lesson-edited", class: "muted", hidden: !edited }, "edited"),
+        this.hooks.classPart?.(this) ?? null,
         this.hooks.onEdit ? h("button", { type: "button", id: "lesson-edit", title: "You hold this lesson's edit link", onclick: () => this.hooks.onEdit() }, "Edit lesson") : null,
         h("button", { type: "button", id: "lesson-reset", title: "Discard your edits of this step", onclick: () => this.reset() }, "Reset this step"),
         h("button", { type: "button", id: "lesson-prev", disabled: this.index === 0, title: "Previous step (Alt+←)", onclick: () => this.previous() }, "← Previous"),

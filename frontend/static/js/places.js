@@ -110,6 +110,7 @@ export class Places {
       onStep: (index) => this.stepped(index),
       onNewer: (latest) => this.newer(latest),
       onEdit: editable ? () => this.edit(id) : null,
+      classPart: this.hooks.classPart,
     });
     await this.lesson.go(step - 1, { quiet: true });
     const url = `/l/${encodeURIComponent(id)}?${revision ? `rev=${lesson.revision}&` : ""}step=${this.lesson.index + 1}`;

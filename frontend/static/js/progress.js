@@ -3,6 +3,7 @@
 
 import { h } from "./dom.js";
 import { seconds } from "./format.js";
+import { doneTime, waitText } from "./runstatus.js";
 
 // How far along each phase is, for the bar (cases fill the span between "compiled" and "timing").
 const FRACTION = { submitting: 0.02, queued: 0.04, running: 0.08, started: 0.12, versions: 0.2, imported: 0.25, compiled: 0.5, timing: 0.92, memory: 0.96, done: 1 };
@@ -12,7 +13,7 @@ function describe(kind, data, expected) {
     case "submitting":
       return "Submitting…";
     case "queued":
-      return `Queued: position ${data.position} of ${data.queued}`;
+      return `Queued: position ${data.position} of ${data.queued}${waitText(data.eta_seconds, " · ")}`;
     case "running":
       return "Starting a sandbox…";
     case "started":
@@ -117,7 +118,7 @@ export class Progress {
   }
 
   finish(result) {
-    const text = `Finished: ${result.status}${result.wall_seconds ? ` in ${seconds(result.wall_seconds)}` : ""}`;
+    const text = `Finished: ${result.status}${doneTime(result)}`;
     this.set("done", 1, text);
     const elapsed = (performance.now() - this.t0) / 1000;
     this.log.append(h("li", { dataset: { kind: "done" } }, h("span", { class: "t mono" }, `${elapsed.toFixed(1)} s`), " ", text));

@@ -43,7 +43,7 @@ function statusLine(result) {
     "div",
     { class: "status-line" },
     h("span", { id: "status", class: "badge", dataset: { status } }, STATUS_TEXT[status] || status),
-    h("span", { id: "summary", class: "summary" }, result.summary || ""),
+    h("span", { id: "summary", class: "summary" }, shortSummary(result)),
   );
 }
 
@@ -57,6 +57,20 @@ function trustNote(result) {
     { class: "muted trust-note", id: "checked-by" },
     `Verdict: checked against ${result.checked_by}. Timings, memory, the trace and the estimate are as reported by the kernel's own process.`,
   );
+}
+
+/** The summary, less the error's own words when the Error section below says them ("error in kernel (line 47)"). */
+export function shortSummary(result) {
+  const summary = result.summary || "";
+  const error = result.error;
+  return error?.message ? summary.replace(`: ${error.type}: ${error.message}`, "") : summary;
+}
+
+/** A traceback without its last line when that line is the error the section's head already says. */
+export function tracebackBody(error) {
+  const lines = String(error.traceback || "").trimEnd().split("\n");
+  if (lines.at(-1) === `${error.type}: ${error.message}`) lines.pop();
+  return lines.join("\n");
 }
 
 function errorSection(error, onGoToLine) {
@@ -78,7 +92,7 @@ function errorSection(error, onGoToLine) {
         ? h("button", { type: "button", class: "link goto-line", dataset: { line }, onclick: () => onGoToLine(line) }, `line ${line}`)
         : null,
     ),
-    error.traceback ? h("pre", { class: "traceback", id: "traceback" }, error.traceback) : null,
+    error.traceback ? h("pre", { class: "traceback", id: "traceback" }, tracebackBody(error)) : null,
   );
 }
 function outputsSection(outputs) {

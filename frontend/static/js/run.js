@@ -47,6 +47,7 @@ export class RunControl {
     this.hooks = hooks;
     this.submitting = false;
     this.runId = null;
+    this.lastId = null; // the last run submitted, kept after it is done (for "share with its result")
     this.slots = [];
   }
 
@@ -72,7 +73,7 @@ export class RunControl {
       return;
     }
     this.submitting = false;
-    this.runId = created.id;
+    this.runId = this.lastId = created.id;
     this.slots = [];
     api.followRun(created, (kind, data) => this.onEvent(kind, data));
   }

@@ -3,11 +3,23 @@
 
 import { seconds } from "./format.js";
 
+/** The queue's estimate of the wait (a `queued` event's `eta_seconds`) in a few words, after `lead`. */
+export function waitText(eta, lead = "") {
+  if (typeof eta !== "number" || eta < 1) return "";
+  return `${lead}about ${eta < 90 ? `${Math.round(eta)} s` : `${Math.round(eta / 60)} min`} to wait`;
+}
+
+/** " in 2.1 s" for a run that just ran; a cached result's time is its original run's, so it says "(cached)". */
+export function doneTime(result) {
+  if (result.cached_from) return " (cached)";
+  return result.wall_seconds ? ` in ${seconds(result.wall_seconds)}` : "";
+}
+
 /** The few words next to Run for one run event (`done`: the RunResult). */
 export function runStatusText(kind, data, expected = null) {
   switch (kind) {
     case "queued":
-      return `Queued (${data.position} of ${data.queued})`;
+      return `Queued (${data.position} of ${data.queued})${waitText(data.eta_seconds, ", ")}`;
     case "running":
     case "started":
     case "versions":
@@ -29,7 +41,7 @@ export function runStatusText(kind, data, expected = null) {
     case "lowering":
       return data.check?.lowers === false ? "TPU compiler rejects it; finishing…" : "TPU compiler checked; finishing…";
     case "done":
-      return `${data.status}${data.wall_seconds ? ` in ${seconds(data.wall_seconds)}` : ""} ↓`;
+      return `${data.status}${doneTime(data)} ↓`;
     default:
       return "Running…";
   }

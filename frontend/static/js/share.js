@@ -29,6 +29,7 @@ export class SharePanel {
     const run = this.hooks.lastRun(state);
     const withResult = $("#share-with-result", this.root);
     withResult.disabled = !run;
+    withResult.title = run ? "Keep this run's result with the link" : "Run this exact kernel first: the link keeps the result of a run of exactly what it shares";
     if (!run) withResult.checked = false;
     let created;
     try {

@@ -24,7 +24,9 @@ export function viewFromSearch(search, remembered = {}) {
   const wanted = (params.get("hide") || "").split(",").map((p) => p.trim().toLowerCase());
   const asked = Number.parseInt(params.get("size") ?? "", 10);
   const size = SIZES.includes(asked) ? asked : present ? PRESENT_SIZE : SIZES.includes(remembered.size) ? remembered.size : 100;
-  const wrap = params.has("wrap") ? params.get("wrap") === "1" : present || Boolean(remembered.wrap);
+  // A phone wraps long lines unless told otherwise (sideways scrolling on a touch screen loses the line).
+  const narrow = typeof matchMedia === "function" && matchMedia("(max-width: 820px)").matches;
+  const wrap = params.has("wrap") ? params.get("wrap") === "1" : present || (remembered.wrap ?? narrow);
   return { present, hidden: PARTS.filter((p) => wanted.includes(p)), size, wrap };
 }
 

@@ -40,13 +40,15 @@ def translate(exc: BaseException, phase: str, scene: Scene) -> Translation:
     root = find_root(exc, failure.exception if failure else None, failure.context if failure else {})
     message = rules.runtime(root, scene) or tracing.message(root, exc, scene) or _plain(root)
     frames = user_frames(exc, root, scene.files)
-    location = message.location or (frames[0] if frames else None)
+    location = message.location or _blamed(frames)
     if isinstance(exc, SyntaxError) and exc.filename in scene.files and exc.lineno:
         location = Location(exc.filename, exc.lineno)
     error = ErrorInfo(
         type=message.type,
         message=clean.first_line(clean.scrub(message.text), 1_000),
-        traceback=_traceback_text(frames, location, message),
+        traceback=_traceback_text(
+            frames[frames.index(location) :] if location in frames else frames, location, message
+        ),
         line=location.line if location else None,
         phase=phase,
         limitation=message.limitation,
@@ -55,6 +57,16 @@ def translate(exc: BaseException, phase: str, scene: Scene) -> Translation:
     log = _log(exc, root, phase, list(kept))
     kept.clear()
     return Translation(error, log)
+
+
+# Helpers whose whole job is to raise for their caller (an exercise template's `todo()` hole): the
+# error belongs to the line that called them.
+RAISING_HELPERS = frozenset({"todo"})
+
+
+def _blamed(frames: tuple[Location, ...]) -> Location | None:
+    """The user's line to mark: the innermost frame that is not a raising helper's."""
+    return next((f for f in frames if f.function not in RAISING_HELPERS), frames[0] if frames else None)
 
 
 def find_root(exc: BaseException, failed: BaseException | None, context: dict[str, Any]) -> Root:
