@@ -18,6 +18,9 @@ STEPS = [
     {"source": "y = 2\n", "note": "Two."},
 ]
 
+# The fake sandbox checks a run only when its file may define a reference (as the real one does).
+REFERENCE = "\ndef reference(x):\n    return x\n"
+
 
 @pytest.fixture
 def school(backend, tmp_path):
@@ -69,7 +72,10 @@ def test_thirty_students_behind_one_address_all_get_results(school, backend):
     room = start_class(school)
     assert {"id", "code", "teacher_token"} <= room.keys() and room["steps"] == 2
     tokens = [join(school, room["code"], f"student {i}") for i in range(30)]
-    runs = [school.post("/api/runs", json={"source": "block", "class_token": t, "step": 1}) for t in tokens]
+    runs = [
+        school.post("/api/runs", json={"source": "block" + REFERENCE, "class_token": t, "step": 1})
+        for t in tokens
+    ]
     assert [r.status_code for r in runs] == [201] * 30, runs[-1].text
     grid = progress(school, room)
     assert grid["budget"] == {"in_flight": 30, "limit": 64} and grid["furthest_in_queue"] >= 29
@@ -84,7 +90,7 @@ def test_thirty_students_behind_one_address_all_get_results(school, backend):
 def test_without_a_class_the_address_cap_still_holds(school):
     statuses = [
         school.post(
-            "/api/runs", json={"source": "block"}, headers={"X-Playground-Client": f"b{i}"}
+            "/api/runs", json={"source": "block" + REFERENCE}, headers={"X-Playground-Client": f"b{i}"}
         ).status_code
         for i in range(30)
     ]
@@ -97,7 +103,8 @@ def test_the_class_budget_caps_the_room(backend, tmp_path):
         room = start_class(client)
         tokens = [join(client, room["code"], f"s{i}") for i in range(4)]
         codes = [
-            client.post("/api/runs", json={"source": "block", "class_token": t, "step": 1}) for t in tokens
+            client.post("/api/runs", json={"source": "block" + REFERENCE, "class_token": t, "step": 1})
+            for t in tokens
         ]
         assert [c.status_code for c in codes] == [201, 201, 201, 429]
         assert "your class already has 3 runs" in codes[-1].json()["detail"]
@@ -136,7 +143,9 @@ def test_grid_groups_the_rooms_error_and_exports_csv(school):
     room = start_class(school)
     names = ["ada", "bob", "cy"]
     tokens = [join(school, room["code"], n) for n in names]
-    for token, source in zip(tokens, ["crash 1", "crash 2", "fine"], strict=True):
+    for token, source in zip(
+        tokens, [f"crash 1{REFERENCE}", f"crash 2{REFERENCE}", f"fine{REFERENCE}"], strict=True
+    ):
         school.post("/api/runs", json={"source": source, "class_token": token, "step": 2})
 
     def settled():
