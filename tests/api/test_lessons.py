@@ -19,6 +19,8 @@ DEFAULT_OPTIONS = {
     "uninitialized_memory": None,
     "dma_execution_mode": None,
     "random_seed": None,
+    "out_of_bounds_reads": None,
+    "buffer_bounds": None,
 }
 
 

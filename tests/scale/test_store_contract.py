@@ -198,7 +198,10 @@ def test_a_class_works_across_two_web_servers(redis_service, prefix, tmp_path, s
             for i in range(30)
         ]
         runs = [
-            (a, b)[i % 2].post("/api/runs", json={"source": f"x = {i}", "class_token": t, "step": 1})
+            (a, b)[i % 2].post(
+                "/api/runs",
+                json={"source": f"x = {i}\ndef reference(x):\n    return x\n", "class_token": t, "step": 1},
+            )
             for i, t in enumerate(tokens)
         ]
         assert [r.status_code for r in runs] == [201] * 30, runs[-1].text
