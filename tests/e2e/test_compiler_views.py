@@ -62,8 +62,10 @@ def test_check_on_all_chips_lowers_side_by_side(page, live_server):
         "v5p",
         "v6e",
         "tpu7x",
+        "tpu8i",
+        "tpu8t",
     ]
-    assert {rows.nth(i).get_attribute("data-lowers") for i in range(4)} == {"true"}
+    assert {rows.nth(i).get_attribute("data-lowers") for i in range(6)} == {"true"}
     assert "0.34%" in rows.nth(0).inner_text()  # 458,752 B of v5e's 128 MiB of VMEM
 
 
