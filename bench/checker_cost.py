@@ -62,7 +62,7 @@ class Timed:
 
 def one(backend: Timed, job, *, keep: bool) -> tuple[float, float, str]:
     if not keep:
-        checking.CACHE = checking.ReferenceCache()
+        checking.CACHES.clear()
     backend.walls = {}
     started = time.monotonic()
     finished = execute(backend, job, threading.Event(), lambda kind, data: None)

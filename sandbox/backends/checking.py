@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
@@ -116,7 +117,19 @@ class ReferenceCache:
                 self._items.popitem(last=False)
 
 
-CACHE = ReferenceCache()
+# One cache per backend (weakly held): a backend's references are its own runs' (a test's fake backend
+# must never answer for a real one in the same process), and go when the backend goes.
+CACHES: weakref.WeakKeyDictionary[Backend, ReferenceCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def cache_of(backend: Backend) -> ReferenceCache | None:
+    """The backend's reference cache (None if it cannot be held weakly: then nothing is kept)."""
+    with _CACHES_LOCK:
+        try:
+            return CACHES.setdefault(backend, ReferenceCache())
+        except TypeError:
+            return None
 
 
 def cache_key(job: Job) -> str | None:
@@ -130,12 +143,12 @@ def expected_for(
     backend: Backend, job: Job, cancel: threading.Event, cache: ReferenceCache | None = None
 ) -> Reference | ReferenceFailed | None:
     """Run (or reuse) the reference's job of `job`; None when the run checks nothing."""
-    cache = cache or CACHE
     ref_job = reference_job(job)
     if ref_job is None:
         return None
-    key = cache_key(job)
-    cached = cache.get(key) if key else None
+    cache = cache or cache_of(backend)
+    key = cache_key(job) if cache is not None else None
+    cached = cache.get(key) if cache is not None and key else None
     if cached is not None:
         return cached
     execution = backend.run(ref_job, lambda event: None, cancel)
@@ -146,7 +159,7 @@ def expected_for(
     except (DecodeError, arrays.ChannelError) as exc:
         log.error("job %s: the reference's outputs could not be read: %s", job.id, exc)
         return ReferenceFailed(ref_job, replace(execution, report_error=f"reference outputs: {exc}"))
-    if key:
+    if cache is not None and key:
         cache.put(key, reference)
     return reference
 

@@ -37,6 +37,9 @@ def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
         "PLAYGROUND_PORT": str(port),
         "PLAYGROUND_SANDBOX": "local",
         "PLAYGROUND_SLOTS": "1",
+        # What is under test is durability, not the save quotas: a burst of 300+ saves from one address.
+        "PLAYGROUND_STORE_SAVES_PER_MINUTE": "0",
+        "PLAYGROUND_STORE_ADDRESS_BYTES_PER_HOUR": "0",
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "server"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE

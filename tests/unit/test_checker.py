@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -175,3 +177,16 @@ def test_the_reference_cache_is_bounded_by_bytes():
     assert cache.get("a") is None and cache.get("b") is small
     cache.put("huge", checking.Reference(expected={}, of=1, tolerances={}, nbytes=101))
     assert cache.get("huge") is None
+
+
+def test_each_backend_keeps_its_own_references():
+    # A test's fake backend once answered tiled_matmul's reference for a real backend in the same
+    # process (a process-wide cache): every later real run of that entry was an error.
+    from sandbox.catalog.entries import load_catalog
+    from tests.api.fakes import FakeBackend
+
+    job = make_job("", entry=load_catalog().get("tiled_matmul"))
+    first, second = FakeBackend(), FakeBackend()
+    for backend in (first, first, second):
+        assert isinstance(checking.expected_for(backend, job, threading.Event()), checking.Reference)
+    assert len(first.reference_jobs) == 1 and len(second.reference_jobs) == 1

@@ -4,6 +4,7 @@ the recent mean run time, the runs ahead of it and what the running ones have le
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 
 from sandbox.limits import default_limits
@@ -31,7 +32,9 @@ def estimates(slots: int, running_for: list[float], queued: int, mean: float = 1
         runs = [engine.enqueue(job_for(f"q{k}"), Client(f"10.1.0.{k}")) for k in range(queued)]
         return [[e for e in r.events if e["kind"] == "queued"][-1]["data"]["eta_seconds"] for r in runs]
 
-    return asyncio.run(scenario())
+    # In a thread of its own: asyncio.run refuses a thread whose loop another test left running.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, scenario()).result()
 
 
 def test_a_free_slot_means_no_wait():
