@@ -1,0 +1,141 @@
+"""`/api/shares/{id}/notebook` ("Open as notebook": the share as an .ipynb that checks and times its
+kernel on the reader's machine) and `/api/shares/{id}/measurements` ("Add a measurement": the line
+that notebook prints, brought back and shown beside the estimate as user-reported)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from sandbox.catalog.entries import Catalog
+from sandbox.host.runtimes import RuntimeSet
+from sandbox.jobs.build import scratch_devices
+from sandbox.protocol import InterpretOptions, to_json_dict
+from server import convert
+from server import runtimes as jax_runtimes
+from server.deps import CatalogDep, ClientDep, DatabaseDep, QuotaDep, RuntimesDep, SharesDep
+from server.notebook import build, intake
+from server.problems import ProblemError, problem_responses
+from server.store import measurements
+from server.store.editor_state import iso_utc
+from server.store.shares import Share, ShareStore
+from server.store.sqlite import Stored
+from server.wire.measurements import MeasurementCreate, MeasurementOut, MeasurementsOut
+from server.wire.schemas import RunOptions
+
+router = APIRouter(
+    prefix="/api/shares", tags=["shares"], responses=problem_responses(400, 404, 422, 429, 507)
+)
+MEDIA_TYPE = "application/x-ipynb+json"
+
+
+@router.get(
+    "/{share_id}/notebook",
+    response_class=Response,
+    responses={200: {"content": {MEDIA_TYPE: {}}, "description": "The notebook (nbformat v4)"}},
+)
+def get_notebook(
+    share_id: str, store: SharesDep, catalog: CatalogDep, runtimes: RuntimesDep, request: Request
+) -> Response:
+    share = _share(store, share_id)
+    kernel = _shared_kernel(share, catalog, runtimes, str(request.base_url).rstrip("/"))
+    return Response(
+        build.to_json(build.notebook(kernel)),
+        media_type=MEDIA_TYPE,
+        headers={"Content-Disposition": f'attachment; filename="pallas-{share.id}.ipynb"'},
+    )
+
+
+@router.get("/{share_id}/measurements", response_model=MeasurementsOut)
+def list_measurements(share_id: str, store: SharesDep, database: DatabaseDep) -> MeasurementsOut:
+    share = _share(store, share_id)
+    estimate = _estimate(share)
+    found = measurements.listed(database, share.id)
+    return MeasurementsOut(
+        share=share.id,
+        estimate_seconds=estimate.get("seconds") if estimate else None,
+        estimate_chip=estimate.get("chip") if estimate else None,
+        measurements=[_out(m, estimate) for m in found],
+    )
+
+
+@router.post(
+    "/{share_id}/measurements",
+    status_code=201,
+    response_model=MeasurementOut,
+    responses={200: {"model": MeasurementOut, "description": "Added before: the same measurement"}},
+)
+async def add_measurement(
+    share_id: str,
+    body: MeasurementCreate,
+    store: SharesDep,
+    database: DatabaseDep,
+    quota: QuotaDep,
+    client: ClientDep,
+    response: Response,
+) -> MeasurementOut:
+    quota.admit(client.address)  # every attempt is a save: a flood of lines is refused before it is read
+    share = await run_in_threadpool(_share, store, share_id)
+    found = intake.measurement(body.line, share)
+    await run_in_threadpool(
+        quota.charge, database, client.address, "measurements", measurements.content(found)
+    )
+    try:
+        stored, new = await run_in_threadpool(measurements.add, database, found)
+    except measurements.ShareFullError as exc:
+        raise ProblemError(422, "Share full", str(exc)) from exc
+    if not new:
+        response.status_code = 200
+    return _out(stored, _estimate(share))
+
+
+def _share(store: ShareStore, share_id: str) -> Share:
+    share = store.get(share_id)
+    if share is None:
+        raise ProblemError(404, "Unknown share", f"no share {share_id!r}; check the link")
+    return share
+
+
+def _shared_kernel(share: Share, catalog: Catalog, runtimes: RuntimeSet, base: str) -> build.SharedKernel:
+    record = share.record
+    entry = catalog.get(record.entry) if record.entry else None
+    options = convert.interpret_options(
+        RunOptions(**record.options), entry.options if entry else InterpretOptions()
+    )
+    made_on = record.versions.get("jax")
+    jax_version = made_on or jax_runtimes.choose(runtimes, None).name
+    result = record.result or {}
+    return build.SharedKernel(
+        share_id=share.id,
+        page_url=f"{base}/s/{share.id}",
+        source=record.source,
+        entry=entry,
+        chip=record.chip,  # type: ignore[arg-type]  # validated as a ChipName when it was stored
+        options=to_json_dict(options),
+        jax_version=jax_version,
+        devices=entry.devices if entry else scratch_devices(record.source),
+        estimate=result.get("estimate"),
+        status=result.get("status"),
+    )
+
+
+def _estimate(share: Share) -> dict[str, Any] | None:
+    return (share.record.result or {}).get("estimate")
+
+
+def _out(stored: Stored[measurements.Measurement], estimate: dict[str, Any] | None) -> MeasurementOut:
+    m = stored.record
+    return MeasurementOut(
+        id=stored.id,
+        chip=m.chip,  # type: ignore[arg-type]  # validated as a ChipName on the way in
+        device_kind=m.device_kind,
+        jax=m.jax,
+        case=m.case,
+        verdict=m.verdict,
+        device_seconds=m.device_seconds,
+        method=m.method,
+        created=iso_utc(stored.created),
+        text=intake.describe(m, estimate),
+    )

@@ -1,0 +1,60 @@
+"""Wire types of a share's measurements: the line a share's notebook prints (`MeasurementLine`), the
+request that brings it back (`MeasurementCreate`), and how a share lists them (`MeasurementsOut`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from server.wire.schemas import ChipName, Wire
+
+LINE_CHARS = 2048  # a notebook's line is ~500 characters
+
+
+class MeasurementCreate(Wire):
+    line: str = Field(
+        ...,
+        description=f"The one JSON line the share's notebook printed (at most {LINE_CHARS:,} characters).",
+    )
+
+
+class MeasurementLine(Wire):
+    """What the notebook's last cell prints, field by field (`server/notebook/cells/measure.py.txt`)."""
+
+    pallas_playground_measurement: Literal[1]
+    share: str = Field(..., max_length=16)
+    chip: ChipName = Field(..., description="The chip it ran on (from the device kind).")
+    device_kind: str = Field(..., max_length=80)
+    interpret: bool = Field(..., description="True when it ran in interpret mode on a CPU (not taken).")
+    jax: str = Field(..., max_length=40, pattern=r"^[0-9A-Za-z.+-]+$")
+    jaxlib: str = Field(..., max_length=40, pattern=r"^[0-9A-Za-z.+-]+$")
+    kernel_sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the kernel's source.")
+    case: str = Field(..., max_length=200, description="The case that was timed.")
+    verdict: Literal["passed", "mismatch", "ran"]
+    device_seconds: float | None = Field(..., description="The kernel's time on the device (profiler).")
+    wall_seconds: float | None = Field(None, ge=0)
+    method: Literal["profiler", "wall_clock"]
+
+
+class MeasurementOut(Wire):
+    id: str
+    chip: ChipName
+    device_kind: str
+    jax: str
+    case: str
+    verdict: str
+    device_seconds: float
+    method: str
+    created: str = Field(..., description="When it was added (ISO 8601, UTC).")
+    label: Literal["user-reported"] = "user-reported"
+    text: str = Field(
+        ..., description='E.g. "measured on a TPU v5e (user-reported): 1.92 ms; estimated 1.80 ms".'
+    )
+
+
+class MeasurementsOut(Wire):
+    share: str
+    estimate_seconds: float | None = Field(None, description="The estimate kept with the share, if any.")
+    estimate_chip: ChipName | None = None
+    measurements: list[MeasurementOut] = Field(..., description="Newest first (at most 20).")
