@@ -7,7 +7,8 @@ Against a real server (subprocess) with real sandboxed runs of `tiled_matmul`, a
 submits one run at the same moment (sources differ by a comment, so nothing comes from the cache). Reports
 failures (any refusal or a run that did not pass), and for each student the queue's first wait estimate
 (`eta_seconds` of the first `queued` event) against the wait that followed (submit to `running`):
-the median student's estimate error, and the spread. Two solo runs first give the queue its mean run time.
+the median student's estimate error, and the spread; and the start predicted by the estimate a
+student saw half-way through their wait. Two solo runs first give the queue its mean run time.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
+import os
 import statistics
 import tempfile
 import threading
@@ -23,7 +25,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from e2e_latency import KERNEL, start_server
+from e2e_latency import KERNEL, free_port, serve
 
 
 def call(
@@ -43,9 +45,10 @@ def call(
         return exc.code, json.load(exc)
 
 
-def follow(base: str, run_id: str, t0: float) -> tuple[float | None, float | None, dict]:
-    """(first eta_seconds, seconds from submit to `running`, the result) from the run's event stream."""
-    eta, started, kind = None, None, ""
+def follow(base: str, run_id: str, t0: float) -> tuple[list, float | None, float, dict]:
+    """([(seconds since submit, eta_seconds) of each `queued` event], seconds from submit to `running`,
+    seconds in a slot, the result) from the run's event stream."""
+    etas, started, kind = [], None, ""
     with urllib.request.urlopen(f"{base}/api/runs/{run_id}/events") as stream:
         for raw in stream:
             line = raw.decode().rstrip("\n")
@@ -53,12 +56,12 @@ def follow(base: str, run_id: str, t0: float) -> tuple[float | None, float | Non
                 kind = line.removeprefix("event: ")
             elif line.startswith("data: "):
                 data = json.loads(line.removeprefix("data: "))
-                if kind == "queued" and eta is None:
-                    eta = data.get("eta_seconds")
+                if kind == "queued" and data.get("eta_seconds") is not None:
+                    etas.append((time.perf_counter() - t0, data["eta_seconds"]))
                 elif kind == "running" and started is None:
                     started = time.perf_counter() - t0
                 elif kind == "done":
-                    return eta, started, data
+                    return etas, started, time.perf_counter() - t0 - (started or 0.0), data
     raise RuntimeError(f"the event stream of run {run_id} ended without `done`")
 
 
@@ -74,8 +77,31 @@ def student_run(base: str, token: str, tag: str, barrier) -> dict:
     )
     if status != 201:
         return {"refused": status, "detail": body.get("detail")}
-    eta, started, result = follow(base, body["id"], t0)
-    return {"eta": eta, "wait": started, "status": result["status"], "latency": time.perf_counter() - t0}
+    etas, started, slot, result = follow(base, body["id"], t0)
+    # The estimate shown half-way through the wait: the start it predicted then.
+    halfway = [at + eta for at, eta in etas if started and at <= started / 2]
+    return {
+        "eta": etas[0][1] if etas else None,
+        "halfway": halfway[-1] if halfway else None,
+        "wait": started,
+        "slot": slot,
+        "status": result["status"],
+        "latency": time.perf_counter() - t0,
+    }
+
+
+def start(sandbox: str, data_dir: Path) -> tuple:
+    """The server, as `e2e_latency.start_server` starts it (no cache), given up to two minutes to
+    start (its warm sandbox pool takes a while on a loaded machine)."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "PLAYGROUND_PORT": str(port),
+        "PLAYGROUND_SANDBOX": sandbox,
+        "PLAYGROUND_DATA_DIR": str(data_dir),
+        "PLAYGROUND_CACHE_SIZE": "0",
+    }
+    return serve(env, port, "/api/health", tries=1200)
 
 
 def main() -> None:
@@ -85,7 +111,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        proc, base = start_server(args.sandbox, Path(tmp), slots=None)
+        proc, base = start(args.sandbox, Path(tmp))
         try:
             slots = json.load(urllib.request.urlopen(f"{base}/api/health"))["slots"]
             step = {"source": KERNEL.read_text(), "entry": "tiled_matmul", "chip": "v5p", "note": "Run it."}
@@ -95,8 +121,9 @@ def main() -> None:
                 call(base, "POST", f"/api/classes/{room['code']}/join", {"name": f"s{i}"})[1]["student_token"]
                 for i in range(args.students)
             ]
-            for i in range(2):  # the queue learns the run time from these
-                student_run(base, tokens[0], f"solo {i}", threading.Barrier(1))
+            solos = [  # the queue learns the run time from these
+                student_run(base, tokens[0], f"solo {i}", threading.Barrier(1)) for i in range(2)
+            ]
             barrier = threading.Barrier(args.students)
             t0 = time.perf_counter()
             with concurrent.futures.ThreadPoolExecutor(args.students) as pool:
@@ -142,6 +169,14 @@ def main() -> None:
                 f"{median['eta']:.1f} s / {median['wait']:.1f} s ({(median['eta'] - median['wait']) / median['wait']:+.0%})",
             )
         )
+    halfway = [(o["halfway"] - o["wait"]) / o["wait"] for o in waited if o["wait"] > 1.0 and o.get("halfway")]
+    if halfway:
+        rows.append(
+            (
+                "estimate shown half-way through the wait: error median / worst",
+                f"{statistics.median(halfway):+.0%} / {max(halfway, key=abs):+.0%}",
+            )
+        )
     if errors:
         rows.append(
             (
@@ -149,6 +184,13 @@ def main() -> None:
                 f"{statistics.median(errors):+.0%} / {max(errors, key=abs):+.0%}",
             )
         )
+    rows.append(
+        (
+            "seconds in a slot: solo runs / burst median",
+            f"{' + '.join(f'{o["slot"]:.1f}' for o in solos)} / "
+            f"{statistics.median(o.get('slot', 0) for o in outcomes):.1f}",
+        )
+    )
     for name, value in rows:
         print(f"  {name:64} {value}")
 

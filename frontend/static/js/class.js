@@ -1,16 +1,16 @@
 // The class pages. /c/{code}: a student types a nickname and joins (the student token is kept in
-// this browser, classroom.js), then goes to the lesson. /t/{id}#token=…: the teacher's grid of
-// students × steps, read every second (GET /api/classes/{id}/progress), the room's most common
-// failing headlines, and the grid as CSV. The teacher token leaves the fragment for this browser's
+// this browser, classroom.js), then goes to the lesson. /t/{id}#token=…: the teacher's page, live
+// over Server-Sent Events (GET /api/classes/{id}/events: the whole grid at once and after every
+// change, on any web server): the grid, raised hands, follow-me, common mistakes, class boards, the
+// steps' setup, renaming and removing students, the grid as CSV. `?present=1` lays it out for a
+// projector (larger, no editing controls). The teacher token leaves the fragment for this browser's
 // storage at once, so it is not left in the address bar on a projector.
 
 import * as api from "./api.js";
-import { fill, h, $ } from "./dom.js";
+import { h, $ } from "./dom.js";
 import { keepMembership, teacherKey } from "./classroom.js";
+import { renderBoards, renderCommon, renderFollow, renderGrid, renderHands, renderSetup } from "./classgrid.js";
 import { storage } from "./storage.js";
-
-const POLL_MS = 1000;
-const LABELS = { none: "not started", queued: "queued", running: "running", passed: "passed", mismatch: "mismatch", error: "error", timeout: "timeout", resource_limit: "over a limit", ran: "ran", cancelled: "cancelled", lost: "lost" };
 
 function showProblem(el, error) {
   el.textContent = error.message;
@@ -37,38 +37,16 @@ function joinPage(code) {
   });
 }
 
-// -- the teacher's grid --------------------------------------------------------------------------
+// -- the teacher's page --------------------------------------------------------------------------
 
 /** The teacher token: from the link's fragment (then kept here and dropped from the address), or kept. */
 function teacherToken(id) {
   const fromLink = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromLink) {
     storage.set(teacherKey(id), fromLink);
-    history.replaceState(null, "", location.pathname);
+    history.replaceState(null, "", `${location.pathname}${location.search}`);
   }
   return fromLink || storage.get(teacherKey(id));
-}
-
-function cell(student, step) {
-  const found = student.steps[String(step)];
-  const status = found?.status ?? "none";
-  return h("td", { dataset: { status, step }, title: found?.headline || null }, LABELS[status] ?? status);
-}
-
-function renderGrid(progress, onRemove) {
-  const steps = Array.from({ length: progress.steps }, (_, i) => i + 1);
-  fill($("#teacher-grid"),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Student"), steps.map((k) => h("th", { scope: "col" }, `Step ${k}`)))),
-    h("tbody", {}, progress.students.map((student) =>
-      h("tr", { dataset: { student: student.id } }, h("th", { scope: "row" }, student.name), steps.map((k) => cell(student, k)),
-        h("td", {}, h("button", { type: "button", class: "remove-student", title: `Remove ${student.name}: their token stops working`, onclick: () => onRemove(student) }, "Remove"))))),
-  );
-  const common = progress.common_errors.map((e) =>
-    h("li", {}, h("span", { class: "count" }, `${e.students.length} students`), ` on step ${e.step}: ${e.headline}`, h("span", { class: "muted" }, ` (${e.students.join(", ")})`)));
-  fill($("#teacher-common"), common.length ? common : h("li", { class: "muted" }, "None yet."));
-  const waiting = progress.furthest_in_queue ? `; the last is at place ${progress.furthest_in_queue} in the queue` : "";
-  $("#teacher-budget").textContent = `${progress.students.length} students · ${progress.budget.in_flight} of ${progress.budget.limit} runs in flight${waiting}`;
-  $("#teacher-updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
 }
 
 async function downloadCsv(id, token, code) {
@@ -83,40 +61,70 @@ async function downloadCsv(id, token, code) {
   }
 }
 
-function teacherPage(id) {
+/** What the teacher's buttons do; every change comes back through the stream. */
+function teacherActions(id, token) {
+  const attempt = (call) => async (...args) => {
+    try {
+      await call(...args);
+      $("#teacher-problem").hidden = true;
+    } catch (error) {
+      showProblem($("#teacher-problem"), error);
+    }
+  };
+  return {
+    remove: attempt(async (student) => confirm(`Remove ${student.name} from the class?`) && api.removeStudent(id, student.id, token)),
+    rename: attempt(async (student) => {
+      const name = prompt(`A new nickname for ${student.name}:`, student.name)?.trim();
+      if (name && name !== student.name) await api.renameStudent(id, student.id, name, token);
+    }),
+    lower: attempt((hand) => api.lowerHand(id, hand.student_id, token)),
+    clear: attempt(() => api.clearHands(id, token)),
+    follow: attempt((step) => api.setFollow(id, step, token)),
+    setUp: attempt((step, setup) => api.setUpStep(id, step, setup, token)),
+  };
+}
+
+function render(progress, actions, chips) {
+  $("#teacher-code").textContent = progress.code;
+  $("#class-code").textContent = `Class ${progress.code}`;
+  $("#teacher-join").textContent = `${location.origin}/c/${progress.code}`;
+  $("#teacher-lesson").href = `/l/${encodeURIComponent(progress.lesson)}?rev=${progress.revision}`;
+  renderGrid(progress, actions);
+  renderHands(progress, actions);
+  renderCommon(progress);
+  renderBoards(progress);
+  renderFollow(progress);
+  renderSetup(progress, chips, actions.setUp);
+  const waiting = progress.furthest_in_queue ? `; the last is at place ${progress.furthest_in_queue} in the queue` : "";
+  $("#teacher-budget").textContent = `${progress.students.length} students · ${progress.budget.in_flight} of ${progress.budget.limit} runs in flight${waiting}`;
+  $("#teacher-updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
+}
+
+async function teacherPage(id) {
   const token = teacherToken(id);
+  const present = new URLSearchParams(location.search).get("present") === "1";
+  document.documentElement.dataset.present = present ? "1" : "0";
+  $("#teacher-present").textContent = present ? "Leave presentation" : "Present";
+  $("#teacher-present").href = present ? location.pathname : "?present=1";
   $("#teacher").hidden = false;
   if (!token) {
     showProblem($("#teacher-problem"), new Error("This page needs the teacher link (with #token=…) that starting the class gave you."));
     return;
   }
+  const actions = teacherActions(id, token);
+  const chips = await api.getChips().then((found) => found.map((chip) => chip.name)).catch(() => []);
   let code = "";
-  const remove = async (student) => {
-    if (!confirm(`Remove ${student.name} from the class?`)) return;
-    try {
-      await api.removeStudent(id, student.id, token);
-    } catch (error) {
-      showProblem($("#teacher-problem"), error);
-    }
-  };
-  const poll = async () => {
-    try {
-      const progress = await api.getClassProgress(id, token);
-      code = progress.code;
-      $("#teacher-code").textContent = code;
-      $("#class-code").textContent = `Class ${code}`;
-      $("#teacher-join").textContent = `${location.origin}/c/${code}`;
-      $("#teacher-lesson").href = `/l/${encodeURIComponent(progress.lesson)}?rev=${progress.revision}`;
-      $("#teacher-problem").hidden = true;
-      renderGrid(progress, remove);
-    } catch (error) {
-      showProblem($("#teacher-problem"), error);
-      if (error.status === 401 || error.status === 403 || error.status === 404) return;
-    }
-    setTimeout(poll, POLL_MS);
-  };
+  api.followClass(`/api/classes/${encodeURIComponent(id)}/events`, token, (progress) => {
+    code = progress.code;
+    render(progress, actions, chips);
+  }, (trouble) => {
+    $("#teacher-live").hidden = !trouble;
+    $("#teacher-live").textContent = trouble ? `Live updates interrupted (${trouble.message}); reconnecting…` : "";
+    if (trouble && [401, 403, 404].includes(trouble.status)) showProblem($("#teacher-problem"), trouble);
+  });
   $("#teacher-csv").addEventListener("click", () => downloadCsv(id, token, code));
-  poll();
+  $("#teacher-clear-hands").addEventListener("click", () => actions.clear());
+  $("#teacher-follow").addEventListener("change", (event) => actions.follow(event.target.value ? Number(event.target.value) : null));
 }
 
 const [, kind, key] = location.pathname.split("/");

@@ -1,14 +1,21 @@
 // A lesson run as a class session, on the student's and the teacher's lesson page: membership kept
 // in this browser per lesson (from the join page, /c/{code}), a class run's extra fields (the
-// student's token and the step), and the lesson bar's part: who you are in the class, or a button
-// that starts a class from this lesson for the teacher (its grid opens at /t/{id}).
+// student's token and the step), and the lesson bar's part: who you are in the class, your raised
+// hand, "follow the teacher" (on by default; the page moves to the step the teacher shows, unless
+// you opt out), the class board of a challenge step and an assignment's deadline; or, for the
+// teacher, a button that starts a class from this lesson (its page opens at /t/{id}). The student's
+// page is live over Server-Sent Events (GET /api/classes/{id}/live) and tells the teacher which step
+// its student is editing (at most every EDIT_REPORT_MS while typing).
 
 import * as api from "./api.js";
-import { h } from "./dom.js";
+import { boardTable } from "./classboard.js";
+import { fill, h } from "./dom.js";
 import { storage } from "./storage.js";
 
 const memberKey = (lessonId) => `pp:class:${lessonId}`;
+const followKey = (classId) => `pp:class-follow:${classId}`;
 export const teacherKey = (classId) => `pp:teacher:${classId}`;
+const EDIT_REPORT_MS = 5000;
 
 /** This browser's membership of a class on `lesson` (from POST /api/classes/{code}/join), or null. */
 export function membership(lesson) {
@@ -32,17 +39,102 @@ export function withClass(body, player) {
   return member ? { ...body, class_token: member.student_token, step: player.index + 1 } : body;
 }
 
-/** The lesson bar's class part: "In class ABC234 as ada" (and Leave), or "Start a class". */
+// -- the live class on a student's page ----------------------------------------------------------
+
+let live = null; // {member, player, view, stream, followed, reported: {step, at}, timer}
+
+function connect(player, member, notices) {
+  if (live?.member.student_token === member.student_token) {
+    live.player = player;
+    return live;
+  }
+  live?.stream.close();
+  live = { member, player, notices, view: null, followed: undefined, reported: null, timer: null };
+  const mine = live;
+  mine.stream = api.followClass(`/api/classes/${encodeURIComponent(member.class_id)}/live`, member.student_token, (view) => seen(mine, view));
+  return live;
+}
+
+function following(member) {
+  return storage.get(followKey(member.class_id)) !== "off";
+}
+
+function seen(state, view) {
+  state.view = view;
+  if (view.removed) {
+    state.stream.close();
+    storage.set(memberKey(state.player.lesson.id), null);
+    live = null;
+    state.notices?.problem?.(new Error("The teacher removed you from the class: your runs are your own again."), "Left the class");
+  } else if (view.follow && view.follow !== state.followed && following(state.member)) {
+    state.followed = view.follow;
+    if (state.player.index !== view.follow - 1) state.player.go(view.follow - 1);
+  }
+  state.followed = view.follow ?? null;
+  redraw(state);
+}
+
+/** The student edited the step shown: tell the teacher, at once on a new step, then every few seconds. */
+export function classEdited(player) {
+  if (!live || live.player !== player) return;
+  const step = player.index + 1;
+  const state = live;
+  const send = () => {
+    state.timer = null;
+    state.reported = { step, at: Date.now() };
+    api.reportEditing(state.member.class_id, step, state.member.student_token).catch(() => {});
+  };
+  if (!state.reported || state.reported.step !== step) return send();
+  if (!state.timer) state.timer = setTimeout(send, Math.max(0, EDIT_REPORT_MS - (Date.now() - state.reported.at)));
+}
+
+function redraw(state) {
+  const root = document.getElementById("lesson-class");
+  if (root && state.player) fill(root, memberParts(state));
+}
+
+function memberParts(state) {
+  const { member, view, player } = state;
+  const step = player.index + 1;
+  const setup = view?.steps?.[step - 1];
+  const board = view?.boards?.find((b) => b.step === step);
+  const hand = view?.hand;
+  const raise = async () => {
+    try {
+      await api.setHand(member.class_id, !hand, member.student_token);
+    } catch (error) {
+      state.notices?.problem?.(error, "Could not change your hand");
+    }
+  };
+  const follow = h("input", { type: "checkbox", id: "class-follow", checked: following(member) });
+  follow.addEventListener("change", () => {
+    storage.set(followKey(member.class_id), follow.checked ? null : "off");
+    if (follow.checked && view?.follow && player.index !== view.follow - 1) player.go(view.follow - 1);
+  });
+  return [
+    `Class ${member.code} · ${view?.name ?? member.name} `,
+    setup?.kind === "assignment" ? h("span", { class: "badge", id: "class-deadline", title: "Runs after this are marked late" }, `due ${new Date(setup.deadline * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}`) : null,
+    h("button", { type: "button", id: "class-hand", "aria-pressed": hand ? "true" : "false", title: hand ? "Lower your hand" : "Ask the teacher for help", onclick: raise },
+      hand ? `Lower hand (${hand} in line)` : "Raise hand"),
+    h("label", { class: "class-follow", title: "Move to the step the teacher shows" }, follow, " Follow the teacher"),
+    board ? h("details", { class: "class-board-details", id: "class-board" }, h("summary", {}, "Class board"), boardTable(board)) : null,
+    h("button", { type: "button", id: "class-leave", title: "Stop sending your runs to the class", onclick: () => leave(player) }, "Leave"),
+  ];
+}
+
+function leave(player) {
+  live?.stream.close();
+  live = null;
+  storage.set(memberKey(player.lesson.id), null);
+  player.render(false);
+}
+
+/** The lesson bar's class part: the student's class (live), or "Start a class". */
 export function classPart(player, notices) {
   const member = membership(player.lesson);
   if (member) {
-    const leave = () => {
-      storage.set(memberKey(player.lesson.id), null);
-      player.render(false);
-    };
-    return h("span", { id: "lesson-class", class: "lesson-class", dataset: { code: member.code } },
-      `Class ${member.code} · ${member.name} `,
-      h("button", { type: "button", id: "class-leave", title: "Stop sending your runs to the class", onclick: leave }, "Leave"));
+    const state = connect(player, member, notices);
+    return h("span", { id: "lesson-class", class: "lesson-class", dataset: { code: member.code } }, memberParts(state));
   }
   const start = async () => {
     try {

@@ -1,0 +1,71 @@
+"""The class board of a challenge step: the room's correct kernels ranked by time on a named chip.
+
+Only a `passed` verdict counts, and only one made by the trusted checker (`RunResult.checked_by` set:
+the outputs were compared outside the kernel's process); `no_kernel`, `mismatch` and the rest never
+rank. The time is what the kernel's own process reported: on a TPU host its measured median, else
+the TPU time model's estimate for the challenge's chip. Each row says which is which, so nobody
+reads a reported number as a checked one (SECURITY.md, "The verdict is made outside the user's
+process"). Rows show nicknames only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.store.class_steps import Basis, Mark, StepSetup
+from server.store.classes import Student
+from server.wire.classes import Board, BoardRow
+
+VERDICT = "checked: the trusted checker compared the outputs outside the kernel's process"
+REPORTED = {
+    "estimate": "reported by the kernel's process: the TPU time model's estimate on {chip}",
+    "measured": "reported by the kernel's process: measured on a {chip}",
+}
+
+
+def score(result: dict[str, Any], chip: str) -> tuple[float, Basis] | None:
+    """A finished run's time for the board on `chip`, or None when it does not rank."""
+    if result.get("status") != "passed" or not result.get("checked_by"):
+        return None
+    if result.get("chip") != chip:
+        return None
+    timing = result.get("timing") or {}
+    kernel = timing.get("kernel") or {}
+    if timing and timing.get("simulated") is False and kernel.get("median"):
+        return float(kernel["median"]), "measured"
+    estimate = result.get("estimate") or {}
+    if estimate.get("chip") == chip and estimate.get("seconds"):
+        return float(estimate["seconds"]), "estimate"
+    return None
+
+
+def challenge_chip(setup: StepSetup, lesson_chip: str) -> str:
+    return setup.chip or lesson_chip
+
+
+def board(setup: StepSetup, chip: str, students: list[Student], marks: list[Mark]) -> Board:
+    """The board of one challenge step: each current student's best on `chip`, fastest first."""
+    names = {s.id: s.name for s in students}
+    ranked = sorted(
+        (
+            m
+            for m in marks
+            if m.step == setup.step
+            and m.student_id in names
+            and m.best_seconds is not None
+            and m.best_chip == chip
+        ),
+        key=lambda m: (m.best_seconds, names[m.student_id]),
+    )
+    rows = [
+        BoardRow(
+            rank=rank,
+            name=names[m.student_id],
+            seconds=float(m.best_seconds or 0.0),
+            basis=m.best_basis,  # type: ignore[arg-type]  # scored() stores only Basis values
+            verdict=VERDICT,
+            reported=REPORTED[m.best_basis].format(chip=chip),
+        )
+        for rank, m in enumerate(ranked, start=1)
+    ]
+    return Board(step=setup.step, chip=chip, hidden=setup.board_hidden, rows=rows)
