@@ -26,7 +26,8 @@ is taken to be the context one: `shard_map` then runs under the harness's mesh, 
 
 `sandbox/harness/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
 cannot (RevisitMode.ANY, semaphore_read, stochastic_round, select_ref, indexed DMAs, SparseCore
-gather/scatter, empty_ref in a kernel body); each module's docstring says what it changes, and
+gather/scatter, empty_ref in a kernel body, the TPU's stateful PRNG, PRNG keys and semaphores as kernel
+operands and outputs, ref views, aliased VMEM operands, subcore barriers, masked stores of rank 3); each module's docstring says what it changes, and
 `tests/sandbox/test_simulator_extensions.py` runs a kernel for each through a real backend.
 
 Every fix is guarded: it is applied only on the JAX version it was written and tested for, and only
@@ -44,7 +45,22 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.harness import compat
-from sandbox.harness.fixes import allocations, gathers, revisit, rounding, selects, semaphores, vector_index
+from sandbox.harness.fixes import (
+    allocations,
+    futures,
+    gathers,
+    keys,
+    masked,
+    prng,
+    resident,
+    revisit,
+    rounding,
+    selects,
+    semaphores,
+    subcores,
+    vector_index,
+    views,
+)
 
 FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
@@ -57,6 +73,13 @@ SELECT_REF = selects.NAME
 INDEXED_DMA = gathers.NAME
 VECTOR_GATHER_SCATTER = vector_index.NAME
 EMPTY_REF_IN_KERNEL = allocations.NAME
+PRNG_STATE = prng.NAME
+KEY_OPERANDS = keys.NAME
+SEMAPHORE_OPERANDS = futures.NAME
+REF_VIEWS = views.NAME
+ALIASED_RESIDENT = resident.NAME
+SUBCORE_BARRIER = subcores.NAME
+MASKED_STORE_BOUNDS = masked.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -100,6 +123,13 @@ def _install_extensions() -> list[str]:
         (INDEXED_DMA, gathers.install),
         (VECTOR_GATHER_SCATTER, vector_index.install),
         (EMPTY_REF_IN_KERNEL, allocations.install),
+        (PRNG_STATE, prng.install),
+        (KEY_OPERANDS, keys.install),
+        (SEMAPHORE_OPERANDS, futures.install),
+        (REF_VIEWS, views.install),
+        (ALIASED_RESIDENT, resident.install),
+        (SUBCORE_BARRIER, subcores.install),
+        (MASKED_STORE_BOUNDS, masked.install),
     ]
     return [name for name, install in extensions if install(ipc)]
 

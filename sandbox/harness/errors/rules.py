@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from sandbox.harness.errors.facts import Message, Root, Scene
-from sandbox.harness.fixes import gathers
+from sandbox.harness.fixes import gathers, subcores
 from sandbox.harness.monitor import pipelines as pipes
 from sandbox.harness.monitor.book import KernelInfo, Named, Operand
 from sandbox.harness.monitor.core import Finding, UnfinishedKernelError
@@ -55,6 +55,8 @@ def deadlock(found: Deadlock, scene: Scene) -> Message:
     first = states[0]
     who = _who(first, found.cores, scene.devices)
     name = _semaphore_name(first.wait.sem_id, scene)
+    if first.wait.sem_id == subcores.BARRIER_SEMAPHORE:  # the barrier's protocol says what its count means
+        return Message("Deadlock", subcores.stuck(first.count, found.cores), first.wait.location)
     if first.wait.dma:
         text = (
             f"{who} would wait forever: it waits for a DMA on {name} to deliver {first.wait.value:,} bytes, "

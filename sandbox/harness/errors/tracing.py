@@ -17,6 +17,7 @@ from collections.abc import Callable
 from sandbox.harness import compat
 from sandbox.harness.errors import locate, specs
 from sandbox.harness.errors.facts import Message, Root, Scene, user_frames
+from sandbox.harness.fixes import Unsimulated
 from sandbox.harness.monitor.source import Location
 
 Rule = Callable[[Root, BaseException, Scene], "Message | None"]
@@ -198,8 +199,9 @@ def _module(name: str) -> object:
 # -- limitations of interpret mode -------------------------------------------------------------------
 
 LIMITATIONS: tuple[tuple[str, ...], ...] = (
-    ("MLIR translation rule for primitive 'barrier' not found for platform cpu", "plsc.subcore_barrier()"),
+    # On runtimes without the harness's fixes (a ref given to a select is told apart first).
     ("Triggering __jax_array__() during abstractification", "an indexed (gather or scatter) DMA"),
+    ("MLIR translation rule for primitive 'barrier' not found for platform cpu", "plsc.subcore_barrier()"),
     (
         "Unsupported memory space: smem",
         "a ref in SMEM made outside the kernel (jax.new_ref(..., memory_space=SMEM))",
@@ -211,7 +213,20 @@ LIMITATIONS: tuple[tuple[str, ...], ...] = (
     ),
     ("Lowering multiple mesh/function pairs is not currently supported", "a pl.kernel over several meshes"),
     ("External meshes are not currently supported in fallback lowering", "a kernel on an external mesh"),
-    ("an accumulating DMA (add=True) is not simulated", "an accumulating DMA (`add=True`)"),
+    (
+        "an accumulating DMA (add=True) is simulated only as an indexed copy",
+        "an accumulating DMA (`add=True`) without ids",
+    ),
+    (
+        "plsc.subcore_barrier() or plsc.fetch_and_add on a mesh of several SparseCores",
+        "plsc.subcore_barrier() or plsc.fetch_and_add on a mesh of several SparseCores",
+    ),
+    ("from an array of Pallas keys at once", "sampling or folding an array of Pallas PRNG keys at once"),
+    ("a ref view by ", "this view of a ref"),
+    (
+        "a bitcast of a 1-D ref that changes the element width",
+        "a bitcast of a 1-D ref that changes the element width",
+    ),
     # Keys and semaphores as pallas_call operands: the interpreter fills and moves every operand as a
     # plain array (NaN poison, host callbacks), which key and semaphore dtypes are not.
     ("nan + key<", "a PRNG key as a kernel operand or output"),
@@ -237,11 +252,52 @@ def _limitation(root: Root, exc: BaseException, scene: Scene) -> Message | None:
         return None
     what, hint = found[1], (found[2] if len(found) > 2 else "")
     version = f" {scene.jax_version}" if scene.jax_version else ""
+    # The harness's own refusals (`sandbox.harness.fixes`) are the simulator's words, not JAX's.
+    ours = isinstance(root.exception or exc, Unsimulated)
     text = (
         f"{what} is not supported by TPU interpret mode in JAX{version}: a limitation of the simulator, not "
-        f"a mistake in your kernel (JAX says: {root.message.splitlines()[0][:200]}){hint}"
+        f"a mistake in your kernel ({'the simulator says' if ours else 'JAX says'}: "
+        f"{root.message.splitlines()[0][:200]}){hint}"
     )
-    return Message(root.type, text, limitation=True)
+    return Message("NotImplementedError" if ours else root.type, text, limitation=True)
+
+
+def _selected_ref(root: Root, exc: BaseException, scene: Scene) -> Message | None:
+    """`pl.select_ref(...)` given to something other than a DMA: JAX cannot build that for any target."""
+    if "multi-ref TransformedRef" not in root.message and "Triggering __jax_array__()" not in root.message:
+        return None
+    called = _called_with_selected_ref(exc)
+    if called is None:
+        return None
+    version = f" {scene.jax_version}" if scene.jax_version else ""
+    text = (
+        f"a ref picked by `pl.select_ref(...)` is usable only as a DMA's source, destination or semaphore; JAX"
+        f"{version} cannot build {_USES.get(called, f'`{called}`')} on one for any target, a TPU included (JAX says: "
+        f"{root.message.splitlines()[0].split('. ')[0][:160]}). Pick with `lax.switch(i, [...])` over the refs, or index one "
+        "array of refs (`sems.at[i]`)"
+    )
+    return Message(root.type, text)
+
+
+_USES = {
+    "ref_get": "a read (`ref[...]`)",
+    "ref_set": "a write (`ref[...] = x`)",
+    "ref_swap": "a write (`ref[...] = x`)",
+    "semaphore_signal": "`pl.semaphore_signal`",
+    "semaphore_wait": "`pl.semaphore_wait`",
+    "semaphore_read": "`pl.semaphore_read`",
+}
+
+
+def _called_with_selected_ref(exc: BaseException) -> str | None:
+    """The name of the innermost JAX function whose arguments hold a ref made by `pl.select_ref`."""
+    tb, called = exc.__traceback__, None
+    while tb is not None:
+        frame = tb.tb_frame
+        if any(getattr(v, "multiref", False) is True for v in frame.f_locals.values()):
+            called = frame.f_code.co_name
+        tb = tb.tb_next
+    return called
 
 
 _INDEXED = ("load_gather", "store_scatter", "addupdate_scatter")
@@ -275,6 +331,7 @@ def _syntax(root: Root, exc: BaseException, scene: Scene) -> Message | None:
 
 RULES: tuple[Rule, ...] = (
     _syntax,
+    _selected_ref,
     _limitation,
     _indexed_dtype,
     specs.block_rank,

@@ -203,7 +203,7 @@ class Monitor:
 
         A remote copy queues two tasks (the read on the sender's send semaphore, the read-and-write on
         the receiver's); once the receiver ran it, the sender's task is a no-op left in the queue, so
-        only DMAs that did not complete count.
+        only DMAs still owed by this device count (`_owed_by`).
         """
         shm = self.ipc._shared_memory
         found: list[Finding] = []
@@ -213,7 +213,7 @@ class Monitor:
             for sem in sems:
                 for task in list(sem.tasks[gci]):
                     dma = getattr(task, "__self__", None)
-                    if dma is None or dma.id in self.seen_dmas or _completed(dma):
+                    if dma is None or dma.id in self.seen_dmas or not _owed_by(dma, device):
                         continue
                     self.seen_dmas.add(dma.id)
                     found.append(_pending(dma, device, core, sem.id, self.space, self.files))
@@ -228,8 +228,25 @@ class Monitor:
             self.findings += found
 
 
-def _completed(dma: Any) -> bool:
-    return str(getattr(getattr(dma, "state", None), "name", "")) == "COMPLETED"
+def _owed_by(dma: Any, device: int) -> bool:
+    """Whether `device` ends its kernel with this DMA still to wait for.
+
+    Not once the copy completed; nor, for a remote copy this device sent, once its read ran: that
+    signalled the send semaphore (what `wait_send` waits for; a send never waited shows as that
+    semaphore's leftover count), and the write is the receiver's to wait for (its own end-of-kernel
+    check sees it). The receiver may be running the copy in its own thread at this moment, having
+    signalled our send semaphore but not yet marked the read done: the DMA's lock is taken first so
+    its state is not read half-way (else a correct ring kernel now and then ended "with a DMA in
+    flight").
+    """
+    lock = getattr(dma, "lock", None)
+    if lock is not None and lock.acquire(timeout=1.0):
+        lock.release()
+    state = str(getattr(getattr(dma, "state", None), "name", ""))
+    if state == "COMPLETED":
+        return False
+    sent_remotely = int(dma.src_device_id) == device != int(dma.dst_device_id)
+    return not (sent_remotely and state == "READ")
 
 
 def _pending(

@@ -23,7 +23,7 @@ def wait_kernel(x_hbm, o_hbm, sem, aliased_o_hbm):
 
 def kernel(x):
     any_space = pl.BlockSpec(memory_space=pl.ANY)
-    out, sem = pl.pallas_call(  # MARK
+    out, sem = pl.pallas_call(
         start_kernel,
         out_shape=(jax.ShapeDtypeStruct(x.shape, x.dtype), pltpu.SemaphoreType.DMA(())),
         in_specs=[any_space],
