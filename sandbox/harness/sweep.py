@@ -7,10 +7,13 @@ config, cheapest first, so that a config already ruled out costs little:
 2. count its VMEM from that trace (`checks.memory`): over the chip's capacity is `over_vmem`;
 3. estimate its time at the target size (`model`);
 4. lower it for each chosen chip with interpret mode off: a compiler error is `rejected`;
-5. run it in interpret mode at the check size (grown to fit its blocks) against the reference:
-   a mismatch is `wrong`, an exception `error`; only configs still in the running get here;
+5. run it in interpret mode at the check size (grown to fit its blocks); an exception is `error`;
+   only configs still in the running get here;
 6. on a TPU host, time it for real at the target size (`measured_seconds`).
-Each config goes out as a `config` event as soon as it is judged (the page fills its table live).
+Each config goes out as a `config_outputs` event as soon as it is done, with its outputs at the check
+size: the checker, outside this process, compares them with the reference's and makes the `config`
+event the page shows (`sandbox.verdict.configs`). The comparison made here is only a hint: it picks
+which interpreter's outputs to send and skips timing a plainly wrong config on a TPU.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import inspect
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -28,19 +30,21 @@ from typing import Any
 import jax
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.harness import calls, usercode
-from sandbox.harness.checks import timing
+from sandbox.harness import calls, devicetime, sweep_plan, usercode
+from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.checks.memory import kernel_memory
 from sandbox.harness.errors import Scene, translate
 from sandbox.harness.lowering import check as lowering
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
 from sandbox.harness.target import Target, TargetError, configure
-from sandbox.protocol import Case, ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
+from sandbox.protocol import ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
+from sandbox.protocol.arrays import MAX_JOB_ARRAY_BYTES, ArrayBytes
 from sandbox.protocol.result import ErrorInfo
 from sandbox.protocol.sweep import ParamValue
+from sandbox.verdict import arrays
 from sandbox.verdict.compare import compare, tolerance_for
 
-MEASURE_BUDGET_SECONDS = 0.5  # per config, on a TPU host
+MEASURE_REPEATS, MEASURE_WARMUP = 10, 2  # traced calls per config, after untraced warm-up calls
 # `force_tpu_interpret_mode(True)`: pallas_call and pl.kernel get `interpret=True`, the generic
 # interpreter (the stubs type the parameter as InterpretParams only).
 _GENERIC: Any = True
@@ -48,6 +52,16 @@ _GENERIC: Any = True
 
 class Stop(Exception):
     """An `error` event was emitted: the sweep as a whole cannot go on."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A config that ran at its check size: how, on which inputs, and what it returned (encoded)."""
+
+    how: str
+    inputs_digest: str
+    outputs: tuple[ArrayBytes, ...]
+    kernels: int  # Pallas kernels in its program (`checks.kernels`), for the checker's no-kernel test
 
 
 @dataclass
@@ -66,6 +80,7 @@ class SweepSession:
     def __init__(self, job: Job, events: EventWriter) -> None:
         assert job.sweep is not None
         self.job, self.spec, self.events = job, job.sweep, events
+        self.array_bytes_left = MAX_JOB_ARRAY_BYTES  # what the outputs of all configs may take
 
     def run(self) -> None:
         job = self.job
@@ -81,8 +96,9 @@ class SweepSession:
             return
         selected = self.spec.configs()
         for done, (index, params) in enumerate(selected, start=1):
-            result = self._config(target, plan, target_args, index, params)
-            self.events.emit("config", result=result, done=done, of=len(selected))
+            result, note, ran = self._config(target, plan, target_args, index, params)
+            sent = {"ran": True, **dataclasses.asdict(ran)} if ran is not None else {}
+            self.events.emit("config_outputs", result=result, done=done, of=len(selected), note=note, **sent)
 
     def _phase(
         self, phase: str, step: Callable[[], Any], files: tuple[str, ...] = (usercode.USER_FILE,)
@@ -111,17 +127,13 @@ class SweepSession:
         if entry is None:
             return _scratch_plan(module)
         reference = usercode.load_module("reference", entry.reference_source, usercode.REFERENCE_FILE)
-        base = _base_case(entry.cases, self.spec.case)
-        check = next((c for c in entry.cases if not c.tpu_only), base)
         return SweepPlan(
             kernel=_require(module, entry.entry_point),
-            make_inputs=lambda dims: reference.make_inputs(
-                Case(base.name, base.dtype, base.seed, {**base.dims, **dims})
-            ),
+            make_inputs=sweep_plan.catalog_inputs(entry, reference.make_inputs, self.spec),
             reference=reference.reference,
             tolerances=entry.tolerances,
             mutable=entry.mutable_inputs,
-            check_base=dict(check.dims),
+            check_base=sweep_plan.catalog_check_base(entry, self.spec),
             files=(usercode.USER_FILE, usercode.REFERENCE_FILE),
         )
 
@@ -129,7 +141,8 @@ class SweepSession:
 
     def _config(
         self, target: Target, plan: SweepPlan, target_args: Any, index: int, params: dict[str, ParamValue]
-    ) -> ConfigResult:
+    ) -> tuple[ConfigResult, str, Ran | None]:
+        """This process's account of one config, its reason before the check, and what it returned there."""
         chip = chip_info(self.job.chip)
         spent: dict[str, float] = {}
         dims = self.spec.check_dims(params, plan.check_base)
@@ -139,7 +152,11 @@ class SweepSession:
         try:
             closed = trace(fn, target_args, target.chip_context())
         except Exception as exc:
-            return _replace(result, status="error", reason=f"at the target size: {_first_line(exc)}")
+            return (
+                _replace(result, status="error", reason=f"at the target size: {_first_line(exc)}"),
+                "",
+                None,
+            )
         spent["trace"] = time.perf_counter() - t0
         demand = kernel_memory(closed)
         result = _replace(result, vmem_bytes=demand.vmem_bytes, vmem_capacity_bytes=chip.vmem_bytes)
@@ -148,13 +165,12 @@ class SweepSession:
             result = _replace(result, status="over_vmem", reason=reason)
         result = self._estimate(result, closed, target_args, spent)
         result = self._lower(result, target, fn, target_args, spent)
+        note, ran = result.reason, None
         if result.status == "ok":
-            result = self._check(result, target, plan, params, dims, spent)
+            result, ran = self._check(result, target, plan, params, dims, spent)
         if result.status == "ok" and not target.interpret:
             result = self._measure(result, target, plan, params, spent)
-        if result.status == "ok" and result.estimated_seconds is None and result.measured_seconds is None:
-            result = _replace(result, status="unestimated")
-        return _replace(result, host_seconds={k: round(v, 4) for k, v in spent.items()})
+        return _replace(result, host_seconds={k: round(v, 4) for k, v in spent.items()}), note, ran
 
     def _estimate(
         self, result: ConfigResult, closed: Any, args: Any, spent: dict[str, float]
@@ -209,21 +225,21 @@ class SweepSession:
         params: dict[str, ParamValue],
         dims: dict[str, int],
         spent: dict[str, float],
-    ) -> ConfigResult:
-        """Run the config at `dims` against the reference.
-
-        In the simulator, JAX's generic Pallas interpreter goes first: it is several times faster
-        than TPU interpret mode (no simulated DMAs, semaphores or cores). TPU interpret mode, the
-        authority, decides whenever the generic one fails or disagrees with the reference.
+    ) -> tuple[ConfigResult, Ran | None]:
+        """Run the config at `dims`; its outputs go to the checker, which alone says if they are right.
+        In the simulator the generic Pallas interpreter goes first (several times faster: no simulated
+        DMAs, semaphores or cores); if it fails or disagrees with the reference here, TPU interpret
+        mode, the authority, runs it and its outputs are sent. The status returned is that hint only.
         """
         t0 = time.perf_counter()
         where = ", ".join(f"{k}={v}" for k, v in dims.items())
         try:
             inputs = tuple(plan.make_inputs(dims))
+            digest = arrays.digest(calls.leaves(inputs))  # before the kernel could change them
             expected = self._expected(plan, inputs, dims)
         except Exception as exc:
             spent["check"] = time.perf_counter() - t0
-            return _replace(result, status="error", reason=f"at {where}: {_first_line(exc)}")
+            return _replace(result, status="error", reason=f"at {where}: {_first_line(exc)}"), None
         verdict: tuple[str, Any] = ("error", None)
         how = "on the TPU"
         for generic in (True, False) if target.interpret else (False,):
@@ -234,23 +250,30 @@ class SweepSession:
         spent["check"] = time.perf_counter() - t0
         kind, found = verdict
         if kind == "error":
-            return _replace(result, status="error", reason=f"at {where}: {found}")
-        if expected is None:
-            return _replace(
-                result, reason=_ok_reason(result, f"ran at {where} ({how}; no reference to check)")
-            )
-        worst = max((c.max_abs_error or 0.0 for c in found), default=0.0)
-        bad = next((c for c in found if not c.passed), None)
-        if kind == "wrong":
-            detail = f"{bad.mismatch_count:,} of {bad.total:,} elements differ" if bad else "outputs missing"
-            reason = f"wrong at {where}: {detail} (max abs error {worst:.3g})"
-            return _replace(result, status="wrong", correct=False, max_abs_error=worst, reason=reason)
-        return _replace(
-            result,
-            correct=True,
-            max_abs_error=worst,
-            reason=_ok_reason(result, f"correct at {where} ({how})"),
+            return _replace(result, status="error", reason=f"at {where}: {found}"), None
+        try:
+            outputs = self._encode(found)
+        except arrays.ChannelError as exc:
+            return _replace(result, status="error", reason=f"at {where}: {exc}"), None
+        with target.chip_context():
+            call = calls.prepare(functools.partial(plan.kernel, **params), inputs, plan.mutable)
+            kernels = count_kernels(call.fn, call.args)
+        return _replace(result, status="wrong" if kind == "wrong" else "ok"), Ran(
+            how, digest, outputs, kernels
         )
+
+    def _encode(self, got: list[tuple[str, Any]]) -> tuple[ArrayBytes, ...]:
+        """The outputs for the checker, within what one config and all of this job's may take."""
+        size = sum(int(a.nbytes) for _, a in got)
+        if size > self.array_bytes_left:
+            raise arrays.ChannelError(
+                f"the outputs of this sweep's configs at their check sizes pass the "
+                f"{MAX_JOB_ARRAY_BYTES >> 20} MiB the checker takes per sweep job: "
+                "sweep fewer configs or choose a smaller check size"
+            )
+        encoded = arrays.encode(got)
+        self.array_bytes_left -= size
+        return encoded
 
     def _compare(
         self,
@@ -261,21 +284,21 @@ class SweepSession:
         expected: Any,
         generic: bool,
     ) -> tuple[str, Any]:
-        """("ok" | "wrong", output checks) or ("error", what went wrong)."""
+        """("ok" | "wrong", the outputs) by this process's own comparison, or ("error", what went wrong)."""
         try:
             with target.chip_context(), _generic_interpreter(generic):
                 got = calls.prepare(functools.partial(plan.kernel, **params), inputs, plan.mutable).run()
         except Exception as exc:
             return "error", _first_line(exc)
         if expected is None:
-            return "ok", []
+            return "ok", got
         checks = [
             compare(name, got[i][1], want, tolerance_for(str(want.dtype), plan.tolerances))
             for i, (name, want) in enumerate(expected)
             if i < len(got)
         ]
         good = len(checks) == len(expected) and all(c.passed for c in checks)
-        return ("ok" if good else "wrong"), checks
+        return ("ok" if good else "wrong"), got
 
     def _expected(self, plan: SweepPlan, inputs: tuple[Any, ...], dims: dict[str, int]) -> Any:
         if plan.reference is None:
@@ -299,14 +322,14 @@ class SweepSession:
             with target.chip_context():
                 call = calls.prepare(functools.partial(plan.kernel, **params), inputs, plan.mutable)
                 call.run_quietly()
-                stats = timing.measure(call.run_quietly, MEASURE_BUDGET_SECONDS)
+                found = devicetime.device_or_wall(call.run_quietly, MEASURE_REPEATS, MEASURE_WARMUP)
         except Exception as exc:
             spent["measure"] = time.perf_counter() - t0
             return _replace(
                 result, status="error", reason=f"on the TPU at the target size: {_first_line(exc)}"
             )
         spent["measure"] = time.perf_counter() - t0
-        return _replace(result, measured_seconds=stats.median)
+        return _replace(result, measured_seconds=found[0], measured_host_seconds=found[1])
 
 
 @contextlib.contextmanager
@@ -321,29 +344,15 @@ def _generic_interpreter(on: bool) -> Iterator[None]:
 
 def _scratch_plan(module: types.ModuleType) -> SweepPlan:
     make_inputs = _require(module, "make_inputs")
-    defaults = {
-        name: p.default
-        for name, p in inspect.signature(make_inputs).parameters.items()
-        if isinstance(p.default, int) and not isinstance(p.default, bool)
-    }
     return SweepPlan(
         kernel=_require(module, "kernel"),
-        make_inputs=lambda dims: make_inputs(0, **dims),
+        make_inputs=sweep_plan.scratch_inputs(make_inputs),
         reference=getattr(module, "reference", None),
         tolerances={},
         mutable=(),
-        check_base=defaults,
+        check_base=sweep_plan.scratch_check_base(make_inputs),
         files=(usercode.USER_FILE,),
     )
-
-
-def _base_case(cases: tuple[Case, ...], name: str) -> Case:
-    if name:
-        for case in cases:
-            if case.name == name:
-                return case
-        raise ValueError(f"the entry has no case {name!r}")
-    return next((c for c in reversed(cases) if c.tpu_only), cases[-1])
 
 
 def _abstract_inputs(plan: SweepPlan, size: dict[str, int]) -> tuple[Any, ...]:
@@ -372,13 +381,6 @@ def _require(module: types.ModuleType, name: str) -> Callable[..., Any]:
     if not callable(fn):
         raise NameError(f"the file must define a function `{name}`")
     return fn
-
-
-def _ok_reason(result: ConfigResult, checked: str) -> str:
-    if result.estimated_seconds is None:
-        return f"{checked}; {result.reason}" if result.reason else checked
-    fraction = f", {result.roofline_fraction:.0%} of roofline" if result.roofline_fraction is not None else ""
-    return f"{result.estimated_seconds * 1e3:.3g} ms, {result.bound}-bound{fraction}; {checked}"
 
 
 def _sentence(text: str, limit: int = 200) -> str:

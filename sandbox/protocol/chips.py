@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Chip = Literal["v5e", "v5p", "v6e", "tpu7x", "tpu8i", "tpu8t"]
 CHIPS: tuple[Chip, ...] = typing.get_args(Chip)
@@ -25,6 +25,7 @@ class SparseCore:
     subcores: int
     lanes: int
     vmem_bytes: int
+    dma_granule_bytes: int = 32  # get_tpu_info's SparseCore DMA granule
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,17 @@ class ChipInfo:
     int8_ops: float = 0.0  # MXU int8 ops per second (get_tpu_info); 0: not supported
     fp8_ops: float = 0.0  # MXU fp8 ops per second (get_tpu_info); 0: not supported
     vector_ops: float = 0.0  # VPU element operations per second (8 x 128 lanes x 2 ALUs x clock)
-    step_seconds: float = 0.0  # fixed cost of one pipeline (grid) step
+    step_seconds: float = 0.0  # fixed cost of one pipeline (grid) step (STEP_CYCLES / clock)
     launch_seconds: float = 0.0  # fixed cost of one kernel launch on the device
+    clock_hz: float = 0.0  # TensorCore clock (cited or assumed per chip, below)
+    mxu_size: int = 128  # MXU columns (get_tpu_info's mxu_column_size): dots pad K and N to it
+    sublanes: int = 8  # vreg sublanes (get_tpu_info's num_sublanes); lanes are 128 on every chip
+    dma_issue_seconds: float = 0.0  # the scalar core's cost to start one DMA and wait for it
+    scalar_seconds: float = 0.0  # one scalar operation (index maps, SMEM lookups, branches)
+    ici_bandwidth: float = 0.0  # bytes per second, one ICI link, one way (remote DMAs)
+    ici_hop_seconds: float = 0.0  # latency of one ICI hop
+    host_dispatch_seconds: float | None = None  # one call's host dispatch, when timed from the host
+    mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
 
     def roofline_seconds(self, flops: float, bytes_accessed: float, cores: int = 1) -> float:
         """Lower bound on run time: the slower of compute at peak and HBM traffic at full bandwidth."""
@@ -68,28 +78,85 @@ class ChipInfo:
         return self.bf16_flops
 
 
-# Sources of the time model's rates:
-# - int8_ops / fp8_ops: `pltpu.get_tpu_info()` in jax 0.12.0.1, like the fields above.
-# - vector_ops: the VPU is an (8, 128) array with 2 ALUs per (sublane, lane) (scaling-book, "How to
-#   Scale Your Model", tpus.md Appendix C, jax-ml/scaling-book@0819a7d), i.e. 2048 element ops per
-#   cycle, times the clock: 1.5 GHz on v5e (same source, "5e13 bf16 FLOPs/s per MXU at 1.5GHz"),
-#   1.75 GHz on v5p (= its bf16 peak / (4 MXUs x 128 x 128 MACs x 2)). v6e and TPU7x clocks are not
-#   published: 1.75 GHz is assumed. Vector work rarely bounds a matmul step; see docs/tpu-time-model.md.
-# - step_seconds: fitted to ONE published point, the JAX Pallas TPU matmul guide's 4096^3 bf16
-#   pallas_call matmul with 128x128x128 blocks on a TPU v5e (11.77 ms for 32768 grid steps, less the
-#   0.1085 ms host dispatch of its timing loop): what is left per step after the step's copies and
-#   MXU work. Its other 19 points validate it (tests/data/published_tpu_timings.toml). Other chips:
-#   not measured, the v5e value is assumed.
+# Sources of the time model's rates (docs/tpu-time-model.md says which published points check them):
+# - int8_ops / fp8_ops, mxu_size (mxu_column_size), sublanes (num_sublanes): `pltpu.get_tpu_info()`
+#   in jax 0.12.0.1, like the fields above (tests/model/test_chip_table.py re-derives them).
+# - clock_hz: v5e 1.5 GHz (scaling-book, "How to Scale Your Model", tpus.md: "5e13 bf16 FLOPs/s per
+#   MXU at 1.5GHz", jax-ml/scaling-book@0819a7d); v5p 1.75 GHz (= its bf16 peak / (4 MXUs x 128 x 128
+#   MACs x 2), both from get_tpu_info). v6e, TPU7x, TPU8i, TPU8t: not published; 1.75 GHz ASSUMED.
+# - vector_ops: VALU issue rate in element ops per second, VECTOR_VREGS_PER_CYCLE x 1024 x clock.
+#   The VPU is (8, 128) lanes with 2 ALUs (scaling-book, Appendix C: 2 vregs per cycle at most);
+#   the achieved rate on a kernel's dependent chains (max, exp, sum, rescale) is lower, so the
+#   rate is FITTED to one published point: JAX's flash_attention forward, (32, 8, 512, 64) bf16,
+#   128-blocks, on a v5e (2.36 ms; jax-ml/jax#24633), given the step cost below. Vector work is
+#   counted in padded vregs with EUP and cross-lane weights (sandbox/harness/model/ops.py).
+# - step_seconds: STEP_CYCLES / clock, the fixed cost of one pipeline step (the step's sync, the
+#   MXU's fill and drain between dependent steps), FITTED to one published point: the JAX Pallas
+#   TPU matmul guide's 4096^3 bf16 matmul with 128-blocks on a v5e (11.77 ms for 32768 steps, less
+#   the 108.5 us host dispatch of its timing loop), after that step's copies, MXU work, DMA issues
+#   and scalar work. The two fits are solved together (tests/model/fit.py prints them).
+# - dma_issue_seconds: DMA_ISSUE_CYCLES / clock per DMA a step starts (descriptor, semaphore wait);
+#   scalar_seconds: 1 cycle per scalar op (index maps, SMEM lookups, branches): ASSUMED from the
+#   scalar unit's one-op-per-bundle issue; not separable from STEP_CYCLES in published timings.
+# - ici_bandwidth: one ICI link, one way: v5e 4.5e10 B/s, v5p and v6e 9e10 B/s (scaling-book,
+#   tpus.md, "TPU Networking" table and worked problem 5), which the published ppermute sweep on
+#   v5p-8 and v6e-8 matches (86.3 and 86.8 GB/s for large payloads, marin-community/marin#6736,
+#   2026-06-28). TPU7x and TPU8: not published, 9e10 ASSUMED. ici_hop_seconds: 1 us (scaling-book,
+#   worked problem 5: "the 1us latency" per hop).
+# - host_dispatch_seconds: what one call costs on the host when a kernel is timed around
+#   `block_until_ready` (reported beside the estimate, never added to it). v5e: 108.53 us, from the
+#   matmul guide's own XLA 1024^3 matmul (119.43 us printed, 10.90 us roofline). Elsewhere unknown.
 # - launch_seconds: the device-side cost of one kernel launch; not separable from host dispatch in
-#   the published timings (their 1024^3 points agree within their +-5 us spread with 0-2 us). 1 us,
-#   assumed for every chip; it matters only for kernels of a few microseconds.
+#   the published timings. 1 us, ASSUMED for every chip; it matters only for kernels of a few us.
 # - TPU8i and TPU8t: every number JAX reports is from `pltpu.get_tpu_info_for_chip(ChipVersion.TPU_8I
 #   | TPU_8T, 1)` in jax 0.12.0.1 (jax/_src/tpu_info.py; its table gives 8i two TensorCores per chip
-#   without megacore, like TPU7x, and 8t one). Not published by Google beyond that file: no clock,
-#   so vector_ops assumes 1.75 GHz like v6e and TPU7x, over 8i's 8 sublanes and 8t's 16
-#   (`num_sublanes`); step and launch costs are the v5e values, assumed.
-STEP_SECONDS = 0.2747e-6
+#   without megacore, like TPU7x, and 8t one). Not published by Google beyond that file.
+# - v6e's and TPU7x's own vector rate and MXU efficiency: FITTED to half of tokamax's published
+#   grouped-matmul winners on that chip (its 1st, 3rd, 5th... in tests/data/published_tpu_timings.toml,
+#   marked `calibration`; the other half validates them): `python -m tests.model.fit v6e|tpu7x`
+#   (mean |log error| on the fit half: v6e 2.9 %, TPU7x 9.2 %). The vector rates (v6e 6.2, TPU7x 10.8
+#   vregs per cycle at the assumed clock; v5e 1.87) absorb both the newer VPUs (bf16 VALUs on v6e and
+#   later; widths and clocks not published) and how tokamax's kernel differs in vector work from the
+#   megablox gmm the model costs in its place; 0.80 and 0.75 of the MXU peak are what their
+#   compute-bound points reach.
+# Per-cycle costs are otherwise the same on every chip (ASSUMED: only v5e timings fix them); each
+# chip's clock turns them into seconds.
+STEP_CYCLES = 343.1
+VECTOR_VREGS_PER_CYCLE = 1.8715
+DMA_ISSUE_CYCLES = 32.0
+SCALAR_CYCLES = 1.0
 LAUNCH_SECONDS = 1e-6
+ICI_HOP_SECONDS = 1e-6
+V5E_HOST_DISPATCH = 108.53e-6
+V6E_VECTOR_VREGS = 6.1877
+V6E_MXU_EFFICIENCY = 0.80
+TPU7X_VECTOR_VREGS = 10.8224
+TPU7X_MXU_EFFICIENCY = 0.75
+
+
+def _model_rates(
+    clock: float,
+    ici: float,
+    mxu: int = 128,
+    sublanes: int = 8,
+    vregs_per_cycle: float = VECTOR_VREGS_PER_CYCLE,
+    mxu_efficiency: float = 1.0,
+) -> dict[str, Any]:
+    """The time model's per-chip rates from the chip's clock (sources above)."""
+    return {
+        "clock_hz": clock,
+        "mxu_size": mxu,
+        "sublanes": sublanes,
+        "mxu_efficiency": mxu_efficiency,
+        "vector_ops": vregs_per_cycle * sublanes * 128 * clock,
+        "step_seconds": STEP_CYCLES / clock,
+        "launch_seconds": LAUNCH_SECONDS,
+        "dma_issue_seconds": DMA_ISSUE_CYCLES / clock,
+        "scalar_seconds": SCALAR_CYCLES / clock,
+        "ici_bandwidth": ici,
+        "ici_hop_seconds": ICI_HOP_SECONDS,
+    }
+
 
 _TABLE = (
     ChipInfo(
@@ -104,9 +171,8 @@ _TABLE = (
         bf16_flops=197e12,
         sparse_core=None,
         int8_ops=394e12,
-        vector_ops=2048 * 1.5e9,
-        step_seconds=STEP_SECONDS,
-        launch_seconds=LAUNCH_SECONDS,
+        **_model_rates(1.5e9, 4.5e10, mxu=128, sublanes=8),
+        host_dispatch_seconds=V5E_HOST_DISPATCH,
     ),
     ChipInfo(
         name="v5p",
@@ -120,9 +186,7 @@ _TABLE = (
         bf16_flops=229.5e12,
         sparse_core=SparseCore(cores=4, subcores=16, lanes=8, vmem_bytes=512 << 10),
         int8_ops=459e12,
-        vector_ops=2048 * 1.75e9,
-        step_seconds=STEP_SECONDS,
-        launch_seconds=LAUNCH_SECONDS,
+        **_model_rates(1.75e9, 9e10, mxu=128, sublanes=8),
     ),
     ChipInfo(
         name="v6e",
@@ -137,9 +201,14 @@ _TABLE = (
         sparse_core=SparseCore(cores=2, subcores=16, lanes=8, vmem_bytes=256 << 10),
         int8_ops=1840e12,
         fp8_ops=920e12,
-        vector_ops=2048 * 1.75e9,
-        step_seconds=STEP_SECONDS,
-        launch_seconds=LAUNCH_SECONDS,
+        **_model_rates(
+            1.75e9,
+            9e10,
+            mxu=256,
+            sublanes=8,
+            vregs_per_cycle=V6E_VECTOR_VREGS,
+            mxu_efficiency=V6E_MXU_EFFICIENCY,
+        ),
     ),
     ChipInfo(
         name="tpu7x",
@@ -153,9 +222,14 @@ _TABLE = (
         bf16_flops=1155e12,
         sparse_core=SparseCore(cores=2, subcores=16, lanes=16, vmem_bytes=512 << 10),
         fp8_ops=2300e12,
-        vector_ops=2048 * 1.75e9,
-        step_seconds=STEP_SECONDS,
-        launch_seconds=LAUNCH_SECONDS,
+        **_model_rates(
+            1.75e9,
+            9e10,
+            mxu=256,
+            sublanes=8,
+            vregs_per_cycle=TPU7X_VECTOR_VREGS,
+            mxu_efficiency=TPU7X_MXU_EFFICIENCY,
+        ),
     ),
     ChipInfo(
         name="tpu8i",
@@ -167,11 +241,9 @@ _TABLE = (
         hbm_bytes=154_500_000_000,
         hbm_bandwidth=4300e9,
         bf16_flops=550.5e12,
-        sparse_core=SparseCore(cores=1, subcores=4, lanes=16, vmem_bytes=512 << 10),
+        sparse_core=SparseCore(cores=1, subcores=4, lanes=16, vmem_bytes=512 << 10, dma_granule_bytes=64),
         fp8_ops=4404e12,
-        vector_ops=2048 * 1.75e9,
-        step_seconds=STEP_SECONDS,
-        launch_seconds=LAUNCH_SECONDS,
+        **_model_rates(1.75e9, 9e10, mxu=256, sublanes=8),
     ),
     ChipInfo(
         name="tpu8t",
@@ -183,12 +255,10 @@ _TABLE = (
         hbm_bytes=231_000_000_000,
         hbm_bandwidth=6400e9,
         bf16_flops=996.1e12,
-        sparse_core=SparseCore(cores=2, subcores=16, lanes=16, vmem_bytes=256 << 10),
+        sparse_core=SparseCore(cores=2, subcores=16, lanes=16, vmem_bytes=256 << 10, dma_granule_bytes=64),
         int8_ops=996.1e12,
         fp8_ops=5976.9e12,
-        vector_ops=4096 * 1.75e9,
-        step_seconds=STEP_SECONDS,
-        launch_seconds=LAUNCH_SECONDS,
+        **_model_rates(1.75e9, 9e10, mxu=256, sublanes=16),
     ),
 )
 CHIP_TABLE: dict[Chip, ChipInfo] = {info.name: info for info in _TABLE}

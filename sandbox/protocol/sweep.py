@@ -87,7 +87,8 @@ class ConfigResult:
     lowering: tuple[LoweringVerdict, ...] = ()
     correct: bool | None = None  # at the check size; None: not checked (already ruled out, or no reference)
     max_abs_error: float | None = None
-    measured_seconds: float | None = None  # on a TPU host: the median at the target size
+    measured_seconds: float | None = None  # on a TPU host: the median device time at the target size
+    measured_host_seconds: float | None = None  # the median host dispatch around it (profiler traces)
     estimate: Estimate | None = None
     host_seconds: dict[str, float] = field(default_factory=dict)  # what each phase cost here
 

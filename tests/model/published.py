@@ -27,16 +27,37 @@ class Measurement:
     seconds: float
     calibration: bool
     raw: dict[str, Any]
+    host_dispatch: bool = True  # the printed time includes one call's host dispatch
+
+    @property
+    def kernel(self) -> str:
+        return str(self.raw["kernel"])
 
 
 def load() -> tuple[float, list[Measurement]]:
     data = tomllib.loads(DATA.read_text())
     sources = data["sources"]
     found = [
-        Measurement(m["id"], sources[m["source"]]["chip"], m["seconds"], m.get("calibration", False), m)
+        Measurement(
+            m["id"],
+            sources[m["source"]]["chip"],
+            m["seconds"],
+            m.get("calibration", False),
+            m,
+            sources[m["source"]].get("host_dispatch", True),
+        )
         for m in data["measurement"]
     ]
     return data["method"]["host_overhead_seconds"], found
+
+
+def group_sizes(raw: dict[str, Any]) -> np.ndarray:
+    """A gmm point's group sizes: as published, or drawn as tokamax draws them (see the data file)."""
+    if "group_sizes" in raw:
+        return np.asarray(raw["group_sizes"], np.int32)
+    draw = raw["group_draw"]
+    ids = np.random.default_rng(draw["seed"]).choice(draw["groups"], (draw["rows"],), replace=True)
+    return np.bincount(ids, minlength=draw["groups"]).astype(np.int32)
 
 
 def _abstract(*shape: int, dtype: Any = jnp.bfloat16) -> jax.ShapeDtypeStruct:
@@ -45,19 +66,36 @@ def _abstract(*shape: int, dtype: Any = jnp.bfloat16) -> jax.ShapeDtypeStruct:
 
 def model(measurement: Measurement) -> Estimate:
     """The model's device-time estimate for one measurement (traced abstractly: nothing is allocated)."""
+    fn, args = call(measurement)
+    return estimate(fn, args, chip_info(measurement.chip), timeline=False)  # type: ignore[arg-type]
+
+
+def call(measurement: Measurement) -> tuple[Any, tuple[Any, ...]]:
+    """The published kernel as a function and its (abstract, or small concrete) arguments."""
     raw = measurement.raw
-    size, blocks, chip = raw["size"], raw["blocks"], chip_info(measurement.chip)  # type: ignore[arg-type]
+    if raw["kernel"] == "flash_attention":
+        shape = raw["shape"]
+        q = _abstract(shape["batch"], shape["heads"], shape["seq"], shape["head_dim"])
+        return kernels.flash_attention, (q, q, q)
+    if raw["kernel"] == "gmm":
+        size, tiling = raw["size"], raw["tiling"]
+        m, k, n, g = size["m"], size["k"], size["n"], size["groups"]
+        rhs = _abstract(g, n, k) if raw["transpose_rhs"] else _abstract(g, k, n)
+        fn = functools.partial(
+            kernels.gmm, tiling=(tiling["tm"], tiling["tk"], tiling["tn"]), transpose_rhs=raw["transpose_rhs"]
+        )
+        return fn, (_abstract(m, k), rhs, group_sizes(raw))
+    size, blocks = raw["size"], raw["blocks"]
     m, k, n = size["m"], size["k"], size["n"]
     if raw["kernel"] == "matmul":
         options = raw.get("options", {})
         y = _abstract(n, k) if options.get("transpose_rhs") else _abstract(k, n)
-        fn = functools.partial(kernels.matmul, **blocks, **options)
-        return estimate(fn, (_abstract(m, k), y), chip, timeline=False)
+        return functools.partial(kernels.matmul, **blocks, **options), (_abstract(m, k), y)
     if raw["kernel"] == "dsd_matmul":
         rows, cols = np.asarray(raw["rows"], np.int32), np.asarray(raw["cols"], np.int32)
         b = blocks["block"]
         args = (rows, cols, _abstract(len(rows), b, b), _abstract(k, n), _abstract(m, n))
-        return estimate(functools.partial(kernels.dsd_matmul, block=b), args, chip, timeline=False)
+        return functools.partial(kernels.dsd_matmul, block=b), args
     if raw["kernel"] == "masked_matmul":
         tables = kernels.tril_prefetch_maps(m // blocks["bm"])
         args = (
@@ -66,5 +104,5 @@ def model(measurement: Measurement) -> Estimate:
             _abstract(k, n),
             _abstract(2, blocks["bm"], blocks["bn"], dtype=jnp.int32),
         )
-        return estimate(functools.partial(kernels.masked_matmul, **blocks), args, chip, timeline=False)
+        return functools.partial(kernels.masked_matmul, **blocks), args
     raise ValueError(f"unknown kernel {raw['kernel']!r}")

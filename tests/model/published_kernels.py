@@ -8,17 +8,38 @@ this test from their documentation (same grids, BlockSpecs, scratch and body; ou
 - `masked_matmul`: the same guide's dense matmul with a block-sparse output mask and prefetch maps
   that keep skipped steps from copying anything.
 - `tril_prefetch_maps`: the scalar-prefetch tables of the lower-triangular mask, computed here in numpy.
+- `flash_attention`, `gmm`: JAX's own shipped kernels (jax.experimental.pallas.ops.tpu), called as
+  the published measurements called them (flash attention) or as the stand-in for tokamax's
+  ragged_dot, which shares megablox gmm's grid and prefetch scheme (see the data file).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas.ops.tpu import flash_attention as _flash
+
+# The package re-exports the function `gmm` under the module's name: import the module itself.
+_megablox = importlib.import_module("jax.experimental.pallas.ops.tpu.megablox.gmm")
+
+
+def flash_attention(q, k, v):
+    """JAX's flash attention forward with its default block sizes (128), non-causal, as called in
+    jax-ml/jax#24633 (sm_scale does not change the work)."""
+    return _flash.flash_attention(q, k, v, causal=False, sm_scale=1.0)
+
+
+def gmm(lhs, rhs, group_sizes, *, tiling, transpose_rhs):
+    """JAX's megablox grouped matmul at a given (tm, tk, tn) tiling, bf16 out."""
+    return _megablox.gmm(
+        lhs, rhs, group_sizes, preferred_element_type=jnp.bfloat16, tiling=tiling, transpose_rhs=transpose_rhs
+    )
 
 
 def _matmul_body(x_ref, y_ref, o_ref, acc_ref, *, steps, transpose_rhs, activation):

@@ -6,6 +6,7 @@ import pytest
 from jax._src import tpu_info
 from jax.experimental.pallas import tpu as pltpu
 
+from sandbox.protocol import chips
 from sandbox.protocol.chips import CHIPS, chip_info
 
 
@@ -30,8 +31,16 @@ def test_chip_table_matches_jax_tpu_info(chip):
             sc.num_lanes,
         )
         assert ours.sparse_core.vmem_bytes == sc.vmem_capacity_bytes
-    # the VPU: 2 ALUs per (sublane, lane), at the clock the table assumes or cites
-    assert ours.vector_ops / (2 * jax_info.num_sublanes * jax_info.num_lanes) in (1.5e9, 1.75e9)
+    assert ours.mxu_size == jax_info.mxu_column_size and ours.sublanes == jax_info.num_sublanes
+    if sc is not None and sc.num_cores:
+        assert ours.sparse_core is not None
+        assert ours.sparse_core.dma_granule_bytes == sc.dma_granule_size_bytes
+    # the model's per-cycle rates, at the clock the table cites or assumes
+    assert ours.clock_hz in (1.5e9, 1.75e9)
+    vregs = ours.vector_ops / (jax_info.num_sublanes * jax_info.num_lanes * ours.clock_hz)
+    own = {"v6e": chips.V6E_VECTOR_VREGS, "tpu7x": chips.TPU7X_VECTOR_VREGS}  # fitted to their own points
+    assert vregs == pytest.approx(own.get(chip, chips.VECTOR_VREGS_PER_CYCLE))
+    assert ours.step_seconds * ours.clock_hz == pytest.approx(chips.STEP_CYCLES)
 
 
 def test_tpu8_chips_are_offered():

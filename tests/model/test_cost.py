@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox.harness.model.cost import Grid, Program, Rates, grid_steps, program_steps
+from sandbox.harness.model.cost import Grid, Program, Rates, grid_steps
+from sandbox.harness.model.simulate import program_steps
 from sandbox.harness.model.summary import summarize
 
 # 1 GB/s, 1 TFLOP/s, 1 T vector ops/s, 1 us a step, 2 us a launch: every term reads off in microseconds.

@@ -2,12 +2,15 @@
 
 Each test traces the entry's own `kernel.py` abstractly (nothing runs) and compares the estimate
 with arithmetic written out below from the chip table: block bytes / HBM bandwidth for copies,
-2·M·N·K / peak for dots, element ops / vector rate for VMEM loads, stores and element-wise ops,
-`step_seconds` per step and `launch_seconds` per kernel.
+2·M·N·K / peak for dots, padded vreg elements / vector rate for VMEM loads, stores and element-wise
+ops (a 128x128 f32 tile is 16 vregs, a bf16 one 8: packed two deep), `step_seconds` per step and
+`launch_seconds` per kernel. The by-hand tests set the per-DMA and per-scalar-op costs to zero;
+`test_dma_issues_and_scalar_work_add_per_step` checks those two terms on their own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -22,9 +25,15 @@ from sandbox.protocol.chips import chip_info
 
 CATALOG = Path(__file__).resolve().parents[2] / "kernels_catalog"
 BF16 = jnp.bfloat16
-V5E, V5P = chip_info("v5e"), chip_info("v5p")
+
+
+def _without_issue_costs(name: str):
+    return dataclasses.replace(chip_info(name), dma_issue_seconds=0.0, scalar_seconds=0.0)  # type: ignore[arg-type]
+
+
+V5E, V5P = _without_issue_costs("v5e"), _without_issue_costs("v5p")
 TILE = 128 * 128 * 2  # one 128x128 bf16 block, bytes
-VEC = 128 * 128  # vector element ops of one pass over a 128x128 block
+VEC = 128 * 128  # vector element ops of one pass over a 128x128 f32 block (16 vregs)
 
 
 def kernel(slug: str) -> ModuleType:
@@ -44,15 +53,16 @@ def test_tiled_matmul_step_costs_by_hand():
     e = estimate(kernel("tiled_matmul_pallas_call").matmul, (abstract(256, 512), abstract(512, 256)), V5E)
     bw, h = V5E.hbm_bandwidth, V5E.step_seconds
     copy_in, copy_out = 2 * TILE / bw, TILE / bw  # 79.9 ns, 40.0 ns
-    # The body per step: load acc, x, y; add; store acc = 5 passes; k == 0 adds zeros + store (2),
-    # k == 3 adds load acc, convert, store out (3). Its dot (21.3 ns) is hidden under that vector work.
-    last_compute = (5 + 3) * VEC / V5E.vector_ops  # 42.7 ns: the last step has nothing to overlap
+    # The body per step: load acc (1), x and y (bf16: 1/2 each); add; store acc = 4 passes; k == 0
+    # adds zeros + store (2), k == 3 adds load acc, convert, store bf16 out (2.5). Its dot (21.3 ns)
+    # is hidden under that vector work.
+    last_compute = (4 + 2.5) * VEC / V5E.vector_ops  # the last step has nothing to overlap
     # What each step waits for, the larger of its compute and the copies overlapping it: the next
     # step's blocks, plus the previous tile's write-back after each k == 3 step.
     waits = 12 * copy_in + 3 * (copy_in + copy_out) + last_compute
     expected = V5E.launch_seconds + copy_in + waits + 16 * h + copy_out
     assert e.seconds == pytest.approx(expected, rel=1e-9)
-    assert e.seconds == pytest.approx(6.8765e-6, rel=1e-4)  # the same, on paper
+    assert e.seconds == pytest.approx(6.1354e-6, rel=1e-4)  # the same, on paper
     assert e.hbm_bytes == 16 * 2 * TILE + 4 * TILE
     assert e.flops == 16 * 2 * 128**3
     assert e.bound == "step_overhead"
@@ -75,9 +85,10 @@ def test_block_sparse_skips_zero_tiles_and_revisits():
     # Distinct tiles a perfect kernel reads and writes: A 6, B (cols {0,2,3} x 2), out 4 x 2.
     assert e.min_hbm_bytes == (6 + 6 + 8) * TILE
     # Per step, the larger of compute and overlapping copies (bytes of the next step's tiles plus
-    # the previous step's write-back): 2 steps at 64 KiB, 7 at 96 KiB, 3 compute-bound steps whose
-    # row both starts and ends or that end the grid (vector 5 + 3 passes = 42.7 ns).
-    waits = 2 * (2 * TILE) / bw + 7 * (3 * TILE) / bw + 3 * (8 * VEC) / vec
+    # the previous step's write-back): 2 steps at 64 KiB, 7 at 96 KiB, 2 at 32 KiB (a write-back
+    # alone: 40 ns, above the 37 ns of their 4 + 2.5 vector passes), and the grid's last step,
+    # compute-bound (4 + 2.5 passes, nothing left to copy).
+    waits = 2 * (2 * TILE) / bw + 7 * (3 * TILE) / bw + 2 * TILE / bw + 6.5 * VEC / vec
     fill = (2 * TILE + rows.nbytes + cols.nbytes) / bw  # the first tiles, and the tables into SMEM
     expected = V5E.launch_seconds + fill + waits + 12 * h + TILE / bw
     assert e.seconds == pytest.approx(expected, rel=1e-9)
@@ -125,12 +136,28 @@ def test_megacore_matmul_runs_on_two_cores_by_hand():
     per_core = {c: [s for s in e.timeline if s.core == c] for c in (0, 1)}
     assert [len(v) for v in per_core.values()] == [5, 5]
     assert [s.start for s in per_core[0]] == pytest.approx([s.start for s in per_core[1]])
-    # Per core: 5 step costs; partial steps compute 7 or 5 vector passes (k == 0 zeroes the f32
-    # partial first), the combine step 5; the last partial write-back (f32 128x128) and the output
-    # write-back (bf16 128x128) are exposed; every other copy hides under a step's fixed cost.
-    compute = 2 * 7 * VEC / vec + 3 * 5 * VEC / vec
+    # Per core: 5 step costs; partial steps compute 6 or 4 vector passes (k == 0 zeroes the f32
+    # partial first; bf16 loads are half a pass), the combine step 4.5 (two f32 loads, add,
+    # convert, a bf16 store); the last partial write-back (f32 128x128) and the output write-back
+    # (bf16 128x128) are exposed; every other copy hides under a step's fixed cost.
+    compute = 2 * 6 * VEC / vec + 2 * 4 * VEC / vec + 4.5 * VEC / vec
     exposed = 128 * 128 * 4 / bw + TILE / bw
     assert e.seconds == pytest.approx(V5P.launch_seconds + 5 * h + compute + exposed, rel=1e-9)
     one_core = V5P.launch_seconds + 9 * h  # the same ten steps on one core could not be faster
     assert e.seconds < one_core
     assert e.flops == 8 * 2 * 128**3
+
+
+def test_dma_issues_and_scalar_work_add_per_step():
+    """The (2, 2, 4) grid of the first test starts 34 DMAs (both inputs' next blocks in 15 steps,
+    4 write-backs) and runs its body's 4 scalar ops (k == 0, k == 3, each made a branch index) every step;
+    each DMA costs `dma_issue_seconds` and each scalar op `scalar_seconds`, on top of the step."""
+    args = (abstract(256, 512), abstract(512, 256))
+    matmul = kernel("tiled_matmul_pallas_call").matmul
+    base = estimate(matmul, args, V5E).seconds
+    real = chip_info("v5e")
+    with_dmas = dataclasses.replace(V5E, dma_issue_seconds=real.dma_issue_seconds)
+    assert estimate(matmul, args, with_dmas).seconds - base == pytest.approx(34 * real.dma_issue_seconds)
+    with_scalar = dataclasses.replace(V5E, scalar_seconds=real.scalar_seconds)
+    ops = (estimate(matmul, args, with_scalar).seconds - base) / real.scalar_seconds
+    assert ops == pytest.approx(16 * 4, abs=1e-6)  # per step: k == 0, k == 3 and their branch indices

@@ -14,10 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import sandbox.harness.model.cost as cost
-import sandbox.harness.model.walker as walker
-from sandbox.harness.model.cost import Rates, program_steps
+import sandbox.harness.model.control as control
+import sandbox.harness.model.simulate as simulate
+from sandbox.harness.model.cost import Rates
 from sandbox.harness.model.estimate import chip_context, estimate, kernels, trace
+from sandbox.harness.model.simulate import program_steps
 from sandbox.protocol.chips import CHIPS, chip_info
 from tests.model.test_kernels import kernel
 
@@ -57,7 +58,7 @@ def _plain(events):  # type: ignore[no-untyped-def]
     return [[e[:2] if e[0] == "step" else e for e in core] for core in events]
 
 
-class _EveryStep(cost.Tracker):
+class _EveryStep(simulate.Tracker):
     def forward(self, state, at, done):  # type: ignore[no-untyped-def]
         return at  # never skip: the step-by-step simulation
 
@@ -66,15 +67,15 @@ class _EveryStep(cost.Tracker):
 def test_step_classes_and_steady_runs_change_nothing(slug, name, args, chip, monkeypatch):
     info = chip_info(chip)
     closed = trace(_entry(slug, name), args, chip_context(info))
-    monkeypatch.setattr(walker, "MIN_ITERATIONS", 2)  # every stepped loop by class, short ones too
+    monkeypatch.setattr(control, "MIN_ITERATIONS", 2)  # every stepped loop by class, short ones too
     by_class = kernels(closed, [None] * len(args), info)
-    monkeypatch.setattr(walker, "MIN_ITERATIONS", 1 << 30)
+    monkeypatch.setattr(control, "MIN_ITERATIONS", 1 << 30)
     by_step = kernels(closed, [None] * len(args), info)
     assert [_plain(p.events) for p in by_class] == [p.events for p in by_step]
     assert [p.notes for p in by_class] == [p.notes for p in by_step]
     rates = Rates.of(info)
     steady = [program_steps(p, rates) for p in by_class]
-    monkeypatch.setattr(cost, "Tracker", _EveryStep)
+    monkeypatch.setattr(simulate, "Tracker", _EveryStep)
     every = [program_steps(p, rates) for p in by_class]
     for a, b in zip(steady, every, strict=True):
         assert a.total == pytest.approx(b.total, rel=1e-12) and a.labels == b.labels

@@ -1,101 +1,171 @@
-"""The model against published timings of Pallas kernels on a real TPU v5e (tests/data/published_tpu_timings.toml).
+"""The model against published timings of Pallas kernels on real TPUs (tests/data/published_tpu_timings.toml).
 
-Stated bands (docs/tpu-time-model.md reports the same numbers):
-- the 17 dense matmul points and the masked block-sparse matmul: within ±6 % (seen: -5.5 % .. +3.9 %);
-- the sparse @ dense (DSD) kernel, the one memory-bound published point: the model is 30 % fast
-  (it assumes copies at full HBM bandwidth; this kernel's 512x512 strided blocks evidently get less).
-  Its band is -35 % .. 0 %, so that a change that hides the gap (or widens it) is noticed.
-- ranking: any two points whose measured times differ by more than 15 % are ordered the same way;
-  pairs with the DSD point only beyond 45 % (its own error is 30 %: 8192^3 with 512/1024/1024 blocks,
-  6.1 ms measured against its 8.1 ms, comes out 0.2 ms slower in the model).
-One point (4096^3, 128 blocks) was used to fit `step_seconds`; it is held to ±0.5 %.
+Fit and validation (docs/tpu-time-model.md reports the same numbers):
+- fitted (`calibration = true`, held to ±0.5 %): the matmul guide's 4096^3 128-block matmul on v5e
+  (the step cost) and JAX's flash attention at (32, 8, 512, 64) on v5e (the vector rate);
+  `python -m tests.model.fit` solves both;
+- validation, every other point: the matmul guide (17 dense points, the masked block-sparse one and
+  the DSD one, v5e), flash attention at three more sequence lengths (v5e), and tokamax's autotuned
+  grouped-matmul winners on v5e, v5p, v6e and TPU7x (half of the v6e and TPU7x ones fitted those
+  chips' vector rate and MXU share: `calibration = true`).
+The everyday tier checks the matmul and attention points (seconds); the grouped-matmul points cost
+one host compile of their group tables each (5-10 s here) and run with `--runtimes` (CI passes it).
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
+from collections.abc import Iterable
 
-import jax
-import jax.numpy as jnp
 import pytest
 
 from sandbox.harness.model import families
-from tests.model.published import load, model
+from tests.model.published import Measurement, load, model
 
 OVERHEAD, MEASUREMENTS = load()
-BAND = 0.06
-DSD_BAND = (-0.35, 0.0)
-
-
-@pytest.fixture(scope="module")
-def estimated() -> dict[str, float]:
-    """Model device time + the measurements' host dispatch, per measurement id."""
-    return {m.id: model(m).seconds + OVERHEAD for m in MEASUREMENTS}
-
-
-@pytest.mark.parametrize("measurement", MEASUREMENTS, ids=lambda m: m.id)
-def test_estimate_within_band(measurement, estimated):
-    error = estimated[measurement.id] / measurement.seconds - 1
-    if measurement.calibration:
-        assert abs(error) < 0.005
-    elif measurement.raw["kernel"] == "dsd_matmul":
-        assert DSD_BAND[0] < error < DSD_BAND[1]
-    else:
-        assert abs(error) < BAND, f"{measurement.id}: model {error:+.1%} off the published time"
-
-
-def test_estimates_keep_the_published_ranking(estimated):
-    for a, b in itertools.combinations(MEASUREMENTS, 2):
-        apart = 1.45 if "dsd_matmul" in (a.raw["kernel"], b.raw["kernel"]) else 1.15
-        if max(a.seconds, b.seconds) / min(a.seconds, b.seconds) > apart:
-            assert (a.seconds < b.seconds) == (estimated[a.id] < estimated[b.id]), (a.id, b.id)
-
-
-def test_bigger_blocks_win_as_the_guide_found(estimated):
-    """The guide's conclusion: 512/1024/1024 blocks reach ~80-90 % of peak where 128 blocks reach ~6 %."""
-    for n in (4096, 8192):
-        small = estimated[f"matmul {n}^3, 128/128/128"]
-        large = estimated[f"matmul {n}^3, 512/1024/1024"]
-        assert small / large > 10
-
-
+BAND = 0.15
+QUICK = [m for m in MEASUREMENTS if m.kernel != "gmm"]
+GROUPED = [m for m in MEASUREMENTS if m.kernel == "gmm"]
 FAMILY_OF = {
     "matmul": families.MATMUL,
     "dsd_matmul": families.BLOCK_SPARSE,
     "masked_matmul": families.BLOCK_SPARSE,
+    "flash_attention": families.SOFTMAX_LIKE,
+    "gmm": families.GROUPED,
 }
 
 
-def test_shown_bands_are_the_errors_on_the_published_points(estimated):
-    """The band every estimate shows (`families.BANDS`) is recomputed here from the published data."""
-    errors: dict[tuple[str, str], list[float]] = {}
+def _errors(points: Iterable[Measurement]) -> dict[str, float]:
+    """Per measurement: the model's device time (plus host dispatch where the timing includes it)
+    against the published time, as estimate / published - 1."""
+    found = {}
+    for m in points:
+        seconds = model(m).seconds + (OVERHEAD if m.host_dispatch else 0.0)
+        found[m.id] = seconds / m.seconds - 1
+    return found
+
+
+@pytest.fixture(scope="module")
+def quick() -> dict[str, float]:
+    return _errors(QUICK)
+
+
+@pytest.fixture(scope="module")
+def grouped() -> dict[str, float]:
+    return _errors(GROUPED)
+
+
+@pytest.mark.parametrize("measurement", QUICK, ids=lambda m: m.id)
+def test_estimate_within_band(measurement, quick):
+    error = quick[measurement.id]
+    if measurement.calibration:
+        assert abs(error) < 0.005
+    elif measurement.kernel == "dsd_matmul":  # the one memory-bound guide point: a known miss
+        assert -0.35 < error < 0.0
+    else:
+        assert abs(error) < BAND, f"{measurement.id}: model {error:+.1%} off the published time"
+
+
+def _keeps_ranking(
+    points: list[Measurement], errors: dict[str, float], apart: float
+) -> list[tuple[str, str]]:
+    """Pairs of one family on one chip, published times more than `apart` apart, that the model swaps."""
+    swapped = []
+    for a, b in itertools.combinations(points, 2):
+        if (FAMILY_OF[a.kernel], a.chip) != (FAMILY_OF[b.kernel], b.chip):
+            continue
+        if max(a.seconds, b.seconds) / min(a.seconds, b.seconds) <= apart:
+            continue
+        est_a, est_b = a.seconds * (1 + errors[a.id]), b.seconds * (1 + errors[b.id])
+        if (a.seconds < b.seconds) != (est_a < est_b):
+            swapped.append((a.id, b.id))
+    return swapped
+
+
+def test_estimates_keep_the_published_ranking(quick):
+    """Within each family on each chip, any two points more than 15 % apart keep their order
+    (45 % for pairs with the DSD point, whose own error is 29 %). Flash attention and the matmul guide
+    are one family each on one chip, so this is the ranking within each family."""
+    dsd = [m for m in QUICK if m.kernel == "dsd_matmul"]
+    assert not _keeps_ranking([m for m in QUICK if m not in dsd], quick, 1.15)
+    assert not _keeps_ranking(QUICK, quick, 1.45)
+
+
+def test_bigger_blocks_win_as_the_guide_found(quick):
+    """The guide's conclusion: 512/1024/1024 blocks reach ~80-90 % of peak where 128 blocks reach ~6 %."""
+    by_id = {m.id: m for m in QUICK}
+    for n in (4096, 8192):
+        small, large = by_id[f"matmul {n}^3, 128/128/128"], by_id[f"matmul {n}^3, 512/1024/1024"]
+        ratio = small.seconds * (1 + quick[small.id]) / (large.seconds * (1 + quick[large.id]))
+        assert ratio > 10
+
+
+def _bands(errors: dict[str, float]) -> dict[tuple[str, str], list[float]]:
+    found: dict[tuple[str, str], list[float]] = {}
     for m in MEASUREMENTS:
-        if not m.calibration:  # the point step_seconds was fitted to validates nothing
-            key = (FAMILY_OF[m.raw["kernel"]], m.chip)
-            errors.setdefault(key, []).append(estimated[m.id] / m.seconds - 1)
+        if m.id in errors and not m.calibration:  # a fitted point validates nothing
+            found.setdefault((FAMILY_OF[m.kernel], m.chip), []).append(errors[m.id])
+    return found
+
+
+def _check_shown(errors: dict[str, float], keys: set[tuple[str, str]]) -> None:
     shown = {(b.family, b.chip): b for b in families.BANDS}
-    assert set(shown) == set(errors)
-    for key, seen in errors.items():
+    for key, seen in _bands(errors).items():
         band = shown[key]
         assert band.points == len(seen), key
-        assert band.low == pytest.approx(min(seen), abs=5e-5) and band.high == pytest.approx(
-            max(seen), abs=5e-5
+        assert band.low == pytest.approx(min(seen), abs=5e-4) and band.high == pytest.approx(
+            max(seen), abs=5e-4
+        ), (
+            key,
+            min(seen),
+            max(seen),
         )
+        keys.discard(key)
+
+
+def test_shown_bands_are_the_errors_on_the_published_points(quick):
+    """The band every estimate shows (`families.BANDS`) is recomputed here from the published data."""
+    keys = {(b.family, b.chip) for b in families.BANDS if b.family != families.GROUPED}
+    _check_shown(quick, keys)
+    assert not keys, f"bands shown without published points behind them: {keys}"
+
+
+@pytest.mark.runtimes
+def test_grouped_matmul_points_and_their_bands(grouped, quick):
+    """tokamax's grouped-matmul winners: the shown bands are their errors, and across every
+    published point the share within ±15 % is what docs/tpu-time-model.md states."""
+    keys = {(b.family, b.chip) for b in families.BANDS if b.family == families.GROUPED}
+    _check_shown(grouped, keys)
+    assert not keys
+    errors = {**quick, **grouped}
+    # Ranking within each family on each chip: of the 882 grouped-matmul pairs more than 15 % apart,
+    # 9 are swapped, each with one of the points the model misses by more than 15 %.
+    swapped = _keeps_ranking(GROUPED, errors, 1.15)
+    assert len(swapped) <= 9, swapped
+    misses = {m.id for m in GROUPED if abs(errors[m.id]) > BAND}
+    assert all(a in misses or b in misses for a, b in swapped), swapped
+    checked = [m for m in MEASUREMENTS if not m.calibration]
+    within = sum(abs(errors[m.id]) <= BAND for m in checked) / len(checked)
+    assert within >= families.WITHIN_15_PERCENT - 1e-9, f"{within:.1%} of {len(checked)} points within ±15 %"
 
 
 def test_each_published_kernel_is_put_in_its_family_and_says_its_band():
-    for m in MEASUREMENTS:
+    for m in QUICK:
         e = model(m)
-        assert e.family == FAMILY_OF[m.raw["kernel"]], m.id
+        assert e.family == FAMILY_OF[m.kernel], m.id
         assert e.validation.startswith("±") and "published kernels of this family on TPU v5e" in e.validation
         assert e.low_seconds is not None and e.high_seconds is not None
         assert e.low_seconds <= e.high_seconds and e.high_seconds >= e.seconds
-    (matmul,) = [m for m in MEASUREMENTS if m.calibration]
-    assert model(matmul).validation.startswith("±5.5 % on 17 published kernels of this family on TPU v5e")
+    (matmul,) = [m for m in QUICK if m.calibration and m.kernel == "matmul"]
+    assert model(matmul).validation.startswith("±5.4 % on 17 published kernels of this family on TPU v5e")
 
 
 def test_unvalidated_estimates_say_so_and_give_no_range():
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
     from sandbox.harness.model.estimate import estimate
     from sandbox.protocol.chips import chip_info
     from tests.model.published_kernels import matmul

@@ -7,15 +7,17 @@ A kernel reaches it in one of two shapes, built from the traced kernel by `grid`
   next step), its MXU flops per dot kind and its vector element ops. Closed form, per core:
 
       fill  = copy_in[0] / bw
-      step  = max(compute[i], (copy_in[i+1] + copy_out[i-1]) / bw) + step_seconds
+      step  = max(compute[i], (copy_in[i+1] + copy_out[i-1]) / bw) + overhead[i]
       drain = copy_out[-1] / bw
       time  = launch + max over cores (fill + sum(step) + drain)
 
   with compute = max(MXU time, vector time): the MXU and the VPU issue from the same VLIW bundles,
-  so within a step the larger of the two is what the step waits for.
+  so within a step the larger of the two is what the step waits for; overhead = the fixed step
+  cost + the DMAs the step starts x dma + its scalar operations x scalar (`step_overhead`).
 - `Program`: what `pl.kernel` bodies (and kernels that start their own DMAs) do, as a list of
-  events per core, simulated in order: work advances the core's clock; a DMA queues on the core's
-  DMA engine (one at a time, at HBM bandwidth) and signals its semaphore when done; a wait blocks
+  events per core, simulated in order by `simulate.program_steps`: work advances the core's
+  clock; a DMA costs its issue and queues on the core's DMA engine (one at a time, at HBM
+  bandwidth, or over ICI for a remote copy) and signals its semaphore when done; a wait blocks
   until the DMAs it waits for are done; a step marker (a loop iteration that talks to the DMA
   engine) costs `step_seconds`; cross-core semaphore signals and waits (a core barrier) are
   resolved by re-simulating until the arrival times settle.
@@ -25,17 +27,18 @@ Both give `Steps`, one row per step, which `summary.summarize` turns into an `Es
 
 from __future__ import annotations
 
-import collections
-from collections.abc import Hashable, Mapping, Sequence
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from sandbox.harness.model.steady import Tracker
+from sandbox.harness.model.ops import PADDING
 from sandbox.protocol.chips import ChipInfo
 
 DOT_KINDS = ("bf16", "f32", "f32_3pass", "int8", "fp8")
+ALL_KINDS = DOT_KINDS + tuple(kind + PADDING for kind in DOT_KINDS)
 MAX_PASSES = 6  # re-simulations for cross-core semaphores; a barrier settles in two
 
 
@@ -49,17 +52,37 @@ class Rates:
     step: float  # seconds per pipeline step
     launch: float  # seconds per kernel launch
     cores: int  # TensorCores on the chip
+    dma: float = 0.0  # seconds of scalar-core work to start one DMA and wait for it
+    scalar: float = 0.0  # seconds per scalar operation
+    ici: float = 0.0  # bytes per second over one ICI link (remote DMAs)
+    hop: float = 0.0  # seconds of latency per remote DMA
 
     @classmethod
     def of(cls, chip: ChipInfo) -> Rates:
         return cls(
             bandwidth=chip.hbm_bandwidth,
-            mxu={kind: chip.mxu_rate(kind) for kind in DOT_KINDS},
+            mxu={kind: chip.mxu_rate(kind.removesuffix(PADDING)) * chip.mxu_efficiency for kind in ALL_KINDS},
             vector=chip.vector_ops,
             step=chip.step_seconds,
             launch=chip.launch_seconds,
             cores=chip.tensor_cores,
+            dma=chip.dma_issue_seconds,
+            scalar=chip.scalar_seconds,
+            ici=chip.ici_bandwidth,
+            hop=chip.ici_hop_seconds,
         )
+
+    @classmethod
+    def of_sparse_core(cls, chip: ChipInfo, programs_per_core: int) -> Rates:
+        """One SparseCore program's rates (all ASSUMED, no published SparseCore timing): the chip's HBM
+        bandwidth shared equally by its SparseCores, and by the programs on one SparseCore; vector
+        work one row of the subcore's lanes per cycle; the TensorCore's per-cycle step, DMA-issue and
+        scalar costs at the same clock."""
+        sc = chip.sparse_core
+        assert sc is not None
+        tc = cls.of(chip)
+        share = chip.hbm_bandwidth * chip.tensor_cores / sc.cores / max(programs_per_core, 1)
+        return dataclasses.replace(tc, bandwidth=share, vector=sc.lanes * chip.clock_hz, cores=sc.cores)
 
     def compute(self, mxu: Mapping[str, Any], vector: Any) -> Any:
         """Seconds of MXU work and of vector work overlap: the larger counts (arrays or floats)."""
@@ -96,6 +119,8 @@ class Steps:
     min_bytes: float = 0.0
     hbm_bytes: float = 0.0  # every byte the DMAs move, including copies outside any step
     notes: list[str] = field(default_factory=list)
+    overlaps: bool = False  # a SparseCore kernel that runs beside the TensorCore kernels
+    unit: str = "tensor_core"
 
 
 @dataclass
@@ -111,6 +136,8 @@ class Grid:
     vector: np.ndarray
     min_bytes: float
     prologue_bytes: float = 0.0  # e.g. scalar-prefetch tables, copied before the grid starts
+    scalar: np.ndarray | None = None  # per step: scalar operations (body and index maps)
+    dmas: np.ndarray | None = None  # per step: DMAs it starts (next blocks, write-backs)
     cores: int = 1
     notes: list[str] = field(default_factory=list)
     family: str = ""  # `families`: what kind of kernel, for how far its estimate is validated
@@ -122,6 +149,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     start, seconds = np.zeros(n), np.zeros(n)
     copy, stall = np.zeros(n), np.zeros(n)
     compute = rates.compute(grid.mxu, grid.vector.astype(float))
+    overhead = step_overhead(grid, rates)
     core_end, fills, drains = {}, {}, {}
     for c in range(int(grid.core.max()) + 1 if n else 0):
         idx = np.nonzero(grid.core == c)[0] if grid.cores > 1 else np.arange(n)
@@ -130,7 +158,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
         cin = grid.copy_in[idx] / rates.bandwidth
         cout = grid.copy_out[idx] / rates.bandwidth
         during = np.concatenate([cin[1:], [0.0]]) + np.concatenate([[0.0], cout[:-1]])
-        step = np.maximum(compute[idx], during) + rates.step
+        step = np.maximum(compute[idx], during) + overhead[idx]
         fill = cin[0] + grid.prologue_bytes / rates.bandwidth
         start[idx] = rates.launch + fill + np.concatenate([[0.0], np.cumsum(step)[:-1]])
         seconds[idx], copy[idx] = step, during
@@ -138,7 +166,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
         fills[int(c)], drains[int(c)] = fill, float(cout[-1])
         core_end[int(c)] = fill + float(step.sum()) + float(cout[-1])
     critical = max(core_end, key=lambda c: core_end[c])
-    flops = sum((grid.mxu[k] for k in grid.mxu), start=np.zeros(n))
+    flops = sum((grid.mxu[k] for k in grid.mxu if not k.endswith(PADDING)), start=np.zeros(n))
     return Steps(
         kernel=grid.kernel,
         kind="pallas_call",
@@ -150,7 +178,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
         compute=compute,
         copy=copy,
         stall=stall,
-        overhead=np.full(n, rates.step),
+        overhead=overhead,
         copy_in=grid.copy_in,
         copy_out=grid.copy_out,
         flops=flops,
@@ -168,11 +196,19 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     )
 
 
+def step_overhead(grid: Grid, rates: Rates) -> np.ndarray:
+    """Per step: the fixed pipeline cost, the DMAs it starts and waits for, its scalar work."""
+    n = len(grid.core)
+    dmas = grid.dmas if grid.dmas is not None else np.zeros(n)
+    scalar = grid.scalar if grid.scalar is not None else np.zeros(n)
+    return rates.step + dmas * rates.dma + scalar * rates.scalar
+
+
 # -- programs: events per core, simulated ------------------------------------------------------
 #
 # Events are tuples, first item the kind:
 #   ("step", label)                     a pipeline step begins (costs rates.step)
-#   ("work", {kind: flops}, vector_ops) compute between two synchronisation points
+#   ("work", {kind: flops}, vector_ops, scalar_ops) compute between two synchronisation points
 #   ("dma", bytes, semaphore, way)      a DMA starts; way "in" (HBM→VMEM), "out" (VMEM→HBM), "hbm"
 #                                       (HBM→HBM), or "" (on-chip: assumed free)
 #   ("wait", semaphore, bytes)          wait until `bytes` of DMAs on `semaphore` have landed
@@ -188,209 +224,9 @@ class Program:
     min_bytes: float = 0.0
     notes: list[str] = field(default_factory=list)
     family: str = ""
+    unit: str = "tensor_core"  # or "sparse_core": simulated at `Rates.of_sparse_core`
+    programs_per_core: int = 1  # SparseCore: programs (subcores) that share one SparseCore's DMAs
+    overlaps: bool = False  # runs beside the TensorCore kernels (nothing of theirs needs its output)
 
 
-@dataclass(slots=True)
-class _Row:
-    label: str
-    start: float
-    compute: float = 0.0
-    copy: float = 0.0
-    copy_in: float = 0.0
-    copy_out: float = 0.0
-    flops: float = 0.0
-    vector: float = 0.0
-    end: float = 0.0
-
-    def shifted(self, label: str, seconds: float) -> _Row:
-        """The same step `seconds` later (a repeat in a steady run, `steady`)."""
-        return _Row(
-            label, self.start + seconds, self.compute, self.copy, self.copy_in, self.copy_out,
-            self.flops, self.vector, self.end + seconds,
-        )  # fmt: skip
-
-
-@dataclass
-class _Core:
-    """One core's state during a simulation pass."""
-
-    t: float = 0.0
-    engine: float = 0.0  # when the DMA engine is free
-    pending: dict[Hashable, collections.deque[list[float]]] = field(
-        default_factory=lambda: collections.defaultdict(collections.deque)
-    )
-    consumed: collections.Counter[Hashable] = field(default_factory=collections.Counter)
-    rows: list[_Row] = field(default_factory=list)
-    fill: float | None = None
-    mxu: collections.Counter[str] = field(default_factory=collections.Counter)
-    moved: float = 0.0
-
-
-def program_steps(program: Program, rates: Rates) -> Steps:
-    """Simulate every core; re-run while cross-core signal times still move (a barrier: twice)."""
-    arrivals: dict[tuple[int, Hashable], list[tuple[float, float]]] = {}
-    for _ in range(MAX_PASSES):
-        cores, sent = _simulate(program, rates, arrivals)
-        if sent == arrivals:
-            break
-        arrivals = sent
-    return _as_steps(program, rates, cores)
-
-
-def _simulate(
-    program: Program, rates: Rates, arrivals: dict[tuple[int, Hashable], list[tuple[float, float]]]
-) -> tuple[list[_Core], dict[tuple[int, Hashable], list[tuple[float, float]]]]:
-    sent: dict[tuple[int, Hashable], list[tuple[float, float]]] = collections.defaultdict(list)
-    cores = []
-    # A long pipeline repeats the same event objects (one walk per step class, `classes`): the cost
-    # of a piece of work is worked out once per object, and MXU totals are added up at the end.
-    work: dict[int, tuple[float, float]] = {}
-    for c, events in enumerate(program.events):
-        state = _Core(t=rates.launch, engine=rates.launch)
-        done: collections.Counter[int] = collections.Counter()
-        steady = Tracker(events)
-        i = 0
-        while i < len(events):
-            event = events[i]
-            if event[0] == "step":
-                skip_to = steady.forward(state, i, done)
-                if skip_to != i:
-                    i = skip_to
-                    continue
-            i += 1
-            if event[0] != "work":
-                _apply(event, c, state, rates, arrivals, sent)
-                continue
-            key = id(event)
-            found = work.get(key)
-            if found is None:
-                found = work[key] = (float(rates.compute(event[1], float(event[2]))), sum(event[1].values()))
-            done[key] += 1
-            state.t += found[0]
-            if state.rows:
-                row = state.rows[-1]
-                row.compute += found[0]
-                row.flops += found[1]
-                row.vector += event[2]
-        _count_mxu(state, events, done)
-        if state.rows:
-            state.rows[-1].end = state.t
-        cores.append(state)
-    return cores, {k: sorted(v) for k, v in sent.items()}
-
-
-def _count_mxu(state: _Core, events: Sequence[Event], done: Mapping[int, int]) -> None:
-    seen: set[int] = set()
-    for event in events:
-        if event[0] == "work" and id(event) not in seen:
-            seen.add(id(event))
-            for kind, flops in event[1].items():
-                state.mxu[kind] += flops * done[id(event)]
-
-
-def _apply(
-    event: Event,
-    c: int,
-    s: _Core,
-    rates: Rates,
-    arrivals: Mapping[tuple[int, Hashable], Sequence[tuple[float, float]]],
-    sent: dict[tuple[int, Hashable], list[tuple[float, float]]],
-) -> None:
-    kind = event[0]
-    row = s.rows[-1] if s.rows else None
-    if kind == "step":
-        if row is not None:
-            row.end = s.t
-        elif s.fill is None:
-            s.fill = s.t - rates.launch
-        s.rows.append(_Row(label=event[1], start=s.t))
-        s.t += rates.step
-    elif kind == "dma":
-        size, semaphore, way = event[1], event[2], event[3]
-        begin = max(s.t, s.engine)
-        seconds = size / rates.bandwidth if way else 0.0
-        s.engine = begin + seconds
-        s.pending[semaphore].append([s.engine, size])
-        s.moved += size if way else 0
-        if row is not None:
-            row.copy += seconds
-            row.copy_in += size if way in ("in", "hbm") else 0
-            row.copy_out += size if way in ("out", "hbm") else 0
-    elif kind == "wait":
-        s.t = max(s.t, _landed(s.pending[event[1]], event[2]))
-    elif kind == "signal":
-        sent[(event[1], event[2])].append((s.t, float(event[3])))
-    elif kind == "sem_wait":
-        key = (c, event[1])
-        need = s.consumed[event[1]] + event[2]
-        total = 0.0
-        for when, inc in arrivals.get(key, ()):
-            total += inc
-            if total >= need:
-                s.t = max(s.t, when)
-                break
-        s.consumed[event[1]] += event[2]
-
-
-def _landed(queue: collections.deque[list[float]], size: float) -> float:
-    """Take `size` bytes of finished DMAs off a semaphore, oldest first: when the last one lands."""
-    done = 0.0
-    while queue and size > 0:
-        entry = queue[0]
-        done = max(done, entry[0])
-        if entry[1] <= size:
-            size -= entry[1]
-            queue.popleft()
-        else:
-            entry[1] -= size
-            size = 0
-    return done
-
-
-def _as_steps(program: Program, rates: Rates, cores: list[_Core]) -> Steps:
-    rows = [(c, r) for c, state in enumerate(cores) for r in state.rows]
-    ends = [state.t - rates.launch for state in cores]
-    critical = int(np.argmax(ends)) if ends else 0
-    flat = (
-        v
-        for _, r in rows
-        for v in (r.start, r.compute, r.copy, r.copy_in, r.copy_out, r.flops, r.vector, r.end)
-    )
-    table = np.fromiter(flat, dtype=float, count=8 * len(rows)).reshape(len(rows), 8)
-    names = ("start", "compute", "copy", "copy_in", "copy_out", "flops", "vector", "end")
-    col = {name: table[:, i] for i, name in enumerate(names)}
-    seconds = col["end"] - col["start"]
-    overhead = np.full(len(rows), rates.step)
-    mxu: collections.Counter[str] = collections.Counter()
-    for state in cores:
-        mxu.update(state.mxu)
-    last = cores[critical].rows[-1].end if cores and cores[critical].rows else rates.launch
-    found = cores[critical].fill if cores else None
-    fill = found if found is not None else 0.0
-    return Steps(
-        kernel=program.kernel,
-        kind="pl.kernel",
-        family=program.family,
-        cores=len(cores),
-        core=np.array([c for c, _ in rows], dtype=int),
-        start=col["start"],
-        seconds=seconds,
-        compute=col["compute"],
-        copy=col["copy"],
-        stall=np.maximum(seconds - col["compute"] - overhead, 0.0),
-        overhead=overhead,
-        copy_in=col["copy_in"],
-        copy_out=col["copy_out"],
-        flops=col["flops"],
-        vector=col["vector"],
-        labels=[r.label for _, r in rows],
-        points=[None] * len(rows),
-        total=rates.launch + max(ends, default=0.0),
-        fill=fill,
-        drain=max(cores[critical].t - last, 0.0) if cores else 0.0,
-        critical=critical,
-        mxu_flops=dict(mxu),
-        min_bytes=program.min_bytes,
-        hbm_bytes=sum(state.moved for state in cores),
-        notes=list(program.notes),
-    )
+# Simulating a Program: `sandbox.harness.model.simulate` (program_steps).

@@ -23,10 +23,11 @@ from jax._src import api_util
 from jax._src import core as jcore
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.harness.model.cost import Grid, Rates, Steps, grid_steps, program_steps
+from sandbox.harness.model.cost import Grid, Rates, Steps, grid_steps
 from sandbox.harness.model.grid import model_pallas_call
 from sandbox.harness.model.ops import CALLS, jaxpr_of
 from sandbox.harness.model.program import model_kernel
+from sandbox.harness.model.simulate import program_steps
 from sandbox.harness.model.summary import summarize
 from sandbox.harness.model.walker import ModelLimitError
 from sandbox.protocol.chips import ChipInfo
@@ -84,7 +85,12 @@ def estimate_jaxpr(
     rates = Rates.of(chip)
     steps: list[Steps] = []
     for plan in kernels(closed, known, chip):
-        steps.append(grid_steps(plan, rates) if isinstance(plan, Grid) else program_steps(plan, rates))
+        if isinstance(plan, Grid):
+            steps.append(grid_steps(plan, rates))
+        elif plan.unit == "sparse_core":
+            steps.append(program_steps(plan, Rates.of_sparse_core(chip, plan.programs_per_core)))
+        else:
+            steps.append(program_steps(plan, rates))
     return summarize(chip.name, rates, steps, model_seconds=time.perf_counter() - t0, timeline=timeline)
 
 
@@ -150,13 +156,20 @@ def _walk(
     def value(atom: Any) -> Any:
         return np.asarray(atom.val) if isinstance(atom, jcore.Literal) else env.get(atom)
 
+    mine: list[tuple[Any, Any]] = []  # (plan, eqn) of the kernels at this level, for overlaps
     for eqn in (e for e in jaxpr.eqns if id(e) not in computed):
         name = eqn.primitive.name
         operands = [value(v) for v in eqn.invars]
         if name == "pallas_call":
             plans.append(model_pallas_call(eqn, operands, chip))
+            mine.append((plans[-1], eqn))
         elif name == "mpmd_map":
             plans.append(model_kernel(eqn, operands, chip))
+            mine.append((plans[-1], eqn))
+        elif name == "shard_map":  # one device's program; its operands are per-shard slices
+            body = jaxpr_of(eqn.params["jaxpr"])
+            _walk(body, [None] * (len(body.constvars) + len(body.invars)), chip, plans, inside_loop)
+            continue
         elif name in CALLS:
             closed = eqn.params[CALLS[name]]
             inner = jaxpr_of(closed)
@@ -171,7 +184,24 @@ def _walk(
             continue
         if inside_loop:
             plans[-1].notes.append("this kernel sits inside a loop or branch of the function: counted once")
+    _mark_overlaps(mine)
     return [value(v) for v in jaxpr.outvars]
+
+
+def _mark_overlaps(kernels: list[tuple[Any, Any]]) -> None:
+    """A SparseCore kernel whose outputs no later kernel of the same program reads runs beside the
+    TensorCore kernels (XLA schedules the two units independently): it is marked to overlap them."""
+    if not any(getattr(plan, "unit", "tensor_core") == "tensor_core" for plan, _ in kernels):
+        return
+    for i, (plan, eqn) in enumerate(kernels):
+        if getattr(plan, "unit", "") != "sparse_core":
+            continue
+        outs = {v for v in eqn.outvars if isinstance(v, jcore.Var)}
+        if not any(
+            v in outs for _, later in kernels[i + 1 :] for v in later.invars if isinstance(v, jcore.Var)
+        ):
+            plan.overlaps = True
+            plan.notes.append("it overlaps the TensorCore kernels (none of them reads its outputs)")
 
 
 def _evaluate_known(jaxpr: Any, env: dict[Any, Any]) -> set[int]:
@@ -204,14 +234,30 @@ def _evaluate_known(jaxpr: Any, env: dict[Any, Any]) -> set[int]:
     info = api_util.debug_info("the model's known values", _tables, tuple(inputs), {})
     info = info._replace(result_paths=tuple(f"[{i}]" for i in range(len(outs))))
     sub = jcore.Jaxpr([], inputs, outs, chosen, debug_info=info)
-    try:
-        args = [env[v] for v in inputs]
-        lowered = jax.jit(functools.partial(jcore.eval_jaxpr, sub, [])).lower(*args)
-        found = lowered.compile(compiler_options=_QUICK_COMPILE)(*args)
-    except Exception:  # something the host cannot run: those values stay unknown
-        return set()
-    env.update(zip(outs, (np.asarray(v) for v in found), strict=True))
+    args = [env[v] for v in inputs]
+    key = (str(sub), tuple((a.dtype.str, a.shape, a.tobytes()) for a in map(np.asarray, args)))
+    found = _KNOWN.get(key)
+    if found is None:
+        try:
+            lowered = jax.jit(functools.partial(jcore.eval_jaxpr, sub, [])).lower(*args)
+            found = [np.asarray(v) for v in lowered.compile(compiler_options=_QUICK_COMPILE)(*args)]
+        except Exception:  # something the host cannot run: those values stay unknown
+            return set()
+        _remember_known(key, found)
+    env.update(zip(outs, found, strict=True))
     return {id(e) for e in chosen}
+
+
+# The same table computation on the same inputs (a sweep varying only tk and tn of a gmm; the same
+# kernel at one size on several chips) is compiled once: keyed by its printed jaxpr and its inputs.
+_KNOWN: dict[Any, list[Any]] = {}
+MAX_KNOWN_ENTRIES = 256
+
+
+def _remember_known(key: Any, found: list[Any]) -> None:
+    if len(_KNOWN) >= MAX_KNOWN_ENTRIES:
+        _KNOWN.pop(next(iter(_KNOWN)))
+    _KNOWN[key] = found
 
 
 def _value_operands(eqn: Any) -> list[Any]:

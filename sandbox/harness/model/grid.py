@@ -7,8 +7,10 @@ known. A block is copied when its index differs from the previous step's on the 
 The body's work per step comes from `walker.Walker` in grid mode. A body that starts its own DMAs
 or signals semaphores is simulated step by step instead (`cost.Program`), with the same block copies.
 
-Megacore chips split the outermost "parallel" grid dimension across their TensorCores in contiguous
-parts (assumed: Mosaic's partitioning is not documented beyond "parallel dimensions may be split").
+A grid runs on one TensorCore unless a dimension is marked `pltpu.CORE_PARALLEL`: then its
+outermost such dimension is split across the chip's TensorCores in contiguous parts. A plain
+"parallel" dimension is not split: tokamax's published grouped-matmul timings on a v5p (26 points,
+tests/data/published_tpu_timings.toml) run at one TensorCore's rate with a "parallel" first axis.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ MAX_GRID_STEPS = 1 << 22
 class _Operand:
     """One BlockSpec'd operand: its block bytes, block index per step, where its block lives."""
 
-    def __init__(self, name: str, block_bytes: int, array_bytes: int, space: str, index: Any) -> None:
+    def __init__(
+        self, name: str, block_bytes: int, array_bytes: int, space: str, index: Any, scalar_ops: Any = 0
+    ) -> None:
         self.name, self.block_bytes, self.array_bytes, self.space, self.index = (
             name,
             block_bytes,
@@ -40,6 +44,7 @@ class _Operand:
             space,
             index,
         )
+        self.scalar_ops = scalar_ops  # per step: the index map's scalar operations (table lookups)
 
     @property
     def copied(self) -> bool:
@@ -86,7 +91,9 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
     operands = [_operand(bm, program_ids, prefetch, grid, steps) for bm in mapping.block_mappings]
     body = jaxpr_of(eqn.params["jaxpr"])
     env = _body_env(body, prefetch, operands, mapping)
-    walker = Walker(steps=steps, program_ids=program_ids, grid=grid)
+    walker = Walker(
+        steps=steps, program_ids=program_ids, grid=grid, sublanes=chip.sublanes, mxu=chip.mxu_size
+    )
     walker.run(body, dict(env))
     notes += sorted(n for n in walker.notes if n)
     inputs, outputs = operands[: mapping.num_inputs], operands[mapping.num_inputs :]
@@ -94,14 +101,21 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
     min_bytes = float(sum(_distinct_bytes(o) for o in operands))
     if walker.syncs:
         return _program(
-            name, eqn, body, env, grid, ids, core, cores, inputs, outputs, changed, min_bytes, notes
+            name, eqn, body, env, grid, ids, core, cores, inputs, outputs, changed, min_bytes, notes, chip
         )
     copy_in = sum((o.block_bytes * changed[id(o)] for o in inputs if o.copied), start=np.zeros(steps))
     last = np.append(core[1:] != core[:-1], True)
     copy_out = np.zeros(steps)
+    # DMAs each step starts: the next step's changed blocks, and its own write-backs.
+    dmas = sum(
+        (np.append(changed[id(o)][1:], False) & ~last for o in inputs if o.copied), start=np.zeros(steps)
+    )
     for o in outputs:
         if o.copied:
-            copy_out += o.block_bytes * (np.append(changed[id(o)][1:], True) | last)
+            written = np.append(changed[id(o)][1:], True) | last
+            copy_out += o.block_bytes * written
+            dmas = dmas + written
+    index_ops = sum(o.scalar_ops for o in operands)
     return Grid(
         kernel=name,
         core=core,
@@ -110,6 +124,8 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         copy_out=copy_out,
         mxu={k: np.broadcast_to(v, (steps,)).astype(float) for k, v in walker.acc.mxu.items()},
         vector=np.broadcast_to(walker.acc.vector, (steps,)).astype(float),
+        scalar=np.broadcast_to(walker.acc.scalar + index_ops, (steps,)).astype(float),
+        dmas=np.asarray(dmas, dtype=float),
         min_bytes=min_bytes,
         prologue_bytes=float(sum(r.values.nbytes for r in prefetch if r.values is not None)),
         cores=cores,
@@ -140,7 +156,11 @@ def _cores(grid: tuple[int, ...], ids: np.ndarray, params: Any, chip: ChipInfo) 
     semantics = tuple(getattr(params, "dimension_semantics", None) or ())
     if chip.tensor_cores > 1:
         for axis, meaning in enumerate(semantics):
-            if "parallel" in str(meaning).lower() and axis < len(grid) and grid[axis] >= chip.tensor_cores:
+            if (
+                "core_parallel" in str(meaning).lower()
+                and axis < len(grid)
+                and grid[axis] >= chip.tensor_cores
+            ):
                 chunk = -(-grid[axis] // chip.tensor_cores)
                 return ids[axis] // chunk, chip.tensor_cores
     return np.zeros(ids.shape[1], dtype=np.int32), 1
@@ -177,6 +197,7 @@ def _operand(
         array_bytes=size(array.shape) * itemsize(array.dtype),
         space=space,
         index=stacked,
+        scalar_ops=walker.acc.scalar,
     )
 
 
@@ -240,12 +261,13 @@ def _program(
     changed: dict[int, np.ndarray],
     min_bytes: float,
     notes: list[str],
+    chip: ChipInfo,
 ) -> Program:
     """A pallas_call whose body synchronises itself: simulate its grid step by step, block copies included."""
     events: list[list[Event]] = []
     for c in range(cores):
         steps = np.nonzero(core == c)[0]
-        walker = Walker(steps=None, grid=grid, core=c)
+        walker = Walker(steps=None, grid=grid, core=c, sublanes=chip.sublanes, mxu=chip.mxu_size)
         pending: list[_Operand] = []  # write-backs started at the previous step, waited during this one
         for s in steps:
             if s == steps[0]:

@@ -15,13 +15,24 @@ SYNCS = {"dma_start", "dma_wait", "semaphore_signal", "semaphore_wait"}
 FREE = {"program_id", "num_programs", "axis_index", "delay", "trace_start", "trace_stop", "debug_callback"}
 
 
+PADDING = "_padding"  # a dot kind's suffix for the MXU work its padding to the MXU's tiles costs
+
+
+def useful(flops: dict[str, Any]) -> Any:
+    """The flops of dots, without the padding (`PADDING` kinds) that only costs MXU time."""
+    return sum((v for k, v in flops.items() if not k.endswith(PADDING)), start=0.0)
+
+
 class Acc:
-    """Work collected so far: MXU flops per dot kind and vector element ops (per step in grid mode)."""
+    """Work collected so far: MXU flops per dot kind, vector element ops and scalar operations
+    (per step in grid mode)."""
 
     def __init__(self, zero: Any) -> None:
         self.zero = zero
         self.mxu: dict[str, Any] = {}
         self.vector: Any = zero
+        # A count, made an array over the steps only once a masked (branch-only) op is counted.
+        self.scalar: Any = 0.0
 
     def add(self, kind: str | None, flops: float, vector: float, mask: Any) -> None:
         if kind is not None:
@@ -33,6 +44,7 @@ class Acc:
         for kind, flops in other.mxu.items():
             self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * times
         self.vector = self.vector + other.vector * times
+        self.scalar = self.scalar + other.scalar * times
 
     def weight(self) -> Any:
         return sum(self.mxu.values(), start=self.zero) + self.vector
@@ -82,3 +94,88 @@ def dot_flops(eqn: Any) -> int:
     lhs_shape = eqn.invars[0].aval.shape
     depth = size(lhs_shape[d] for d in lhs_contract)
     return 2 * size(eqn.outvars[0].aval.shape) * depth
+
+
+# -- vector work, counted in vreg-sized element ops --------------------------------------------
+#
+# The VPU works on whole vregs of (sublanes, 128) 32-bit elements: a (128, 64) f32 tile takes
+# as many vreg operations as a (128, 128) one, and a (128, 1) row statistic as many as (128, 128).
+# So an operation's cost is its padded elements: leading dims x ceil(rows / sublanes) x
+# ceil(cols / 128) x a vreg's elements. Weights say what the operation costs in VALU issue slots:
+# transcendentals run on the EUP (one vreg per cycle where the VALUs issue two: weight 2; a `div`
+# is an EUP reciprocal and a multiply), a reduction over lanes goes through the cross-lane unit
+# (a rotate-and-combine tree over a vreg's 128 lanes, log2(128) = 7 steps: weight 7) and counts the
+# tile it reduces, not its output. Weights are assumptions from that structure (scaling-book,
+# tpus.md: VPU, EUP and XLU are separate units); the overall vector rate is fitted (chips.py).
+LANES = 128
+LDST_WEIGHT = 1.0  # a VMEM load or store of one vreg, in VALU issue slots
+EUP_WEIGHT = 2.0
+XLU_WEIGHT = 7.0
+TRANSCENDENTAL = frozenset(
+    {"exp", "exp2", "log", "log1p", "tanh", "logistic", "rsqrt", "sqrt", "erf", "erf_inv", "pow"}
+    | {"sin", "cos", "tan", "atan2", "expm1", "cbrt", "erfc"}
+)
+REDUCTIONS = frozenset({"reduce_max", "reduce_min", "reduce_sum", "reduce_prod", "argmax", "argmin"})
+REDUCTIONS |= frozenset({"reduce_and", "reduce_or", "reduce_xor"})
+CROSS_LANE = frozenset({"transpose", "cumsum", "cummax", "cummin", "cumprod", "cumlogsumexp", "roll"})
+LAYOUT_FREE = frozenset({"reshape", "squeeze", "expand_dims", "bitcast_convert_type"})
+
+
+def padded_elements(shape: Any, sublanes: int = 8, packing: int = 1, lanes: int = LANES) -> int:
+    """Elements of `shape` padded to whole vregs of (sublanes x packing, lanes); a SparseCore's
+    vregs are one row of its 8 or 16 lanes (sublanes = 1)."""
+    dims = tuple(int(d) for d in shape) or (1,)
+    rows, cols = (dims[-2], dims[-1]) if len(dims) >= 2 else (1, dims[-1])
+    lead = size(dims[:-2]) if len(dims) > 2 else 1
+    tile_rows = sublanes * packing
+    return lead * -(-rows // tile_rows) * -(-cols // lanes) * sublanes * lanes
+
+
+def vector_cost(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> float:
+    """VALU-equivalent element ops of one vector equation (0 for scalars and layout no-ops)."""
+    name = eqn.primitive.name
+    if name in LAYOUT_FREE:
+        return 0.0
+    out = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
+    if name in REDUCTIONS:
+        operand = getattr(eqn.invars[0].aval, "shape", ())
+        if size(operand) <= 1:
+            return 0.0
+        axes = tuple(eqn.params.get("axes", ()) or (eqn.params.get("axis", -1),))
+        across = (len(operand) - 1) in {a % max(len(operand), 1) for a in axes}
+        return padded_elements(operand, sublanes, lanes=lanes) * (XLU_WEIGHT if across else 1.0)
+    if out <= 1:
+        return 0.0
+    shape = max((getattr(v.aval, "shape", ()) for v in eqn.outvars), key=size)
+    elements = padded_elements(shape, sublanes, lanes=lanes)
+    if name in TRANSCENDENTAL:
+        return elements * EUP_WEIGHT
+    if name == "div":
+        return elements * (EUP_WEIGHT + 1.0)
+    if name in CROSS_LANE:
+        return elements * XLU_WEIGHT
+    return float(elements)
+
+
+def memory_cost(shape: Any, dtype: Any, sublanes: int = 8, lanes: int = LANES) -> float:
+    """A VMEM load or store of `shape`: packed dtypes (bf16, int8) fill a vreg's sublanes 2 or 4 deep."""
+    width = max(int(getattr(dtype, "itemsize", 4) or 4), 1)
+    return LDST_WEIGHT * padded_elements(shape, sublanes, packing=max(4 // width, 1), lanes=lanes)
+
+
+def padded_dot_flops(eqn: Any, mxu: int) -> int:
+    """A dot's flops on the MXU: the contraction and output columns padded to the MXU's width
+    (weights are loaded as mxu x mxu tiles), the rows to a sublane multiple (8)."""
+    (lhs_contract, rhs_contract), (lhs_batch, _) = eqn.params["dimension_numbers"]
+    lhs_shape, rhs_shape = eqn.invars[0].aval.shape, eqn.invars[1].aval.shape
+    depth = size(lhs_shape[d] for d in lhs_contract)
+    batch = size(lhs_shape[d] for d in lhs_batch)
+    rows = size(lhs_shape[d] for d in range(len(lhs_shape)) if d not in lhs_contract and d not in lhs_batch)
+    rhs_free = [
+        d
+        for d in range(len(rhs_shape))
+        if d not in rhs_contract and d not in eqn.params["dimension_numbers"][1][1]
+    ]
+    cols = size(rhs_shape[d] for d in rhs_free)
+    pad = lambda n, m: -(-max(n, 1) // m) * m  # noqa: E731
+    return 2 * batch * pad(rows, 8) * pad(depth, mxu) * pad(cols, mxu)

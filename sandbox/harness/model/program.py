@@ -3,7 +3,7 @@
 The body is walked once per core in program mode (`walker.Walker`), with `axis_index` of the
 mesh's core axis set to that core: `emit_pipeline` shows up as a loop whose iterations start and
 wait for DMAs (each such iteration is a pipeline step), a core barrier as semaphore signals and
-waits. `cost.program_steps` then simulates the cores side by side.
+waits. `simulate.program_steps` then simulates the cores side by side.
 """
 
 from __future__ import annotations
@@ -26,12 +26,10 @@ def model_kernel(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Program:
     bodies = [jaxpr_of(j) for j in eqn.params["jaxprs"]]
     name = _name(eqn, bodies)
     notes: list[str] = []
-    if (
-        not meshes
-        or "sparse" in str(getattr(meshes[0], "core_type", "")).lower()
-        or "sc_" in str(getattr(meshes[0], "core_type", "")).lower()
-    ):
-        raise ModelLimitError(f"{name}: SparseCore kernels are not modelled (TensorCore meshes only)")
+    if not meshes:
+        raise ModelLimitError(f"{name}: a pl.kernel without a mesh is not modelled")
+    if is_sparse_core(meshes[0]):
+        return _sparse_core(eqn, name, meshes[0], bodies[0], known, chip)
     if len(bodies) > 1:
         notes.append(f"only the first of {len(bodies)} meshes (the TensorCore program) is modelled")
     mesh, body = meshes[0], bodies[0]
@@ -44,7 +42,7 @@ def model_kernel(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Program:
         )
     events = []
     for core in range(cores):
-        walker = Walker(steps=None, core=core, core_axes=axes)
+        walker = Walker(steps=None, core=core, core_axes=axes, sublanes=chip.sublanes, mxu=chip.mxu_size)
         env = _env(body, known)
         walker.run(body, env)
         walker.flush()
@@ -52,7 +50,57 @@ def model_kernel(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Program:
         notes += sorted(n for n in walker.notes if n and n not in notes)
     # What a perfect kernel would move: every HBM operand (inputs, outputs, HBM scratch) once.
     min_bytes = float(sum(_bytes(v) for v in body.invars if space_of(v.aval, "hbm") == "hbm"))
-    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=families.PROGRAM)
+    family = families.COLLECTIVE if any(_remote(e) for core in events for e in core) else families.PROGRAM
+    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=family)
+
+
+def is_sparse_core(mesh: Any) -> bool:
+    kind = str(getattr(mesh, "core_type", "")).lower()
+    return "sparse" in kind or kind.startswith("sc_")
+
+
+def _remote(event: Any) -> bool:
+    return event[0] == "dma" and len(event) > 3 and event[3] == "ici"
+
+
+def _sparse_core(eqn: Any, name: str, mesh: Any, body: Any, known: Sequence[Any], chip: ChipInfo) -> Program:
+    """A SparseCore kernel: one program per scalar subcore (`ScalarSubcoreMesh`, one per SparseCore)
+    or per vector subcore (`VectorSubcoreMesh`), each walked with its mesh coordinates; vector
+    work in rows of the subcore's lanes. `cost.Rates.of_sparse_core` gives each program its
+    SparseCore's share of the DMA bandwidth."""
+    sc = chip.sparse_core
+    if sc is None:
+        raise ModelLimitError(f"{name}: a {chip.device_kind} has no SparseCore")
+    cores = int(getattr(mesh, "num_cores", 1) or 1)
+    vector = hasattr(mesh, "subcore_axis_name")
+    subcores = int(getattr(mesh, "num_subcores", sc.subcores) or sc.subcores) if vector else 1
+    notes = [
+        f"SparseCore: {cores} core(s) x {subcores} {'vector' if vector else 'scalar'} subcore program(s); "
+        "its DMA rate and step cost are assumed (no published SparseCore timing), so this is not validated"
+    ]
+    events = []
+    for core in range(cores):
+        for sub in range(subcores):
+            axes = _sc_axes(mesh, core, sub, vector)
+            walker = Walker(
+                steps=None, core=core, core_axes=frozenset(axes), sublanes=1, lanes=sc.lanes, axis_values=axes
+            )
+            walker.run(body, _env(body, known))
+            walker.flush()
+            events.append(walker.events)
+            notes += sorted(n for n in walker.notes if n and n not in notes)
+    min_bytes = float(sum(_bytes(v) for v in body.invars if space_of(v.aval, "hbm") == "hbm"))
+    family = families.SPARSE_CORE
+    return Program(
+        kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=family, unit="sparse_core",
+        programs_per_core=subcores,
+    )  # fmt: skip
+
+
+def _sc_axes(mesh: Any, core: int, sub: int, vector: bool) -> dict[str, int]:
+    if vector:
+        return {str(mesh.core_axis_name): core, str(mesh.subcore_axis_name): sub}
+    return {str(getattr(mesh, "axis_name", "core")): core}
 
 
 def _env(body: Any, known: Sequence[Any]) -> dict[Any, Any]:

@@ -1,4 +1,4 @@
-"""Steady state in a simulated program: a run of identical steps advanced in one go (`cost`).
+"""Steady state in a simulated program: a run of identical steps advanced in one go (`simulate`).
 
 A pipeline of 32,768 steps is mostly runs of the same step (`classes` hands the simulator the very
 same event objects for each step of a class). Once a step starts from the state the previous

@@ -14,6 +14,7 @@ import numpy as np
 
 from sandbox.harness.model import families
 from sandbox.harness.model.cost import Rates, Steps
+from sandbox.harness.model.ops import PADDING
 from sandbox.protocol.chips import CHIP_TABLE
 from sandbox.protocol.estimate import Bound, Estimate, KernelEstimate, StepClass, StepTime
 
@@ -27,15 +28,22 @@ ASSUMPTIONS = (
     "previous step's on that core (revisits skip the copy), prefetches the next step's blocks "
     "during the current step, and writes an output block back when its index is about to change.",
     "Copies run at the chip's HBM bandwidth per TensorCore, one after another on the core's DMA "
-    "engine; on-chip (VMEM to VMEM) copies are free; partial edge blocks count as whole blocks.",
+    "engine; on-chip (VMEM to VMEM) copies are free; partial edge blocks count as whole blocks. "
+    "A remote DMA runs over one ICI link at its one-way bandwidth plus a hop's latency.",
     "Dots run at the MXU's peak for their operand type (f32 operands: 6 bf16 passes, Precision.HIGH "
-    "3); vector work (element ops, VMEM loads and stores) at 2048 element ops per cycle; within a "
-    "step the MXU and the vector unit overlap, so the larger counts. Scalar work is free.",
-    "Every pipeline step costs a fixed step_seconds (fitted to one published v5e measurement); a "
-    "loop iteration counts as a step when it starts or waits for a DMA. A kernel launch costs "
-    "launch_seconds.",
-    "Parallel grid dimensions are split across the chip's TensorCores: the outermost parallel "
-    "dimension in contiguous halves. Each core has its own share of HBM bandwidth.",
+    "3), their contraction and output columns padded to the MXU's width; vector work (element ops, "
+    "VMEM loads and stores) is counted in whole (sublanes, 128) vregs, transcendentals at twice a "
+    "VALU op (the EUP), lane reductions and transposes at 7 (the cross-lane unit), at a vector "
+    "rate fitted to a published flash-attention point; within a step the MXU and the vector unit "
+    "overlap, so the larger counts.",
+    "Every pipeline step costs a fixed step cost (fitted to a published v5e matmul), plus each DMA "
+    "it starts (32 cycles, assumed) and each scalar operation of its body and index maps (1 cycle); "
+    "a loop iteration counts as a step when it starts or waits for a DMA. A kernel launch costs "
+    "launch_seconds. Host dispatch is not in the estimate; where it is known it is reported apart.",
+    "A grid runs on one TensorCore unless a dimension is CORE_PARALLEL: then the outermost such "
+    "dimension is split across the chip's TensorCores in contiguous parts (a plain 'parallel' "
+    "dimension is not: published v5p timings show one core's rate). Each core has its own share "
+    "of HBM bandwidth; a pl.kernel core mesh runs one program per core.",
     "A branch runs the cost of the branch its predicate selects at that step; when the predicate "
     "depends on data the model cannot see, the costlier branch is assumed (noted per kernel).",
 )
@@ -65,10 +73,18 @@ def summarize(
         )
     parts = np.zeros(3)  # compute, memory, overhead
     for steps in kernels:
-        parts += _split(steps, rates)
-    seconds = sum(s.total for s in kernels)
+        if not steps.overlaps:
+            parts += _split(steps, rates)
+    serial = sum(s.total for s in kernels if not s.overlaps)
+    beside = sum(s.total for s in kernels if s.overlaps)  # SparseCore kernels beside the TensorCore
+    seconds = max(serial, beside)
+    if beside > serial:  # the SparseCore side is the longer one: its excess is waiting on its DMAs
+        parts[1] += beside - serial
     mxu_time = sum(
-        flops / (rates.mxu[kind] * rates.cores) for s in kernels for kind, flops in s.mxu_flops.items()
+        flops * _efficiency(chip) / (rates.mxu[kind] * rates.cores)  # at the MXU's peak
+        for s in kernels
+        for kind, flops in s.mxu_flops.items()
+        if not kind.endswith(PADDING)  # the roofline counts useful work only
     )
     min_bytes = sum(s.min_bytes for s in kernels)
     roofline = max(mxu_time, min_bytes / (rates.bandwidth * rates.cores))
@@ -100,7 +116,16 @@ def summarize(
         validation=trust.text,
         low_seconds=low,
         high_seconds=high,
+        host_dispatch_seconds=_host_dispatch(chip),
     )
+
+
+def _efficiency(chip: str) -> float:
+    return next((c.mxu_efficiency for c in CHIP_TABLE.values() if c.name == chip), 1.0)
+
+
+def _host_dispatch(chip: str) -> float | None:
+    return next((c.host_dispatch_seconds for c in CHIP_TABLE.values() if c.name == chip), None)
 
 
 def _title(chip: str) -> str:

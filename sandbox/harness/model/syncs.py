@@ -57,9 +57,11 @@ class Synchronisation:
             if self.record is not None:
                 self._remember_indices(self._dma_static(eqn)[1][2:4], env)
             return
-        size_bytes, way, sem, _ = self._dma(eqn, env)
+        size_bytes, way, sem, send = self._dma(eqn, env)
         self._sync()
-        self.events.append(("dma", size_bytes, sem, way))
+        # A remote copy also completes its send semaphore (`wait_send`); every device runs the same
+        # program, so the copy a neighbour sends here lands when ours lands there (symmetry).
+        self.events.append(("dma", size_bytes, sem, way, send if way == "ici" else None))
 
     def _dma_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
         self.syncs = True
@@ -74,9 +76,13 @@ class Synchronisation:
     def _dma(self, eqn: Any, env: dict[Any, Any]) -> tuple[int, str, Any, Any]:
         static = self._dma_static(eqn)
         src, dst, dst_sem, src_sem, device = static[1]
-        if device is not None:
-            self.notes.add("remote DMAs are costed as local copies (the interconnect is not modelled)")
         way = self._way(self._ref(src, env), self._ref(dst, env))
+        if device is not None:
+            self.notes.add(
+                "remote DMAs run over one ICI link at its one-way bandwidth plus a hop's latency; every "
+                "device is assumed to run the same program in step (a ring's neighbours send at once)"
+            )
+            way = "ici"
         return static[0], way, self._sem(dst_sem, env), self._sem(src_sem, env)
 
     def _dma_static(self, eqn: Any) -> tuple[int, Any]:

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 from jax._src import core as jcore
 
-from sandbox.harness.model.classes import MIN_ITERATIONS, masked, walk_by_class
+from sandbox.harness.model.classes import masked
+from sandbox.harness.model.control import ControlFlow
 from sandbox.harness.model.evaluate import (
     UNKNOWN,
     Ref,
@@ -30,12 +31,22 @@ from sandbox.harness.model.evaluate import (
     size,
     space_of,
 )
-from sandbox.harness.model.ops import CALLS, FREE, Acc, dot_flops, dot_kind, has_sync, jaxpr_of, scan_counts
+from sandbox.harness.model.ops import (
+    CALLS,
+    FREE,
+    PADDING,
+    Acc,
+    dot_flops,
+    dot_kind,
+    jaxpr_of,
+    memory_cost,
+    padded_dot_flops,
+    padded_elements,
+    vector_cost,
+)
 from sandbox.harness.model.syncs import Synchronisation
 
 MAX_PROGRAM_EQNS = 3_000_000  # program mode stops past this many equations (a very long kernel)
-MAX_LOOP = 1_000_000
-GRID_LOOP_BUDGET = 1 << 22  # grid mode: iterations x steps walked exactly; more is costed from one
 
 
 _RULE, _HANDLER, _CALL, _VECTOR = object(), object(), object(), object()
@@ -53,7 +64,7 @@ class ModelLimitError(Exception):
     """The kernel is too long to simulate step by step."""
 
 
-class Walker(Synchronisation):
+class Walker(ControlFlow, Synchronisation):
     def __init__(
         self,
         *,
@@ -63,8 +74,16 @@ class Walker(Synchronisation):
         core: int = 0,
         core_axes: frozenset[str] = frozenset(),
         label: str = "",
+        sublanes: int = 8,
+        mxu: int = 0,
+        lanes: int = 128,
+        axis_values: dict[str, int] | None = None,
     ) -> None:
         self.sequential = steps is None
+        self.sublanes = sublanes  # the chip's vreg shape: vector work is counted in padded vregs
+        self.mxu = mxu  # the chip's MXU width: dots pad to it (0: count exact flops)
+        self.lanes = lanes  # 128 on a TensorCore; a SparseCore subcore's 8 or 16
+        self.axis_values = axis_values or {}  # mesh axes with their value in this program (SparseCore)
         zero: Any = 0.0 if steps is None else np.zeros(steps)
         self.acc = Acc(zero)
         self.mask: Any = 1.0
@@ -104,8 +123,10 @@ class Walker(Synchronisation):
                         env[out] = rule_py(*args) if python else np.asarray(rule_np(*args))
                     except (TypeError, ValueError, ArithmeticError, IndexError):
                         env[out] = UNKNOWN
+                    self._scalar()
                     continue
                 env[out] = UNKNOWN
+                self._scalar()
             elif kind is _HANDLER:
                 extra(eqn, env)
             elif kind is _CALL:
@@ -139,9 +160,9 @@ class Walker(Synchronisation):
             elif name in CALLS:
                 plan.append((_CALL, eqn, eqn.params[CALLS[name]]))
             elif name not in FREE:
-                elements = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
-                if elements > 1:
-                    plan.append((_VECTOR, eqn, elements))
+                cost = vector_cost(eqn, self.sublanes, self.lanes)
+                if cost > 0:
+                    plan.append((_VECTOR, eqn, cost))
         self._plans[id(jaxpr)] = (jaxpr, plan)  # the jaxpr is kept alive with its plan
         return plan
 
@@ -155,9 +176,17 @@ class Walker(Synchronisation):
             env[var] = value
 
     def _vector(self, eqn: Any) -> None:
-        elements = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
-        if elements > 1:
-            self._work(None, 0, elements)
+        """A VMEM load: its value's vregs (packed dtypes fill them deeper)."""
+        out = eqn.outvars[0].aval
+        if size(getattr(out, "shape", ())) > 1:
+            self._work(None, 0, memory_cost(out.shape, out.dtype, self.sublanes, self.lanes))
+
+    def _scalar(self) -> None:
+        """One scalar operation (index arithmetic, a comparison, an SMEM lookup) where it runs."""
+        if self.sequential:
+            self.pending.scalar += 1
+        else:
+            self.acc.scalar = self.acc.scalar + self.mask
 
     def _work(self, kind: str | None, flops: float, vector: float) -> None:
         if self.sequential:
@@ -166,8 +195,9 @@ class Walker(Synchronisation):
             self.acc.add(kind, flops, vector, self.mask)
 
     def _sync(self) -> None:
-        if self.pending.mxu or self.pending.vector:
-            self.events.append(("work", dict(self.pending.mxu), float(self.pending.vector)))
+        if self.pending.mxu or self.pending.vector or self.pending.scalar:
+            work = ("work", dict(self.pending.mxu), float(self.pending.vector), float(self.pending.scalar))
+            self.events.append(work)
             self.pending = Acc(0.0)
 
     def _remember(self, value: Any) -> None:
@@ -186,7 +216,11 @@ class Walker(Synchronisation):
     # -- primitives with their own rules -------------------------------------------------------
 
     def _dot_general(self, eqn: Any, env: dict[Any, Any]) -> None:
-        self._work(dot_kind(eqn), dot_flops(eqn), 0)
+        kind, flops = dot_kind(eqn), dot_flops(eqn)
+        self._work(kind, flops, 0)
+        padding = padded_dot_flops(eqn, self.mxu) - flops if self.mxu else 0
+        if padding > 0:  # MXU time the padding costs, kept apart from the dot's useful flops
+            self._work(kind + PADDING, padding, 0)
 
     def _program_id(self, eqn: Any, env: dict[Any, Any]) -> None:
         env[eqn.outvars[0]] = self.program_ids.get(eqn.params["axis"], UNKNOWN)
@@ -201,6 +235,10 @@ class Walker(Synchronisation):
     def _axis_index(self, eqn: Any, env: dict[Any, Any]) -> None:
         names = eqn.params["axis_name"]
         names = names if isinstance(names, tuple) else (names,)
+        if len(names) == 1 and names[0] in self.axis_values:
+            value = self.axis_values[names[0]]
+            env[eqn.outvars[0]] = value if self.sequential else np.asarray(value, np.int32)
+            return
         known = all(n in self.core_axes for n in names)
         core = self.core if self.sequential else np.asarray(self.core, np.int32)
         env[eqn.outvars[0]] = core if known else UNKNOWN
@@ -210,6 +248,7 @@ class Walker(Synchronisation):
         out = eqn.outvars[0]
         if isinstance(ref, Ref) and ref.space == "smem":
             env[out] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[1:]), env)
+            self._scalar()
         else:
             self._vector(eqn)
 
@@ -226,8 +265,11 @@ class Walker(Synchronisation):
     def _swap(self, eqn: Any, env: dict[Any, Any]) -> None:
         ref, value = self._read(env, eqn.invars[0]), self._read(env, eqn.invars[1])
         if not (isinstance(ref, Ref) and ref.space == "smem"):
-            self._work(None, 0, size(eqn.invars[1].aval.shape))
+            stored = eqn.invars[1].aval
+            if size(stored.shape) > 1:
+                self._work(None, 0, memory_cost(stored.shape, stored.dtype, self.sublanes, self.lanes))
             return
+        self._scalar()
         if self.record is not None:
             self.record.append(UNKNOWN)  # SMEM state that changes per step: no step classes
             return
@@ -248,7 +290,9 @@ class Walker(Synchronisation):
                 return
             ref.values = None
         else:
-            self._work(None, 0, 2 * size(eqn.invars[1].aval.shape))
+            added = eqn.invars[1].aval  # a load, an add and a store
+            load_store = 2 * memory_cost(added.shape, added.dtype, self.sublanes, self.lanes)
+            self._work(None, 0, load_store + padded_elements(added.shape, self.sublanes, lanes=self.lanes))
 
     def _run_scoped(self, eqn: Any, env: dict[Any, Any]) -> None:
         body = jaxpr_of(eqn.params["jaxpr"])
@@ -259,119 +303,4 @@ class Walker(Synchronisation):
             inner_env[var] = Ref(key, tuple(aval.shape), aval.dtype, space_of(var.aval, "vmem"))
         outs = self.run(body, inner_env)
         for var, value in zip(eqn.outvars, outs, strict=False):
-            env[var] = value
-
-    def _cond(self, eqn: Any, env: dict[Any, Any]) -> None:
-        branches = [jaxpr_of(b) for b in eqn.params["branches"]]
-        which = self._read(env, eqn.invars[0])
-        operands = [self._read(env, v) for v in eqn.invars[1:]]
-        if self.sequential:
-            if which is UNKNOWN:
-                self.notes.add("a branch depends on data: its last (usually the working) branch is assumed")
-                which = len(branches) - 1
-            branch = branches[min(max(int(which), 0), len(branches) - 1)]
-            outs = self.run(branch, dict(zip(branch.invars, operands, strict=False)))
-        elif which is not UNKNOWN:
-            which = np.clip(np.asarray(which).astype(np.int64), 0, len(branches) - 1)
-            self._remember(which)
-            outs = self._masked(branches, operands, which)
-        else:
-            self._remember(UNKNOWN)
-            outs = self._costliest(branches, operands)
-        for var, value in zip(eqn.outvars, outs, strict=False):
-            env[var] = value
-
-    def _masked(self, branches: list[Any], operands: list[Any], which: Any) -> list[Any]:
-        saved, results = self.mask, []
-        for b, branch in enumerate(branches):
-            selected = which == b
-            if not np.any(selected):
-                results.append([UNKNOWN] * len(branch.outvars))
-                continue
-            self.mask = saved * selected
-            results.append(self.run(branch, dict(zip(branch.invars, operands, strict=False))))
-        self.mask = saved
-        outs = []
-        for i in range(len(branches[0].outvars)):
-            options = [r[i] for r in results]
-            known = all(o is not UNKNOWN and not isinstance(o, Ref) for o in options)
-            outs.append(np.choose(which, np.broadcast_arrays(*options)) if known else UNKNOWN)
-        return outs
-
-    def _costliest(self, branches: list[Any], operands: list[Any]) -> list[Any]:
-        self.notes.add("a branch depends on data: the costlier branch is assumed at every step")
-        saved = self.acc
-        accs = []
-        for branch in branches:
-            self.acc = Acc(saved.zero)
-            self.run(branch, dict(zip(branch.invars, operands, strict=False)))
-            accs.append(self.acc)
-        self.acc = saved
-        weights = np.stack([np.broadcast_to(a.weight(), np.shape(saved.zero)) for a in accs])
-        best = np.argmax(weights, axis=0)
-        for b, acc in enumerate(accs):
-            saved.absorb(acc, best == b)
-        return [UNKNOWN] * len(branches[0].outvars)
-
-    def _scan(self, eqn: Any, env: dict[Any, Any]) -> None:
-        body = jaxpr_of(eqn.params["jaxpr"])
-        length = eqn.params["length"]
-        consts_n, carry_n = scan_counts(eqn.params)
-        values = [self._read(env, v) for v in eqn.invars]
-        consts, carry, xs = (
-            values[:consts_n],
-            values[consts_n : consts_n + carry_n],
-            values[consts_n + carry_n :],
-        )
-        if not self.sequential and length * np.size(self.acc.zero) > GRID_LOOP_BUDGET:
-            carry = self._scan_once(body, [*consts, *([UNKNOWN] * (carry_n + len(xs)))], length)[:carry_n]
-        else:
-            stepped = self.sequential and has_sync(body)
-            if stepped and not xs and length >= MIN_ITERATIONS:
-                found = walk_by_class(self, body, consts, carry, length, carry_n)
-                if found is not None:
-                    carry, length = found, 0
-            for i in range(length):
-                if stepped:
-                    self.step(f"{self.label}loop step {i}")
-                x = [
-                    v[i] if isinstance(v, np.ndarray) and v.ndim and len(v) == length else UNKNOWN for v in xs
-                ]
-                carry = self.run(body, dict(zip(body.invars, [*consts, *carry, *x], strict=False)))[:carry_n]
-        for var, value in zip(
-            eqn.outvars, [*carry, *([UNKNOWN] * (len(eqn.outvars) - carry_n))], strict=False
-        ):
-            env[var] = value
-
-    def _scan_once(self, body: Any, values: list[Any], length: int) -> list[Any]:
-        """Grid mode, a long loop: walk its body once with unknown carries and count it `length` times."""
-        self.notes.add(f"a loop of {length} iterations is costed from one iteration (its carries unknown)")
-        saved = self.acc
-        self.acc = Acc(saved.zero)
-        outs = self.run(body, dict(zip(body.invars, values, strict=False)))
-        saved.absorb(self.acc, length)
-        self.acc = saved
-        return [UNKNOWN] * len(outs)
-
-    def _while(self, eqn: Any, env: dict[Any, Any]) -> None:
-        cond, body = jaxpr_of(eqn.params["cond_jaxpr"]), jaxpr_of(eqn.params["body_jaxpr"])
-        cn, bn = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
-        values = [self._read(env, v) for v in eqn.invars]
-        cconsts, bconsts, carry = values[:cn], values[cn : cn + bn], values[cn + bn :]
-        saved = self.mask
-        stepped = self.sequential and has_sync(body)
-        for i in range(MAX_LOOP):
-            (go,) = self.run(cond, dict(zip(cond.invars, [*cconsts, *carry], strict=False)))
-            if go is UNKNOWN:
-                self.notes.add("a while loop's trip count depends on data: one iteration is assumed")
-                go = np.asarray(i == 0)
-            self.mask = saved * go if not self.sequential else saved
-            self._remember(go)
-            if not np.any(go):
-                break
-            if stepped:
-                self.step(f"{self.label}loop step {i}")
-            carry = self.run(body, dict(zip(body.invars, [*bconsts, *carry], strict=False)))
-        self.mask = saved
-        for var, value in zip(eqn.outvars, carry, strict=False):
             env[var] = value

@@ -1,0 +1,135 @@
+"""Solve the time model's two fitted constants from their two named published points, and print them.
+
+`python -m tests.model.fit` prints STEP_CYCLES and VECTOR_VREGS_PER_CYCLE for `sandbox/protocol/
+chips.py`: the step cost that puts the matmul guide's 4096^3 128-block matmul on a v5e at its
+published 11.77 ms (less host dispatch), and the vector rate that puts JAX's flash_attention
+forward at (32, 8, 512, 64) on a v5e at its published 2.36 ms (jax-ml/jax#24633). Every other
+published point (tests/data/) validates them. Each constant is the unique root of a monotone
+function of one variable when the other is fixed; they are solved alternately until both settle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas.ops.tpu import flash_attention
+
+from sandbox.harness.model.estimate import estimate
+from sandbox.protocol import chips
+from tests.model import published_kernels
+
+MATMUL_SECONDS = 0.011771515250438824 - chips.V5E_HOST_DISPATCH  # matmul guide, 4096^3, 128 blocks
+FLASH_SECONDS = 2.36e-3  # jax-ml/jax#24633, (32, 8, 512, 64) bf16, block sizes 128, v5e
+
+
+def _chip(step_cycles: float, vregs_per_cycle: float) -> chips.ChipInfo:
+    v5e = chips.chip_info("v5e")
+    return dataclasses.replace(
+        v5e, step_seconds=step_cycles / v5e.clock_hz, vector_ops=vregs_per_cycle * 1024 * v5e.clock_hz
+    )
+
+
+def _matmul(chip: chips.ChipInfo) -> float:
+    x = jax.ShapeDtypeStruct((4096, 4096), jnp.bfloat16)
+    fn = functools.partial(published_kernels.matmul, bm=128, bk=128, bn=128)
+    return estimate(fn, (x, x), chip, timeline=False).seconds
+
+
+def _flash(chip: chips.ChipInfo) -> float:
+    q = jax.ShapeDtypeStruct((32, 8, 512, 64), jnp.bfloat16)
+    fn = functools.partial(flash_attention.flash_attention, sm_scale=1.0)
+    return estimate(fn, (q, q, q), chip, timeline=False).seconds
+
+
+def _matmul_at(step: float, *, rate: float) -> float:
+    return _matmul(_chip(step, rate))
+
+
+def _flash_at(inverse_rate: float, *, step: float) -> float:
+    return _flash(_chip(step, 1 / inverse_rate))
+
+
+def _root(f, lo: float, hi: float, target: float, rounds: int = 40) -> float:
+    for _ in range(rounds):  # bisection: f is monotone (increasing) in its argument
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def solve() -> tuple[float, float]:
+    step, rate = 400.0, chips.VECTOR_VREGS_PER_CYCLE
+    for _ in range(6):
+        step = _root(functools.partial(_matmul_at, rate=rate), 0.0, 2000.0, MATMUL_SECONDS, 24)
+        rate = 1 / _root(functools.partial(_flash_at, step=step), 1 / 8, 16.0, FLASH_SECONDS, 24)
+    return step, rate
+
+
+# -- a chip's own vector rate and MXU efficiency, fitted on half of its published points ---------
+#
+# `python -m tests.model.fit tpu7x` fits two constants of one chip on the published points of that
+# chip marked `calibration` in the data file (its 1st, 3rd, 5th...; the others validate them): the VPU rate
+# (vregs per cycle) and the fraction of the MXU's peak a step reaches. It minimises the mean
+# |log(estimate / published)| over the fit half (robust to the half's few outliers), by a grid
+# search over the costed plans (each point's kernels are planned once; only the arithmetic is
+# redone per candidate). It prints the fit half's mean and worst error too.
+
+
+def _plans(points: list) -> list:
+    from sandbox.harness.model.estimate import chip_context, kernels, known_values, trace
+    from tests.model import published as pub
+
+    found = []
+    for m in points:
+        fn, args = pub.call(m)
+        chip = chips.chip_info(m.chip)
+        closed = trace(fn, args, chip_context(chip))
+        found.append((m, kernels(closed, known_values(args), chip)))
+    return found
+
+
+def _seconds(plans: list, chip: chips.ChipInfo, vregs: float, efficiency: float) -> float:
+    from sandbox.harness.model.cost import Grid, Rates, grid_steps
+    from sandbox.harness.model.simulate import program_steps
+
+    rates = Rates.of(chip)
+    rates = dataclasses.replace(
+        rates,
+        vector=vregs * chip.sublanes * 128 * chip.clock_hz,
+        mxu={k: v * efficiency for k, v in rates.mxu.items()},
+    )
+    return sum(
+        (grid_steps(p, rates) if isinstance(p, Grid) else program_steps(p, rates)).total for p in plans
+    )
+
+
+def solve_chip(name: str) -> tuple[float, float, float, float]:
+    import math
+
+    from tests.model.published import load
+
+    _, points = load()
+    fit_half = _plans([m for m in points if m.chip == name and m.calibration])
+    chip = chips.chip_info(name)  # type: ignore[arg-type]
+    best = (math.inf, 0.0, 0.0, 0.0)
+    for vregs in [0.5 * 1.15**i for i in range(30)]:
+        for efficiency in [0.5 + 0.01 * i for i in range(51)]:
+            errors = [
+                abs(math.log(_seconds(plans, chip, vregs, efficiency) / m.seconds)) for m, plans in fit_half
+            ]
+            best = min(best, (sum(errors) / len(errors), max(errors), vregs, efficiency))
+    return best
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) > 1:
+        mean, worst, vregs, efficiency = solve_chip(sys.argv[1])
+        print(f"{sys.argv[1]}: vector {vregs:.4f} vregs/cycle, MXU efficiency {efficiency:.2f}")
+        print(f"fit half: mean |log error| {mean:.3f}, worst {worst:.3f}")
+    else:
+        step, rate = solve()
+        print(f"STEP_CYCLES = {step:.1f}\nVECTOR_VREGS_PER_CYCLE = {rate:.4f}")
