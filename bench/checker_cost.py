@@ -2,13 +2,17 @@
 
 Usage: .venv/bin/python bench/checker_cost.py [--repeats 3] [--sandbox local|hardened|auto]
 
-Since issue 22 a run that checks outputs is two jobs (`sandbox.backends.checking`): the
-reference's job, then the kernel's job, compared outside both. Measured in one run, interleaved,
-through `sandbox.backends.execute` on one backend (as a server runs them):
-- catalog `tiled_matmul`, reference not yet kept (the first run of an entry on a server process);
+Since issue 22 a run that checks outputs is two jobs (`sandbox.backends.checking`): the reference's
+job and the kernel's job, compared outside both. With no second slot free they run one after the
+other in the run's slot ("serial", as before pairing); with one free the reference's job borrows it
+and runs beside the kernel's job ("paired", `sandbox.backends.pairing`). Measured in one run,
+interleaved, through `sandbox.backends.execute` on one backend (as a server runs them):
+- catalog `tiled_matmul`, reference not yet kept (the first run of an entry on a server process),
+  serial and paired;
 - catalog `tiled_matmul`, reference kept (every later run: no reference job at all);
-- a scratch file with its own `reference` (every run pays its reference's job).
-Reported: median wall of the whole run, of the reference's job, and the share of the run it is.
+- a scratch file with its own `reference` (every run has a reference's job), serial and paired.
+Reported: median wall of the whole run, of the reference's job, what the verdict added to the run
+(the whole run minus the kernel's job), and the share of the run that is.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sandbox.backends import checking, create_backend, default_backend_name
 from sandbox.backends.execute import execute
+from sandbox.backends.pairing import RunSlots
 from sandbox.catalog.entries import load_catalog
 from sandbox.jobs.build import make_job
 
@@ -60,13 +65,17 @@ class Timed:
             self.walls[job.role] = time.monotonic() - started
 
 
-def one(backend: Timed, job, *, keep: bool) -> tuple[float, float, str]:
+def one(backend: Timed, job, *, keep: bool, paired: bool) -> tuple[float, float, float, str]:
+    """(whole run, reference's job, kernel's job) seconds and the status."""
     if not keep:
         checking.CACHES.clear()
     backend.walls = {}
+    slots = RunSlots(2) if paired else None  # a second slot free (paired), or none (serial)
     started = time.monotonic()
-    finished = execute(backend, job, threading.Event(), lambda kind, data: None)
-    return time.monotonic() - started, backend.walls.get("reference", 0.0), finished.result.status.value
+    finished = execute(backend, job, threading.Event(), lambda kind, data: None, slots)
+    walls = backend.walls
+    total = time.monotonic() - started
+    return total, walls.get("reference", 0.0), walls.get("kernel", 0.0), finished.result.status.value
 
 
 def main() -> None:
@@ -77,24 +86,41 @@ def main() -> None:
     name = default_backend_name() if args.sandbox == "auto" else args.sandbox
     backend = Timed(create_backend(name))
     entry = load_catalog().get("tiled_matmul")
+    catalog = make_job(entry.solution_source, entry=entry, trace=False)
+    scratch = make_job(SCRATCH, trace=False)
     rows = {
-        "catalog, reference not kept": (make_job(entry.solution_source, entry=entry, trace=False), False),
-        "catalog, reference kept": (make_job(entry.solution_source, entry=entry, trace=False), True),
-        "scratch with its own reference": (make_job(SCRATCH, trace=False), False),
+        "catalog, reference not kept, serial": (catalog, False, False),
+        "catalog, reference not kept, paired": (catalog, False, True),
+        "catalog, reference kept": (catalog, True, False),
+        "scratch with its own reference, serial": (scratch, False, False),
+        "scratch with its own reference, paired": (scratch, False, True),
     }
-    one(backend, rows["catalog, reference kept"][0], keep=False)  # warm the pool and the kept reference
-    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in rows}
+    one(backend, catalog, keep=False, paired=False)  # warm the pool and the kept reference
+    samples: dict[str, list[tuple[float, float, float]]] = {k: [] for k in rows}
     for _ in range(args.repeats):
-        for label, (job, keep) in rows.items():
-            total, ref, status = one(backend, job, keep=keep)
-            assert status == "passed", (label, status)
-            samples[label].append((total, ref))
+        for label, (job, keep, paired) in rows.items():
+            total, ref, kernel, status = one(backend, job, keep=keep, paired=paired)
+            if status != "passed":  # e.g. a timeout on an overloaded machine: said, not averaged in
+                print(f"{label}: {status} after {total:.1f} s; sample left out")
+                continue
+            samples[label].append((total, ref, kernel))
+    # What the verdict adds: the whole run minus the same kernel's job alone (from the serial rows:
+    # a paired kernel's job shares the CPU with its reference's job, so its own wall is no baseline).
+    alone = {
+        id(job): statistics.median(k for _, _, k in samples[label])
+        for label, (job, _, paired) in rows.items()
+        if not paired and samples[label]
+    }
     print(f"backend {name}, {args.repeats} interleaved repeats, medians")
-    print(f"{'run':34} {'whole run':>10} {'reference job':>14} {'share':>6}")
+    print(f"{'run':40} {'whole run':>10} {'reference job':>14} {'added':>7} {'share':>6}")
     for label, got in samples.items():
-        total = statistics.median(t for t, _ in got)
-        ref = statistics.median(r for _, r in got)
-        print(f"{label:34} {total:9.2f}s {ref:13.2f}s {ref / total:6.0%}")
+        if not got or id(rows[label][0]) not in alone:
+            print(f"{label:40} no passing sample")
+            continue
+        total = statistics.median(t for t, _, _ in got)
+        ref = statistics.median(r for _, r, _ in got)
+        added = max(0.0, total - alone[id(rows[label][0])])
+        print(f"{label:40} {total:9.2f}s {ref:13.2f}s {added:6.2f}s {added / total:6.0%}")
     backend.inner.close()
 
 

@@ -1,16 +1,21 @@
-"""End-to-end latency of `tiled_matmul` through HTTP vs the same kernel run in-process.
+"""Time to the first verdict of `tiled_matmul` through HTTP, against the same kernel's first call in a notebook.
 
-Usage: .venv/bin/python bench/e2e_latency.py [--repeats 3] [--sandbox local|hardened|auto]
+Usage: .venv/bin/python bench/e2e_latency.py [--repeats 5] [--sandbox hardened|local|auto]
 
-Everything is measured in one run on this machine, so the ratios are meaningful even when the
-absolute figures are noisy. Rows:
-- in-process, warm: one more call of the jitted kernel in a process that already ran it;
-- in-process, first call: trace + compile + run in a process that has JAX imported;
-- fresh process: `python -c` importing JAX and running the kernel once (what a naive sandbox pays);
-- HTTP end to end: POST /api/runs → `done` through the real server and sandbox, which checks two
-  cases against the reference, times the kernel and accounts memory;
-- time to first verdict: POST → case 1's SSE event, against the in-process first call with the same
-  trace recording, and where the difference goes (when each earlier event arrived).
+The headline: a fresh run (POST /api/runs with `fresh`, so no cached result) until the first case's
+verdict arrives over SSE, divided by the plain in-process first call: a process with JAX imported and
+the inputs made calls the kernel once under TPU interpret mode, without recording a trace (what a
+notebook user runs). Both are measured in the same run of this script, interleaved (one notebook
+call, then one HTTP run, `--repeats` times), because absolute times on a shared machine move with
+its load; medians are reported, and the load before and after. On the hardened backend as root the
+notebook call is also run with the jobs' CPU weight (`jobs_weight`), and that ratio printed too.
+
+Then the separate checker's cost (`print_verdict_cost`; `--no-verdict-cost` skips it). Also printed:
+every phase of the HTTP runs as the server measured it (`RunResult.phases`: queued,
+reference, started, imported, compiled, first_verdict, done), when each SSE event arrived, the whole
+run to `done`, and the in-process warm call and fresh process for scale. The server's first run is a
+warm-up (it computes the entry's expected outputs once, or reads them from its reference store) and is
+not counted.
 """
 
 from __future__ import annotations
@@ -22,22 +27,21 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
+from sandbox.limits import JOB_NICE
+
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL = ROOT / "kernels_catalog" / "tiled_matmul" / "kernel.py"
 IN_PROCESS = f"""
-import contextlib, time, json, sys
+import time, json
 t0 = time.perf_counter()
 import jax, jax.numpy as jnp
 from jax.experimental.pallas import tpu as pltpu
 pltpu.set_tpu_interpret_mode(pltpu.InterpretParams())
-recording = contextlib.nullcontext
-if sys.argv[1:] == ["trace"]:  # the harness's trace recorder, installed before the kernel is defined
-    from sandbox.harness.trace import capture
-    recording = capture.install().recording
 ns = {{}}
 exec(compile(open({str(KERNEL)!r}).read(), "kernel.py", "exec"), ns)
 x = jax.random.normal(jax.random.key(0), (256, 256), jnp.float32)
@@ -46,21 +50,51 @@ dev = jax.sharding.AbstractDevice("TPU v5p", 1, "tpu")
 with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), (), abstract_device=dev)):
     jax.block_until_ready(x + y)
     t1 = time.perf_counter()
-    with recording():
-        jax.block_until_ready(ns["matmul"](x, y))
+    jax.block_until_ready(ns["matmul"](x, y))
     t2 = time.perf_counter()
     warm = []
     for _ in range(5):
         t = time.perf_counter(); jax.block_until_ready(ns["matmul"](x, y)); warm.append(time.perf_counter() - t)
 print(json.dumps({{"process": t2 - t0, "first": t2 - t1, "warm": sorted(warm)[2]}}))
 """
+# SSE events before the first verdict, in the order they come (case 1 is the verdict).
+MILESTONES = ("running", "started", "versions", "imported", "compiled", "case", "trace", "lowering", "timing")
+PHASES = ("queued", "reference", "started", "imported", "compiled", "first_verdict", "done")
 
 
-def in_process(*args: str) -> dict[str, float]:
+def in_process(cgroup: Path | None = None) -> dict[str, float]:
+    """The notebook's first call (no trace), in a fresh interpreter with JAX imported and inputs made;
+    in `cgroup` at the jobs' nice value when given (see `jobs_weight`)."""
+
+    def as_a_job() -> None:
+        if cgroup is not None:
+            (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+            os.nice(JOB_NICE)
+
     out = subprocess.run(
-        [sys.executable, "-c", IN_PROCESS, *args], capture_output=True, text=True, check=True
+        [sys.executable, "-c", IN_PROCESS], capture_output=True, text=True, check=True, preexec_fn=as_a_job
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def jobs_weight() -> Path | None:
+    """A CPU cgroup beside the hardened pools' (the same weight against the rest of the machine), so the
+    notebook call competes for the CPU as a job does; None when not root or no CPU controller.
+
+    On a shared machine every pool's jobs share one cgroup (`pallas-playground`), which the kernel's
+    scheduler weighs as one task against every other process: with 20 processes running, a job gets a
+    fraction of what a process outside gets. Then the ratio would measure the neighbours, not the
+    playground; on a machine running only the playground the two conditions are the same.
+    """
+    from sandbox.jail import cgroup_layout
+    from sandbox.jail.cgroups import BASE_NAME
+
+    layout = cgroup_layout.detect()
+    if os.geteuid() != 0 or layout.cpu is None:
+        return None
+    path = layout.cpu.here / BASE_NAME / f"notebook-{os.getpid()}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def free_port() -> int:
@@ -69,13 +103,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-# Events before the first verdict, in the order they come (case 1 is the verdict).
-MILESTONES = ("running", "started", "versions", "imported", "compiled", "trace", "case")
-
-
-def http_run(base: str, arrivals: dict[str, list[float]] | None = None) -> float:
-    """Seconds to `done`; `arrivals` gets, per milestone, seconds from POST to its first event."""
-    body = json.dumps({"source": KERNEL.read_text(), "entry": "tiled_matmul", "fresh": True}).encode()
+def http_run(base: str, run: dict[str, str] | None = None, status: str = "passed") -> dict[str, object]:
+    """One fresh run: seconds from POST to each SSE event's first arrival, and the result's phases.
+    `run`: the request's source and entry (default: the tiled_matmul solution) that must end `status`."""
+    request_run = run or {"source": KERNEL.read_text(), "entry": "tiled_matmul"}
+    body = json.dumps({**request_run, "fresh": True}).encode()
     request = urllib.request.Request(
         f"{base}/api/runs", data=body, headers={"content-type": "application/json"}
     )
@@ -89,17 +121,14 @@ def http_run(base: str, arrivals: dict[str, list[float]] | None = None) -> float
                 seen.setdefault(kind, time.perf_counter() - t0)
                 if kind == "done":
                     break
-    elapsed = time.perf_counter() - t0
-    if arrivals is not None:
-        for kind, at in seen.items():
-            arrivals.setdefault(kind, []).append(at)
-    state = json.load(urllib.request.urlopen(base + created["url"]))
-    if state["result"]["status"] != "passed":
-        raise SystemExit(f"benchmark run did not pass: {state['result']['summary']}")
-    return elapsed
+    result = json.load(urllib.request.urlopen(base + created["url"]))["result"]
+    if result["status"] != status:
+        raise SystemExit(f"benchmark run ended {result['status']}, not {status}: {result['summary']}")
+    return {"arrivals": seen, "phases": result.get("phases") or {}}  # older servers have none
 
 
 def start_server(sandbox: str, data_dir: Path, slots: int | None = 1) -> tuple[subprocess.Popen[bytes], str]:
+    """A web server (`slots` None: its default) with no result cache; other benchmarks use it too."""
     port = free_port()
     env = {
         **os.environ,
@@ -114,13 +143,15 @@ def start_server(sandbox: str, data_dir: Path, slots: int | None = 1) -> tuple[s
 
 
 def serve(
-    env: dict[str, str], port: int, ready_path: str, tries: int = 200
+    env: dict[str, str], port: int, ready_path: str, tries: int = 600
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """`python -m server` with `env`, once `ready_path` answers on `port`: the process and its base URL."""
+    """`python -m server` with `env`, once `ready_path` answers on `port`: the process and its base URL.
+    `PLAYGROUND_BENCH_TREE` in `env` runs another checkout's server (e.g. an older commit's export)."""
+    tree = Path(env.get("PLAYGROUND_BENCH_TREE", ROOT))
     proc = subprocess.Popen(
         [sys.executable, "-m", "server"],
-        env=env,
-        cwd=ROOT,
+        env={k: v for k, v in env.items() if k != "PLAYGROUND_BENCH_TREE"},
+        cwd=tree,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -135,48 +166,142 @@ def serve(
     raise SystemExit("the web server did not start")
 
 
+# A scratch file with its own reference, and the same file without one (nothing to check: status `ran`).
+WITH_REFERENCE = """
+import jax, jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def make_inputs(seed):
+    return (jax.random.normal(jax.random.key(seed), (256, 256)),)
+
+def body(x_ref, o_ref):
+    o_ref[...] = jnp.tanh(x_ref[...]) * 2
+
+def kernel(x):
+    return pl.pallas_call(body, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+def reference(x):
+    return jnp.tanh(x) * 2
+"""
+WITHOUT_REFERENCE = WITH_REFERENCE.split("def reference")[0]
+
+
+def verdict_cost(sandbox: str, repeats: int, slots: int) -> tuple[float, float]:
+    """Median seconds to `done` of the scratch file with its reference, and without, on `slots` slots."""
+    with_ref, without = {"source": WITH_REFERENCE}, {"source": WITHOUT_REFERENCE}
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, base = start_server(sandbox, Path(tmp), slots=slots)
+        try:
+            http_run(base, run=with_ref)  # warm the pool
+            pairs = [
+                (
+                    http_run(base, run=with_ref)["arrivals"]["done"],  # type: ignore[index]
+                    http_run(base, run=without, status="ran")["arrivals"]["done"],  # type: ignore[index]
+                )
+                for _ in range(repeats)
+            ]
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    return statistics.median(w for w, _ in pairs), statistics.median(o for _, o in pairs)
+
+
+def print_verdict_cost(sandbox: str, repeats: int) -> None:
+    """The separate checker's cost (issue 22): a scratch file with its own `reference` (a reference's
+    job, then the checker, outside the kernel's process) against the same file without one,
+    interleaved, through servers of one slot (the two jobs one after the other) and of two (the
+    reference's job beside the kernel's when a slot is free)."""
+    print("\nthe verdict's added cost (scratch file with its own reference vs the same file without one):")
+    for slots, how in ((1, "one after the other"), (2, "the reference's job beside the kernel's")):
+        checked, alone = verdict_cost(sandbox, repeats, slots)
+        added = checked - alone
+        print(
+            f"  {slots} slot(s), {how}: {checked:.3f} s checked, {alone:.3f} s unchecked: "
+            f"+{added:.3f} s ({added / checked:.0%} of the checked run)"
+        )
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def report(local: list[dict[str, float]], runs: list[dict[str, object]], backend: str, loads: str) -> None:
+    first = [r["first"] for r in local]
+    verdict = [r["arrivals"]["case"] for r in runs]  # type: ignore[index]
+    done = [r["arrivals"]["done"] for r in runs]  # type: ignore[index]
+    print(f"tiled_matmul f32 256³ on {backend}, {len(runs)} interleaved repeats, {os.cpu_count()} cores, "
+          f"{time.strftime('%Y-%m-%d %H:%M')}; load average {loads}")  # fmt: skip
+    print(
+        f"\nHEADLINE time to first verdict {median(verdict):.3f} s / plain in-process first call "
+        f"{median(first):.3f} s = {median(verdict) / median(first):.2f}x  (medians; per repeat: "
+        + ", ".join(f"{v / f:.2f}x" for v, f in zip(verdict, first, strict=True))
+        + ")"
+    )
+    print(f"\n{'measurement':52} {'seconds':>9}")
+    rows = {
+        "in-process, warm call": median([r["warm"] for r in local]),
+        "in-process, first call (compile + run, no trace)": median(first),
+        "fresh process (import + compile + run)": median([r["process"] for r in local]),
+        f"HTTP: POST → first verdict ({backend})": median(verdict),
+        f"HTTP: POST → done, the full check ({backend})": median(done),
+    }
+    for name, seconds in rows.items():
+        print(f"{name:52} {seconds:9.3f}")
+    print("\nphases as the server measured them (RunResult.phases, median seconds):")
+    for phase in PHASES:
+        values = [r["phases"][phase] for r in runs if r["phases"].get(phase) is not None]  # type: ignore[index]
+        if not values:
+            continue
+        print(f"  {phase:14} {median(values):7.3f}")
+    print("SSE arrivals (median seconds from POST):")
+    for kind in ("posted", *MILESTONES, "done"):
+        values = [r["arrivals"][kind] for r in runs if kind in r["arrivals"]]  # type: ignore[operator,index]
+        if values:
+            print(f"  {kind:14} {median(values):7.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sandbox", default="hardened")
+    parser.add_argument(
+        "--server-tree", type=Path, help="run this checkout's server instead (a before figure)"
+    )
+    parser.add_argument("--no-verdict-cost", action="store_true", help="skip the separate checker's cost")
     args = parser.parse_args()
-    import tempfile
-
-    local = [in_process() for _ in range(args.repeats)]
-    traced = [in_process("trace") for _ in range(args.repeats)]
-    arrivals: dict[str, list[float]] = {}
+    if args.server_tree:
+        os.environ["PLAYGROUND_BENCH_TREE"] = str(args.server_tree.resolve())
+    before = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    weighted = jobs_weight() if args.sandbox == "hardened" else None
+    local: list[dict[str, float]] = []
+    plain: list[dict[str, float]] = []
+    runs: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as tmp:
         proc, base = start_server(args.sandbox, Path(tmp))
         try:
-            http_run(base)  # the first run warms caches (and a warm pool, if any)
-            http = [http_run(base, arrivals) for _ in range(args.repeats)]
+            http_run(base)  # warm-up: the pool, the entry's expected outputs
+            for _ in range(args.repeats):
+                if weighted is not None:
+                    plain.append(in_process())
+                local.append(in_process(weighted))
+                runs.append(http_run(base))
             backend = json.load(urllib.request.urlopen(f"{base}/api/version"))["sandbox"]
         finally:
             proc.terminate()
             proc.wait(10)
-    rows = {
-        "in-process, warm call": statistics.median(r["warm"] for r in local),
-        "in-process, first call (compile + run)": statistics.median(r["first"] for r in local),
-        "fresh process (import + compile + run)": statistics.median(r["process"] for r in local),
-        f"HTTP end to end, full check ({backend} sandbox)": statistics.median(http),
-    }
-    http_s = rows[f"HTTP end to end, full check ({backend} sandbox)"]
-    print(
-        f"tiled_matmul f32 256³, median of {args.repeats}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
-    )
-    print(f"{'measurement':52} {'seconds':>9} {'HTTP / this':>12}")
-    for name, seconds in rows.items():
-        print(f"{name:52} {seconds:9.3f} {http_s / seconds:11.1f}x")
-    verdict = statistics.median(arrivals["case"])
-    first_traced = statistics.median(r["first"] for r in traced)
-    print(
-        f"\ntime to first verdict (case 1 over SSE) {verdict:.3f} s vs in-process first call with the trace "
-        f"recorded {first_traced:.3f} s: {verdict / first_traced:.2f}x"
-    )
-    print("where it goes (median seconds from POST to each event's arrival):")
-    for kind in ("posted", *MILESTONES):
-        if kind in arrivals:
-            print(f"  {kind:10} {statistics.median(arrivals[kind]):7.3f}")
+            if weighted is not None:
+                weighted.rmdir()
+    after = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    report(plain or local, runs, backend, f"{before} before, {after} after")
+    if weighted is not None:
+        verdict = median([r["arrivals"]["case"] for r in runs])  # type: ignore[index]
+        first = median([r["first"] for r in local])
+        print(
+            f"\nthe same notebook call with the jobs' CPU weight (a cgroup beside the pools', nice {JOB_NICE}): "
+            f"{first:.3f} s, a ratio of {verdict / first:.2f}x"
+        )
+    if not args.no_verdict_cost:
+        print_verdict_cost(args.sandbox, args.repeats)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ def create_backend(name: str, runtimes: RuntimeSet | None = None, **hardened: An
         from sandbox.backends.runtimes import RuntimeBackend
 
         found = runtimes or discover()
-        return RuntimeBackend(name, found, _local if name == "local" else _hardened(found, **hardened))
+        if name == "local":
+            return RuntimeBackend(name, found, _local, _local_problem)
+        return RuntimeBackend(name, found, _hardened(found, **hardened), _jail_problem)
     if name.startswith("remote:"):
         # The job-runner service (`python -m sandbox.backends.service`) on a unix socket.
         from sandbox.backends.remote import RemoteBackend
@@ -56,19 +58,33 @@ def _local(runtime: RuntimeInfo) -> Backend:
     return LocalBackend(python=str(runtime.python))
 
 
+def _local_problem(runtime: RuntimeInfo) -> str | None:
+    return None if runtime.python.exists() else f"its interpreter {runtime.python} is missing"
+
+
+def _jail_runtime(runtime: RuntimeInfo):  # -> sandbox.jail.runtime.Runtime | None
+    """The job runtime a pool of `runtime` runs in, checked against its own JAX, not the server's."""
+    from sandbox.jail.runtime import Runtime
+
+    pins = (("jax", runtime.name), ("jaxlib", runtime.jaxlib))
+    return Runtime(runtime.jail_prefix, pins=pins) if runtime.jail_prefix else None
+
+
+def _jail_problem(runtime: RuntimeInfo) -> str | None:
+    jail = _jail_runtime(runtime)
+    return jail.problem() if jail is not None else None
+
+
 def _hardened(runtimes: RuntimeSet, **options: Any) -> Callable[[RuntimeInfo], Backend]:
     """A pool per runtime, all sharing the first one's table of slots (CPU and chips)."""
     from sandbox.backends.hardened import HardenedBackend
     from sandbox.backends.slots import SlotTable
-    from sandbox.jail.runtime import Runtime
 
     shared: list[SlotTable] = []
 
     def make(runtime: RuntimeInfo) -> Backend:
-        # Each runtime is checked against its own JAX, not the server's (it never started otherwise).
-        pins = (("jax", runtime.name), ("jaxlib", runtime.jaxlib))
-        jail = Runtime(runtime.jail_prefix, pins=pins) if runtime.jail_prefix else None
-        backend = HardenedBackend(runtime=jail, slot_table=shared[0] if shared else None, **options)
+        table = shared[0] if shared else None
+        backend = HardenedBackend(runtime=_jail_runtime(runtime), slot_table=table, **options)
         shared[:1] = [backend.table]
         return backend
 

@@ -1,16 +1,23 @@
 """A run's verdict, made outside the user's process: the reference's job, then the checker.
 
-A job that checks outputs runs as two jobs on the same backend. First the reference's job
+A job that checks outputs runs as two jobs on the same backend. The reference's job
 (`Job.role == "reference"`, `sandbox.harness.reference`) makes each case's inputs and expected
 outputs: in catalog mode it never loads the user's code, in scratch mode it never calls `kernel`.
-Then the kernel's job runs and sends what its kernel returned (`case_outputs`). Here, in the
+The kernel's job sends what its kernel returned (`case_outputs`); it runs after the reference's
+job, or beside it when a slot is free (`sandbox.backends.pairing`). Here, in the
 trusted process that ran both, each case is judged (`sandbox.verdict.judge`) and becomes the run's
 `case` event; whatever verdict-like event a job's process writes itself (`case`, `outputs`,
 `expected` from the kernel's job) is dropped. A kernel's process that sends unreadable outputs,
 skips cases or ends early without an error gets `error`, never `passed`.
 
+A sweep is judged the same way, per config: its reference's job sends the expected outputs per
+check size, its kernel's job each config's account and outputs (`config_outputs`), and the checker
+makes each `config` event (`sandbox.verdict.configs`); a `config` event a sweep's process writes
+itself is dropped like any other verdict.
+
 A catalog entry's expected outputs depend only on the entry, the runtime, the mode, the chip and
-the devices: they are computed once per backend process and kept (bounded by bytes).
+the devices (and, for a sweep, its spec): they are computed once per backend process and kept
+(bounded by bytes).
 """
 
 from __future__ import annotations
@@ -23,12 +30,14 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from sandbox.backends.base import Backend
 from sandbox.protocol import ErrorInfo, Event, Execution, Job, Tolerance, new_event, to_json_dict
 from sandbox.protocol.codec import DecodeError, from_json_dict
-from sandbox.protocol.events import CaseExpected, CaseRan
+from sandbox.protocol.events import CaseExpected, CaseRan, ConfigRan
 from sandbox.verdict import arrays
+from sandbox.verdict.configs import judge_config
 from sandbox.verdict.judge import Expected, judge
 from sandbox.verdict.summary import summarize_output
 
@@ -36,7 +45,9 @@ log = logging.getLogger(__name__)
 
 REFERENCE_CACHE_BYTES = 64 << 20
 # Verdicts only the checker makes: a job's process that writes one is ignored.
-CHECKER_KINDS = frozenset({"case", "outputs", "expected"})
+CHECKER_KINDS = frozenset({"case", "outputs", "expected", "config"})
+# What a kernel's process sends for the checker to judge, in order.
+JUDGED_KINDS = frozenset({"case_outputs", "config_outputs"})
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,7 @@ class Reference:
     of: int
     tolerances: dict[str, Tolerance]
     nbytes: int = 0
+    by_config: dict[int, Expected] = field(default_factory=dict)  # a sweep's: per config index
 
 
 @dataclass(frozen=True)
@@ -58,8 +70,8 @@ class ReferenceFailed:
 
 
 def reference_job(job: Job) -> Job | None:
-    """The reference's half of `job`, or None when nothing is checked (a sweep, a file without a reference)."""
-    if job.role != "kernel" or job.sweep is not None:
+    """The reference's half of `job`, or None when nothing is checked (a file without a reference)."""
+    if job.role != "kernel":
         return None
     if job.entry is None and not defines_reference(job.source):
         return None
@@ -135,7 +147,7 @@ def cache_of(backend: Backend) -> ReferenceCache | None:
 def cache_key(job: Job) -> str | None:
     if job.entry is None:
         return None  # a scratch reference is the user's code: run every time, never shared
-    facts = [to_json_dict(job.entry), job.runtime, job.mode, job.chip, job.devices]
+    facts = [to_json_dict(job.entry), job.runtime, job.mode, job.chip, job.devices, to_json_dict(job.sweep)]
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
 
@@ -148,7 +160,7 @@ def expected_for(
         return None
     cache = cache or cache_of(backend)
     key = cache_key(job) if cache is not None else None
-    cached = cache.get(key) if cache is not None and key else None
+    cached = kept(backend, job, cache)
     if cached is not None:
         return cached
     execution = backend.run(ref_job, lambda event: None, cancel)
@@ -162,6 +174,13 @@ def expected_for(
     if cache is not None and key:
         cache.put(key, reference)
     return reference
+
+
+def kept(backend: Backend, job: Job, cache: ReferenceCache | None = None) -> Reference | None:
+    """The reference an earlier run of the same catalog job left in the backend's cache, if any."""
+    cache = cache or cache_of(backend)
+    key = cache_key(job) if cache is not None else None
+    return cache.get(key) if cache is not None and key else None
 
 
 def _ended_well(execution: Execution) -> bool:
@@ -181,39 +200,109 @@ def _reference(job: Job, execution: Execution) -> Reference:
     expected = {e.index: Expected.of(e) for e in events}
     declared = job.entry.tolerances if job.entry is not None else (events[0].tolerances if events else {})
     nbytes = sum(a.nbytes for x in expected.values() for _, a in x.outputs)
-    return Reference(expected=expected, of=events[0].of if events else 0, tolerances=declared, nbytes=nbytes)
+    # A sweep's check size sent without outputs was past the caps: its configs get none to match.
+    by_config = {i: x for x in expected.values() if x.outputs for i in x.event.configs}
+    of = events[0].of if events else 0
+    return Reference(expected=expected, of=of, tolerances=declared, nbytes=nbytes, by_config=by_config)
+
+
+class Pending(Protocol):
+    """A reference's job still running beside the kernel's (`sandbox.backends.pairing`)."""
+
+    def done(self) -> bool: ...
+
+    def result(self) -> Reference | ReferenceFailed | None:
+        """Waits for the job's end."""
+        ...
 
 
 @dataclass
 class Checker:
-    """Turns the kernel job's events into what its followers and `classify` see (see the module doc)."""
+    """Turns the kernel job's events into what its followers and `classify` see (see the module doc).
+
+    When the reference is still being computed beside the kernel's job (`pending`), outputs that
+    arrive first wait; they are judged, in order, as soon as it is ready, and at the latest when
+    `settle` has it after both jobs ended.
+    """
 
     job: Job
     reference: Reference | None
-    _verdicts: list[Event] = field(default_factory=list)
+    pending: Pending | None = None
+    _stream: list[Event] = field(default_factory=list)  # events of JUDGED_KINDS, in the order seen
+    _verdicts: list[list[Event]] = field(default_factory=list)  # per event of `_stream`, once judged
+    _cases: int = 0
+    _configs: set[int] = field(default_factory=set)
+    _warned: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def see(self, event: Event, nth: int | None = None) -> list[Event]:
-        """What `event` of the kernel's job becomes: itself, the checker's verdict, or nothing."""
+        """What `event` of the kernel's job becomes: itself, verdicts, or nothing (yet).
+
+        `nth`: the event's place among the job's outputs, when the whole execution is re-read."""
         if event.kind in CHECKER_KINDS:
-            log.warning("job %s: its process wrote a %r event of its own; ignored", self.job.id, event.kind)
+            self._warn_once(f"its process wrote a {event.kind!r} event of its own; ignored")
             return []
-        if event.kind != "case_outputs":
+        if event.kind not in JUDGED_KINDS:
             return [event]
         with self._lock:
-            if nth is None or nth >= len(self._verdicts):
-                self._verdicts.append(self._verdict(event, len(self._verdicts)))
-            return [self._verdicts[nth if nth is not None else -1]]
+            if nth is not None:
+                return self._judged_upto(nth, event)
+            self._stream.append(event)
+        return self.flush()
+
+    def flush(self) -> list[Event]:
+        """The verdicts not made yet of outputs seen so far, if the reference is ready (else none)."""
+        with self._lock:
+            if not self._stream or not self._ready():
+                return []
+            made = len(self._verdicts)
+            self._judged_upto(len(self._stream) - 1, self._stream[-1])
+            return [v for verdicts in self._verdicts[made:] for v in verdicts]
+
+    def settle(self) -> ReferenceFailed | None:
+        """Wait for a pending reference; its failure, if it failed (the kernel's result is then moot)."""
+        if self.pending is None:
+            return None
+        found = self.pending.result()
+        if isinstance(found, ReferenceFailed):
+            return found
+        with self._lock:
+            self.reference, self.pending = found, None
+        return None
 
     def rewrite(self, execution: Execution) -> Execution:
         """The execution as `classify` must read it: verdicts in place of outputs, no forged verdicts."""
         events: list[Event] = []
         nth = 0
         for event in execution.events:
-            events += self.see(event, nth) if event.kind == "case_outputs" else self.see(event)
-            nth += event.kind == "case_outputs"
+            events += self.see(event, nth) if event.kind in JUDGED_KINDS else self.see(event)
+            nth += event.kind in JUDGED_KINDS
         missing = self._missing(execution, events)
         return replace(execution, events=tuple(events + ([missing] if missing else [])))
+
+    def _ready(self) -> bool:
+        if self.pending is None:
+            return True
+        if not self.pending.done():
+            return False
+        found = self.pending.result()
+        if isinstance(found, ReferenceFailed):
+            return False  # the run's result is that failure; nothing here is judged
+        self.reference, self.pending = found, None
+        return True
+
+    def _judged_upto(self, nth: int, event: Event) -> list[Event]:
+        if nth >= len(self._stream):
+            self._stream.append(event)  # not seen while the job ran
+        while len(self._verdicts) <= nth:
+            self._verdicts.append(self._judge(self._stream[len(self._verdicts)]))
+        return self._verdicts[nth]
+
+    def _judge(self, event: Event) -> list[Event]:
+        if event.kind == "config_outputs":
+            return self._config(event)
+        self._cases += 1
+        return [self._verdict(event, self._cases - 1)]
 
     def _verdict(self, event: Event, nth: int) -> Event:
         try:
@@ -232,9 +321,37 @@ class Checker:
         result = judge(expected, ran, self.reference.tolerances)
         return new_event("case", t=t, index=ran.index, of=self.reference.of, result=result)
 
+    def _config(self, event: Event) -> list[Event]:
+        """A sweep config's row; none for a config that is not this job's or was reported already."""
+        try:
+            ran = from_json_dict(ConfigRan, event.data)
+        except DecodeError:
+            return []
+        index = ran.result.index
+        params = dict(self.job.sweep.configs()).get(index) if self.job.sweep is not None else None
+        if params is None or index in self._configs:
+            self._warn_once("its process reported a config twice or one outside its spec; ignored")
+            return []
+        self._configs.add(index)
+        reference = self.reference
+        expected = reference.by_config.get(index) if reference is not None else None
+        has_reference = reference is not None and reference.of > 0
+        declared = reference.tolerances if reference is not None else {}
+        expects_kernel = self.job.entry is not None and self.job.entry.expects_kernel
+        result = judge_config(
+            ran, params, expected, declared, has_reference=has_reference, expects_kernel=expects_kernel
+        )
+        return [new_event("config", t=event.t, result=result, done=ran.done, of=ran.of)]
+
+    def _warn_once(self, what: str) -> None:
+        """One log line per kind of lie and job: a process that floods them cannot flood the log."""
+        if what not in self._warned:
+            self._warned.add(what)
+            log.warning("job %s: %s", self.job.id, what)
+
     def _missing(self, execution: Execution, events: list[Event]) -> Event | None:
         """An error when a kernel's process ended normally without reporting every case."""
-        want = self.reference.of if self.reference is not None else 0
+        want = self.reference.of if self.reference is not None and self.job.sweep is None else 0
         judged = sum(e.kind == "case" for e in events)
         ended_normally = execution.exit_code == 0 and not execution.timed_out and not execution.cancelled
         if not want or judged >= want or not ended_normally or any(e.kind == "error" for e in events):

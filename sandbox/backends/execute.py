@@ -21,11 +21,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sandbox.backends import checking
+from sandbox.backends import checking, pairing, references
 from sandbox.backends.base import Backend
+from sandbox.backends.pairing import RunSlots
+from sandbox.backends.phases import PhaseClock, with_phases
 from sandbox.protocol import FORWARDED_KINDS, Event, Execution, Job, RunResult, RunStatus, never_ran
 from sandbox.results.classify import classify
 
@@ -74,35 +76,69 @@ class Finished:
     wall_seconds: float
 
 
-def execute(backend: Backend, job: Job, cancel: threading.Event, forward: Forward) -> Finished:
+def execute(
+    backend: Backend, job: Job, cancel: threading.Event, forward: Forward, slots: RunSlots | None = None
+) -> Finished:
     """Run `job` to its end on `backend`; never raises for anything the job or the backend does.
 
-    A job that checks outputs runs its reference's job first (`sandbox.backends.checking`), and its
-    verdicts are made here, outside both jobs' processes.
+    A job that checks outputs has a reference's job too (`sandbox.backends.checking`), and its
+    verdicts are made here, outside both jobs' processes. `slots`: the calling queue's slots; the
+    run holds one, and its reference's job borrows a second if one is free right now
+    (`sandbox.backends.pairing`). Without them the two jobs run one after the other.
     """
-    started = time.monotonic()
+    if slots is not None and not slots.hold(cancel):
+        return finish(job, never_ran(None, cancelled=True), cancelled=True)
     try:
-        reference = checking.expected_for(backend, job, cancel)
+        return _execute(backend, job, cancel, forward, slots)
+    finally:
+        if slots is not None:
+            slots.give()
+
+
+def _execute(
+    backend: Backend, job: Job, cancel: threading.Event, forward: Forward, slots: RunSlots | None
+) -> Finished:
+    started = time.monotonic()
+    clock = PhaseClock(started)
+    try:
+        on_disk = references.recall(backend, job)  # a kept reference file, into the backend's memory
+        reference = pairing.start_reference(backend, job, cancel, slots)
+        clock.reference_done()
         if isinstance(reference, checking.ReferenceFailed):
             return _reference_failed(job, reference, cancelled=cancel.is_set())
-        checker = checking.Checker(job, reference)
+        checker = pairing.checker_for(job, reference)
         budget = Budget(job.id)
+
+        def deliver(seen: Event) -> None:
+            data = progress(seen.kind, seen.data, seen.t)
+            if data is not None and budget.allows(seen.kind, data):
+                forward(seen.kind, data)
 
         def sink(event: Event) -> None:
             if event.kind == "log":  # internal text (raw tracebacks): the host's log only
                 log.info("job %s: job log: %s", job.id, str(event.data.get("text", ""))[:20000])
             for seen in checker.see(event):
-                data = progress(seen.kind, seen.data, seen.t)
-                if data is not None and budget.allows(seen.kind, data):
-                    forward(seen.kind, data)
+                clock.saw(seen.kind)
+                deliver(seen)
 
-        execution = checker.rewrite(backend.run(job, sink, cancel))
+        given = references.with_inputs(job, reference)  # a kept reference's inputs: none to make
+        ran = backend.run(given, sink, pairing.kernel_cancel(reference, cancel))
+        failed = checker.settle()
+        if failed is not None:
+            return _reference_failed(job, failed, cancelled=cancel.is_set())
+        for seen in checker.flush():  # outputs that waited for a reference computed beside them
+            clock.saw(seen.kind)
+            deliver(seen)
+        execution = checker.rewrite(ran)
+        if not on_disk:
+            references.remember(backend, job)
     except Exception as exc:  # a backend fault: the run fails cleanly, the caller carries on
         log.exception("sandbox backend failed for job %s", job.id)
         execution = never_ran(
             f"the sandbox failed ({type(exc).__name__})", wall_seconds=time.monotonic() - started
         )
-    return finish(job, execution, cancelled=cancel.is_set())
+    finished = finish(job, execution, cancelled=cancel.is_set())
+    return replace(finished, result=with_phases(finished.result, clock.phases()))
 
 
 def _reference_failed(job: Job, failed: checking.ReferenceFailed, *, cancelled: bool) -> Finished:

@@ -58,7 +58,7 @@ class HardenedBackend:
         slots: int | None = None,
         uid_base: int = UID_BASE,
         runtime: Runtime | None = None,
-        cpu_cores: float = default_limits.CPU_CORES,
+        cpu_cores: float | None = default_limits.CPU_CORES,
         start_seconds: float = 120.0,
         sandbox_dir: Path | None = None,
         tpu_slots: tuple[TpuSlot, ...] | None = None,
@@ -85,7 +85,8 @@ class HardenedBackend:
         self.cpu_slots, slots = cpu, self.table.size
         # Slot uids of our own: another pool on this host never runs a job as one of them.
         self._uids = uid_lease.lease(uid_base, slots)
-        self.slots, self.uid_base, self.cpu_cores = slots, self._uids.first, cpu_cores
+        self.slots, self.uid_base = slots, self._uids.first
+        self.cpu_cores = cpu_cores or float(len(os.sched_getaffinity(0)))
         self.start_seconds = start_seconds
         self._pool: PoolProcess | None = None
         self._pool_error: str | None = None

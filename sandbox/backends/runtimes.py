@@ -25,7 +25,15 @@ NOT_STARTING = "its sandbox could not start on this server (the operator's log s
 
 
 class RuntimeBackend:
-    def __init__(self, name: str, runtimes: RuntimeSet, make: Callable[[RuntimeInfo], Backend]) -> None:
+    def __init__(
+        self,
+        name: str,
+        runtimes: RuntimeSet,
+        make: Callable[[RuntimeInfo], Backend],
+        check: Callable[[RuntimeInfo], str | None] = lambda runtime: None,
+    ) -> None:
+        """`check`: a cheap look at a runtime's environment (no JAX, no pool), run for every other
+        runtime now, so health tells of one that cannot start before a user's run finds out."""
         self.name = name
         self.runtimes = runtimes
         self._make = make
@@ -35,6 +43,10 @@ class RuntimeBackend:
         self._lock = threading.Lock()
         self._closed = False
         self.default = self.backend(runtimes.default)
+        for runtime in runtimes.runtimes:
+            if runtime.name != runtimes.default.name and (problem := check(runtime)):
+                log.error("the %s sandbox for jax %s cannot start: %s", name, runtime.name, problem)
+                self._failed[runtime.name] = problem
 
     def backend(self, runtime: RuntimeInfo) -> Backend:
         """The runtime's backend, made on first use (a failure to make it is raised, and retried next time)."""

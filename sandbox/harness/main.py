@@ -41,8 +41,9 @@ def serve(events_fd: int, *, set_limits: bool = True) -> int:
     from sandbox.harness.session import Session
     from sandbox.harness.sweep import SweepSession
 
+    # A sweep's reference's job is a reference's job: it never runs the kernel.
     session = (
-        SweepSession if job.sweep is not None else ReferenceSession if job.role == "reference" else Session
+        ReferenceSession if job.role == "reference" else SweepSession if job.sweep is not None else Session
     )
     try:
         session(job, events).run()

@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from sandbox.harness import calls
+from sandbox.harness import calls, devicetime
 from sandbox.harness.checks import timing
 from sandbox.harness.checks.memory import kernel_memory
 from sandbox.harness.process import peak_rss_bytes
@@ -48,6 +48,21 @@ def time_reference(
     return stats, f"the reference cannot be jit-compiled ({why}), so it was timed without jax.jit"
 
 
+DEVICE_REPEATS, DEVICE_WARMUP = 10, 1  # traced calls on a TPU, after the timing loop's own warm-up
+
+
+def device_time(target: Target, run: Callable[[], Any]) -> devicetime.DeviceTiming | None:
+    """On a TPU: the kernel's device time and host dispatch from profiler traces; None in the
+    simulator, or when the trace has no device events (the wall-clock figures then stand alone)."""
+    if target.interpret:
+        return None
+    try:
+        found = devicetime.profile(run, repeats=DEVICE_REPEATS, warmup=DEVICE_WARMUP)
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return found if found.device_seconds > 0 else None
+
+
 def timing_result(
     target: Target,
     case: str,
@@ -57,6 +72,7 @@ def timing_result(
     flops: int | None,
     bytes_accessed: int | None,
     ref_note: str = "",
+    device: devicetime.DeviceTiming | None = None,
 ) -> Timing:
     chip = chip_info(target.chip)
     roofline = chip.roofline_seconds(flops, bytes_accessed) if flops and bytes_accessed else None
@@ -75,6 +91,8 @@ def timing_result(
         bytes_accessed=bytes_accessed,
         case=case,
         note=" ".join(notes),
+        device_seconds=device.device_seconds if device else None,
+        host_dispatch_seconds=device.host_seconds if device else None,
     )
 
 

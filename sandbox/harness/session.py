@@ -27,6 +27,7 @@ from sandbox.harness import calls, compat, measure, usercode
 from sandbox.harness.checks import races, timing
 from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.errors import Scene, notes, translate
+from sandbox.harness.given import case_inputs
 from sandbox.harness.lowering import check as lowering
 from sandbox.harness.model.runs import estimate_call
 from sandbox.harness.monitor import hooks as monitor_hooks
@@ -35,6 +36,8 @@ from sandbox.harness.monitor.deadlock import Deadlock, DeadlockError
 from sandbox.harness.monitor.progress import Progress
 from sandbox.harness.target import Target, TargetError, configure
 from sandbox.harness.trace import capture as trace
+from sandbox.harness.trace import first_call
+from sandbox.harness.trace.first_call import FirstCallTrace
 from sandbox.protocol import (
     Case,
     Chip,
@@ -43,7 +46,6 @@ from sandbox.protocol import (
     Job,
     LoweringCheck,
     Tolerance,
-    Trace,
     chip_info,
 )
 from sandbox.verdict import arrays
@@ -97,6 +99,7 @@ class Session:
             elsewhere=job.elsewhere,
         )
         self._unwound = threading.Event()
+        self.trace = FirstCallTrace(None, events, job.chip)
 
     def run(self) -> None:
         job = self.job
@@ -106,7 +109,8 @@ class Session:
                 self._watch(target)
             if target.interpret and target.options.detect_races:
                 self.race_log = races.RaceLog().attach()
-            self.capture = _capture(job.trace, target)
+            self.capture = first_call.install(job.trace, target)
+            self.trace = FirstCallTrace(self.capture, self.events, job.chip)
             versions = compat.went_without(target.versions(), self.monitor, self.capture)
             self.events.emit("versions", versions=versions, interpret=target.interpret)
             plan = self._load()
@@ -212,14 +216,25 @@ class Session:
         )
 
     def _check(self, target: Target, plan: CheckPlan) -> None:
+        """Every case's outputs first (the verdict), then what the verdict does not need: the trace's
+        assembly, the lowering checks, timing, memory and the estimate."""
         first: _FirstCall | None = None
-        for index, case in enumerate(plan.cases):
-            call, inputs, got, seconds = self._run_case(target, plan, index, case)
-            if first is None:
-                first = _FirstCall(call, list(inputs), got, seconds)
-                self._check_lowering(target, plan, call)
+        try:
+            for index, case in enumerate(plan.cases):
+                call, inputs, got, seconds = self._run_case(target, plan, index, case)
+                first = first or _FirstCall(call, list(inputs), got, seconds)
+        except Failed:
+            self._after_cases(target, plan, first)  # a later case failed: the first call's reports
+            raise
+        self._after_cases(target, plan, first)
         if first is not None:
             self._measure(target, plan, first)
+
+    def _after_cases(self, target: Target, plan: CheckPlan, first: _FirstCall | None) -> None:
+        """The first call's trace (recorded during it), then its lowering checks."""
+        self.trace.send_pending()
+        if first is not None:
+            self._check_lowering(target, plan, first.call)
 
     def _check_lowering(
         self, target: Target, plan: CheckPlan, call: calls.Call, *, failed: bool = False
@@ -251,7 +266,9 @@ class Session:
     def _run_case(
         self, target: Target, plan: CheckPlan, index: int, case: Case
     ) -> tuple[calls.Call, tuple[Any, ...], list[tuple[str, np.ndarray]], float]:
-        inputs = self._phase("make_inputs", lambda: tuple(plan.make_inputs(case)), plan.files)
+        inputs = self._phase(
+            "make_inputs", lambda: case_inputs(self.job, index, case, plan.make_inputs), plan.files
+        )
         inputs_digest = arrays.digest(calls.leaves(inputs))  # before the kernel could change them
         self._take_race_texts()
         with target.chip_context():
@@ -259,7 +276,7 @@ class Session:
             lowering_after = (
                 (lambda: self._check_lowering(target, plan, call, failed=True)) if index == 0 else None
             )
-            with self._tracing(index == 0, case):
+            with self.trace.recording(index == 0, case):
                 got, seconds = self._phase(
                     "kernel", lambda: self._kernel_call(call, case), after_error=lowering_after
                 )
@@ -302,19 +319,6 @@ class Session:
         with self.progress.running(phase, case) if self.progress is not None else contextlib.nullcontext():
             yield
 
-    @contextlib.contextmanager
-    def _tracing(self, first: bool, case: Case) -> Iterator[None]:
-        """Record the kernel trace around the first call of the first case; report it even if it fails."""
-        capture = self.capture if first else None
-        if capture is None:
-            yield
-            return
-        try:
-            with capture.recording():
-                yield
-        finally:
-            self.events.emit("trace", trace=_trace_result(capture, case, self.job.chip))
-
     def _take_race_texts(self) -> list[str]:
         return self.race_log.take() if self.race_log is not None else []
 
@@ -324,6 +328,7 @@ class Session:
         with target.chip_context():
             with self._running("timing", plan.cases[0].name):
                 kernel_stats = self._phase("timing", lambda: timing.measure(call.run_quietly, budget))
+                device = measure.device_time(target, call.run_quietly)  # TPU only: profiler traces
             closed = self._phase("memory", lambda: jax.make_jaxpr(call.fn)(*call.args))
         ref_stats, ref_note, flops, bytes_accessed = None, "", None, None
         if plan.reference is not None:
@@ -343,6 +348,7 @@ class Session:
                 flops,
                 bytes_accessed,
                 ref_note,
+                device,
             ),
         )
         self.events.emit(
@@ -352,25 +358,6 @@ class Session:
         estimate = estimate_call(call.fn, call.args, target)  # the TPU time model (sandbox.harness.model)
         if estimate is not None:
             self.events.emit("estimate", estimate=estimate)
-
-
-def _capture(wanted: bool, target: Target) -> trace.Capture | None:
-    """The trace recorder, installed before user code is imported (kernels look the hooks up then)."""
-    if not wanted:
-        return None
-    if not target.interpret:
-        return trace.Capture("the kernel trace is recorded in TPU interpret mode only; this run was on a TPU")
-    try:
-        return trace.install()
-    except Exception as exc:  # the trace is an extra: it never stops a run
-        return trace.Capture(f"the trace could not be set up: {exc!r}")
-
-
-def _trace_result(capture: trace.Capture, case: Case, chip: Chip) -> Trace:
-    try:
-        return capture.result(case.name, chip_info(chip).hbm_bandwidth)
-    except Exception as exc:  # a fault of ours: say so in the result, keep the run
-        return Trace(available=False, reason=f"the trace could not be assembled: {exc!r}")
 
 
 def _require(module: types.ModuleType, name: str, where: str) -> Callable[..., Any]:

@@ -6,5 +6,6 @@ arrays over the size-capped protocol channel (`sandbox.protocol.arrays`). Here, 
 process that ran both jobs, the arrays are decoded and checked against their headers
 (`arrays`), compared with each output's tolerance (`compare`, `tolerances`), and a case's verdict
 is made (`judge`), with the warning when the check could not tell a wrong kernel from a right one
-(`vacuous`). Pure numpy, no JAX: the server and the workers import it.
+(`vacuous`); a sweep config's row is made the same way (`configs`). Pure numpy, no JAX: the server
+and the workers import it.
 """

@@ -1,0 +1,185 @@
+"""A catalog entry's expected outputs and inputs: kept on disk, and given to each kernel's job.
+
+`sandbox.backends.checking` keeps what a catalog reference's job computed in memory, per backend.
+This module adds what outlives the process and what the kernel's job is spared:
+- **on disk** (`ReferenceStore`): one JSON file per key (entry, runtime, mode, chip, devices: the
+  memory cache's key with the default runtime named, plus `FORMAT`), so a restarted server or a Redis worker does not run
+  the reference's job again. Written only by the host process, after the reference's job (which never
+  sees user code) ended well; a job's process can neither reach the directory (the hardened jail does
+  not mount it) nor choose what is written. A file that cannot be read is ignored and replaced.
+  Bounded by bytes: the least recently used files go first.
+- **to the kernel's job** (`with_inputs`): each case's inputs, so it does not make them again
+  (up to `GIVEN_INPUT_BYTES` in all; beyond, the job makes them as before).
+
+A store is attached to a real backend by whoever creates it (`keep_on_disk`); test doubles have
+none, so a fake backend's answers never reach the disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import weakref
+from dataclasses import replace
+from pathlib import Path
+
+from sandbox.backends import checking
+from sandbox.backends.base import Backend
+from sandbox.backends.checking import Reference
+from sandbox.host.runtimes import RuntimeSet, discover
+from sandbox.protocol import CaseInputs, Job, from_json_dict, to_json_dict
+from sandbox.protocol.codec import DecodeError
+from sandbox.protocol.events import CaseExpected
+from sandbox.verdict import arrays
+from sandbox.verdict.judge import Expected
+
+log = logging.getLogger(__name__)
+
+# Bumped when what a reference's job sends changes meaning: older files are then never read.
+FORMAT = 1
+STORE_BYTES = 512 << 20
+# Inputs given to a kernel's job travel inside the job (stdin, or the job-runner service's one line,
+# at most 4 MiB): larger ones are made again by the job, as before.
+GIVEN_INPUT_BYTES = 2 << 20
+
+
+class ReferenceStore:
+    """`default_runtime` names the JAX a job with `runtime == ""` runs on: the memory cache's key may
+    say "" (one process, one default), a file must not (the default changes when JAX is upgraded)."""
+
+    def __init__(self, directory: Path, default_runtime: str = "", max_bytes: int = STORE_BYTES) -> None:
+        self.directory, self.default_runtime, self.max_bytes = directory, default_runtime, max_bytes
+        self._lock = threading.Lock()
+
+    def key(self, job: Job) -> str | None:
+        key = checking.cache_key(job)
+        if key is None:
+            return None
+        runtime = job.runtime or self.default_runtime
+        return hashlib.sha256(f"{key}|{runtime}".encode()).hexdigest()
+
+    def path(self, key: str) -> Path:
+        return self.directory / f"v{FORMAT}-{key}.json"
+
+    def load(self, key: str, job: Job) -> Reference | None:
+        """The kept reference for `key` (the tolerances are `job`'s entry's: they are part of the key)."""
+        path = self.path(key)
+        try:
+            saved = json.loads(path.read_text())
+            events = [from_json_dict(CaseExpected, e) for e in saved["cases"]]
+            expected = {e.index: Expected.of(e) for e in events}
+            of = int(saved["of"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, DecodeError, arrays.ChannelError) as exc:
+            log.warning("reference file %s is unreadable (%s); it will be made again", path.name, exc)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: the last to go
+        tolerances = job.entry.tolerances if job.entry is not None else {}
+        return Reference(expected, of=of, tolerances=tolerances, nbytes=nbytes_of(expected))
+
+    def save(self, key: str, reference: Reference) -> None:
+        cases = [to_json_dict(e.event) for _, e in sorted(reference.expected.items())]
+        text = json.dumps({"format": FORMAT, "of": reference.of, "cases": cases})
+        with self._lock:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                with tempfile.NamedTemporaryFile("w", dir=self.directory, suffix=".tmp", delete=False) as f:
+                    f.write(text)
+                os.replace(f.name, self.path(key))  # readers see the whole file or none
+                self._trim()
+            except OSError as exc:
+                log.warning("reference %s could not be kept on disk: %s", key[:12], exc)
+
+    def _trim(self) -> None:
+        files = sorted(self.directory.glob("v*.json"), key=lambda p: p.stat().st_mtime)
+        total = sum(p.stat().st_size for p in files)
+        for path in files:
+            if total <= self.max_bytes:
+                return
+            total -= path.stat().st_size
+            path.unlink(missing_ok=True)
+
+
+def nbytes_of(expected: dict[int, Expected]) -> int:
+    """Memory a kept reference holds: the decoded outputs and the encoded inputs."""
+    outputs = sum(a.nbytes for x in expected.values() for _, a in x.outputs)
+    inputs = sum(len(a.data) for x in expected.values() for a in x.event.inputs)
+    return outputs + inputs
+
+
+STORES: weakref.WeakKeyDictionary[Backend, ReferenceStore] = weakref.WeakKeyDictionary()
+
+
+def keep_on_disk(backend: Backend, directory: Path | None) -> Backend:
+    """Keep `backend`'s catalog references in `directory` (None: in memory only); returns `backend`."""
+    if directory is not None:
+        STORES[backend] = ReferenceStore(directory, default_runtime(backend))
+    return backend
+
+
+def default_runtime(backend: Backend) -> str:
+    """The JAX runtime a job that names none runs on: the backend's default, or this host's default."""
+    runtimes: RuntimeSet = getattr(backend, "runtimes", None) or discover()
+    return f"jax {runtimes.default.name} jaxlib {runtimes.default.jaxlib}"
+
+
+def store_of(backend: Backend) -> ReferenceStore | None:
+    try:
+        return STORES.get(backend)
+    except TypeError:  # cannot be held weakly: nothing is kept for it
+        return None
+
+
+def recall(backend: Backend, job: Job) -> bool:
+    """Put `job`'s kept reference file into the backend's memory cache, unless it is there already;
+    whether either had it (then there is nothing new to keep after the run)."""
+    cache, key, store = checking.cache_of(backend), checking.cache_key(job), store_of(backend)
+    if cache is None or key is None or store is None:
+        return True  # nothing is kept on disk for this backend or this job
+    if cache.get(key) is not None:
+        return True
+    file_key = store.key(job)
+    found = store.load(file_key, job) if file_key is not None else None
+    if found is not None:
+        cache.put(key, found)
+    return found is not None
+
+
+def remember(backend: Backend, job: Job) -> None:
+    """Keep on disk the reference the run's reference's job just computed (in the memory cache by now,
+    if it ended well), and count its inputs in the memory cache's bound."""
+    cache, key, store = checking.cache_of(backend), checking.cache_key(job), store_of(backend)
+    reference = checking.kept(backend, job)
+    if cache is None or key is None or store is None or reference is None:
+        return
+    reference = replace(reference, nbytes=nbytes_of(reference.expected))
+    cache.put(key, reference)
+    file_key = store.key(job)
+    if file_key is not None:
+        store.save(file_key, reference)
+
+
+def with_inputs(job: Job, reference: object) -> Job:
+    """`job` with every case's inputs from `reference`, when it is a kept `Reference` that has them
+    all (else unchanged: a reference still computing beside the kernel's job gives none)."""
+    if (
+        job.entry is None
+        or job.sweep is not None
+        or not isinstance(reference, Reference)
+        or not reference.expected
+    ):
+        return job
+    given = [CaseInputs(i, e.event.inputs) for i, e in sorted(reference.expected.items())]
+    if (
+        any(not g.arrays for g in given)
+        or sum(len(a.data) for g in given for a in g.arrays) > GIVEN_INPUT_BYTES
+    ):
+        return job
+    return replace(job, inputs=tuple(given))

@@ -1,0 +1,126 @@
+"""One sweep config's verdict, made outside the sweep's processes (numpy only, like all of `verdict`).
+
+A sweep's kernel process sends each config's own account (trace, VMEM, estimate, lowering, a
+measured time) and the outputs it returned at its check size (`ConfigRan`); the reference's
+process sent the expected outputs per check size. Here a config becomes `ok` (or `unestimated`)
+only if its outputs match the expected ones, on the reference's inputs, under the declared
+tolerances; `wrong` if they do not; `error` if it claims a check it sent no readable outputs for.
+The process's own `correct`, `max_abs_error` and reason for a checked config are discarded. A
+config the process rules out itself (an error, VMEM, the compiler) keeps that status: a process
+can only hurt its own configs that way, never make one `ok`. Its parameters and check size are
+the checker's, from the spec and the reference, never the process's word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sandbox.protocol import ConfigResult, OutputCheck, Tolerance
+from sandbox.protocol.arrays import MAX_CASE_ARRAY_BYTES, MAX_JOB_ARRAY_BYTES
+from sandbox.protocol.events import ConfigRan
+from sandbox.protocol.sweep import ParamValue
+from sandbox.verdict import arrays
+from sandbox.verdict.compare import compare
+from sandbox.verdict.judge import INPUTS_DIFFER, Expected
+from sandbox.verdict.tolerances import output_tolerance
+
+# The statuses a process reports for a config that reached its check: the checker decides them.
+CHECKED = frozenset({"ok", "wrong", "unestimated"})
+# The process's own words that end up in a reason, clipped: they are only its account.
+WORDS = 300
+NO_KERNEL = "no Pallas kernel ran (pallas_call or pl.kernel): this exercise asks for one"
+NO_EXPECTED = (
+    f"the reference's outputs at this size pass what the checker takes (at most "
+    f"{MAX_CASE_ARRAY_BYTES >> 20} MiB per config, {MAX_JOB_ARRAY_BYTES >> 20} MiB per sweep job): "
+    "sweep fewer configs or choose a smaller check size"
+)
+
+
+def judge_config(
+    ran: ConfigRan,
+    params: dict[str, ParamValue],
+    expected: Expected | None,
+    declared: dict[str, Tolerance],
+    *,
+    has_reference: bool,
+    expects_kernel: bool = False,
+) -> ConfigResult:
+    """The config's row as followers and the sweep's verdict see it."""
+    result = replace(ran.result, params=params, correct=None, max_abs_error=None)
+    if expected is not None:
+        result = replace(result, check_size=dict(expected.event.case.dims))
+    if result.status not in CHECKED:
+        return result
+    where = ", ".join(f"{k}={v}" for k, v in result.check_size.items())
+    how, note = ran.how[:40], ran.note[:WORDS]
+    if not ran.ran:
+        return replace(
+            result, status="error", reason=f"at {where}: the kernel's process sent no outputs to check"
+        )
+    if not has_reference:
+        return ranked(
+            replace(result, reason=ok_reason(result, note, f"ran at {where} ({how}; no reference to check)"))
+        )
+    if expected is None:
+        return replace(result, status="error", reason=f"at {where}: {NO_EXPECTED}")
+    try:
+        checks = _compare(ran, expected, declared)
+    except arrays.ChannelError as exc:
+        return replace(result, status="error", reason=f"at {where}: the outputs could not be checked: {exc}")
+    judged = _verdict(result, checks, ran, expected, where, how, note)
+    if expects_kernel and ran.kernels == 0 and judged.correct:
+        return replace(judged, status="error", reason=f"correct at {where}, but {NO_KERNEL}")
+    return judged
+
+
+def _compare(ran: ConfigRan, expected: Expected, declared: dict[str, Tolerance]) -> list[OutputCheck]:
+    got = arrays.decode(ran.outputs)
+    want = expected.outputs
+    checks = [
+        compare(name, got[i][1], w, output_tolerance(name, str(w.dtype), declared))
+        for i, (name, w) in enumerate(want)
+        if i < len(got)
+    ]
+    if len(got) != len(want):
+        raise arrays.ChannelError(f"the kernel returned {len(got)} output(s), the reference {len(want)}")
+    return checks
+
+
+def _verdict(
+    result: ConfigResult,
+    checks: list[OutputCheck],
+    ran: ConfigRan,
+    expected: Expected,
+    where: str,
+    how: str,
+    note: str,
+) -> ConfigResult:
+    worst = max((c.max_abs_error or 0.0 for c in checks), default=0.0)
+    bad = next((c for c in checks if not c.passed), None)
+    if ran.inputs_digest != expected.event.inputs_digest:
+        reason = f"wrong at {where}: {INPUTS_DIFFER}"
+        return replace(result, status="wrong", correct=False, reason=reason)
+    if bad is not None:
+        detail = f"{bad.mismatch_count:,} of {bad.total:,} elements differ"
+        reason = f"wrong at {where}: {detail} (max abs error {worst:.3g})"
+        return replace(result, status="wrong", correct=False, max_abs_error=worst, reason=reason)
+    checked = f"correct at {where} ({how})"
+    return ranked(
+        replace(
+            result, status="ok", correct=True, max_abs_error=worst, reason=ok_reason(result, note, checked)
+        )
+    )
+
+
+def ranked(result: ConfigResult) -> ConfigResult:
+    """A correct config with no time to rank it by (no estimate, nothing measured) is `unestimated`."""
+    timed = result.estimated_seconds is not None or result.measured_seconds is not None
+    return replace(result, status="ok" if timed else "unestimated")
+
+
+def ok_reason(result: ConfigResult, note: str, checked: str) -> str:
+    """The row's reason for a config in the running: its estimate, then how it was checked."""
+    if result.estimated_seconds is None:
+        return f"{checked}; {note}" if note else checked
+    fraction = f", {result.roofline_fraction:.0%} of roofline" if result.roofline_fraction is not None else ""
+    return f"{result.estimated_seconds * 1e3:.3g} ms, {result.bound}-bound{fraction}; {checked}"

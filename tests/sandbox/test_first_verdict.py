@@ -1,0 +1,93 @@
+"""The first verdict first, on the backend a server here would pick (`hardened` as root, as deployed).
+
+One catalog run on a fresh backend with a reference store, then one on a new backend over the same
+store (a restarted server): the second runs no reference's job, both kernel's jobs are given their
+inputs by the host, the first case's verdict reaches a follower before the trace, the lowering check
+and the timing, and every phase is in the result.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from sandbox.backends import create_backend, default_backend_name
+from sandbox.backends.execute import execute
+from sandbox.backends.references import keep_on_disk
+from sandbox.catalog.entries import load_catalog
+from sandbox.jobs.build import make_job
+from sandbox.protocol import RunStatus
+
+ENTRY = load_catalog().get("tiled_matmul")
+
+
+class Recording:
+    """A backend that notes every job it is given (role, inputs) and the kinds of its raw events."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.jobs, self.kinds = inner, inner.name, [], []
+
+    def run(self, job, on_event, cancel):
+        self.jobs.append(job)
+
+        def note(event):
+            self.kinds.append(event.kind)
+            on_event(event)
+
+        return self.inner.run(job, note, cancel)
+
+    def health(self):
+        return self.inner.health()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    store = tmp_path_factory.mktemp("references")
+    done = []
+    for _ in range(2):  # the second backend is a restarted server's
+        backend = keep_on_disk(Recording(create_backend(default_backend_name())), store)
+        seen: list[str] = []
+        job = make_job(ENTRY.solution_source, entry=ENTRY, timing_budget_seconds=0.1)
+        try:
+            finished = execute(
+                backend, job, threading.Event(), lambda kind, data, seen=seen: seen.append(kind)
+            )
+        finally:
+            backend.close()
+        done.append((finished.result, seen, backend))
+    return done
+
+
+def test_a_restarted_backend_runs_no_reference_job_and_the_kernel_gets_its_inputs(runs):
+    (first, _, first_backend), (second, _, second_backend) = runs
+    first_jobs, second_jobs = first_backend.jobs, second_backend.jobs
+    assert first.status is second.status is RunStatus.PASSED, (first.summary, second.summary)
+    assert [j.role for j in first_jobs] == ["reference", "kernel"]
+    assert [j.role for j in second_jobs] == ["kernel"]
+    for jobs in (first_jobs, second_jobs):
+        cpu_cases = [c for c in ENTRY.spec().cases if not c.tpu_only]
+        assert [g.index for g in jobs[-1].inputs] == list(range(len(cpu_cases)))
+    assert second.phases.reference < 0.1 < first.phases.reference
+
+
+def test_the_first_verdict_comes_before_what_it_does_not_need(runs):
+    for result, seen, backend in runs:
+        verdict = seen.index("case")  # what a follower sees (the trace goes into the result only)
+        for later in ("lowering", "timing", "memory"):
+            assert seen.index(later) > verdict, (later, seen)
+        kinds = backend.kinds  # what the kernel's job wrote, in order
+        assert kinds.index("case_outputs") < kinds.index("trace") < kinds.index("lowering"), kinds
+        phases = result.phases
+        assert None not in (
+            phases.started,
+            phases.imported,
+            phases.compiled,
+            phases.first_verdict,
+            phases.done,
+        )
+        # The rest of the result (the other case, the lowering check, timing, memory) came after.
+        assert phases.done > phases.first_verdict
