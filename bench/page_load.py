@@ -2,8 +2,10 @@
 
 Usage: .venv/bin/python bench/page_load.py [--loads 7] [--screenshot docs/screenshot.png]
 
-- Weight: every file the page loads (HTML, JS modules, CSS, the CodeMirror bundle, the favicon),
-  as transferred with gzip, and raw; read from the browser's resource timing.
+- Weight: every file the page loads on a first visit until the network is idle (HTML, JS modules,
+  CSS, the editor's part of the CodeMirror bundle, the favicon), as transferred with gzip, and raw;
+  read from the browser's resource timing. Parts loaded on first use (the diff view, Markdown, Tune,
+  the lesson builder) are not in it. The page's API calls are listed apart.
 - Requests: how many went to the server and the bytes transferred (headers included), on the
   first load and on a repeat load in the same context (a cached file costs nothing; a
   revalidated one a 304).
@@ -63,6 +65,15 @@ def weight(page) -> tuple[int, int, list[tuple[str, int, int]]]:
     return sum(e[1] for e in unique), sum(e[2] for e in unique), unique
 
 
+def api_weight(page) -> tuple[int, int]:
+    """The page's own API calls on a first load (catalog, versions, chips, runtimes): requests, gzip bytes."""
+    sizes = page.evaluate(
+        "() => performance.getEntriesByType('resource').filter(e => e.name.includes('/api/'))"
+        ".map(e => e.encodedBodySize)"
+    )
+    return len(sizes), sum(sizes)
+
+
 def fetched(page) -> tuple[int, int]:
     """Requests that went to the server on this load (a cache hit transfers 0 bytes; a 304 its
     headers), and the bytes they transferred; the /api/ calls are left out."""
@@ -108,13 +119,16 @@ def main() -> None:
         )
         cold, warm = [], []
         gz = raw = 0
-        first_req = first_bytes = repeat_req = repeat_bytes = 0
+        first_req = first_bytes = repeat_req = repeat_bytes = api_requests = api_bytes = 0
         files: list[tuple[str, int, int]] = []
         for trial in range(args.loads + 1):  # the first round warms the server and is not counted
             context = browser.new_context(viewport={"width": 1280, "height": 720})
             page = context.new_page()
             cold_s = load(page, url + "/")
+            # What loads after the ready mark without the user doing anything counts too.
+            page.wait_for_load_state("networkidle")
             gz, raw, files = weight(page)
+            api_requests, api_bytes = api_weight(page)
             first_req, first_bytes = fetched(page)
             warm_s = load(page, url + "/")
             repeat_req, repeat_bytes = fetched(page)
@@ -128,7 +142,8 @@ def main() -> None:
     print(f"{'file':52} {'gzip':>9} {'raw':>9}")
     for name, enc, dec in sorted(files, key=lambda f: -f[1]):
         print(f"{name:52} {enc:9,} {dec:9,}")
-    print(f"{'total':52} {gz:9,} {raw:9,}")
+    print(f"{'total (files of the page, first load)':52} {gz:9,} {raw:9,}")
+    print(f"{'besides: the API calls it makes (' + str(api_requests) + ')':52} {api_bytes:9,}")
     print(
         f"\nfirst load: {first_req} requests, {first_bytes:,} B transferred; "
         f"repeat load: {repeat_req} requests, {repeat_bytes:,} B transferred"

@@ -1,54 +1,16 @@
-// The bundle's whole API: the page's own modules import only from here (`createEditor`,
-// `createDiffView`, `markdownFragment`), never `@codemirror/*`, markdown-it or DOMPurify directly,
-// so an upgrade of any of them touches this file and nothing else.
-//
-// Colours come from CSS custom properties (see server/static/css/app.css), so switching between
-// the light and dark theme is pure CSS: no editor reconfiguration.
+// The editor: the page's own modules import only from the bundle's entry files (`createEditor` here,
+// `createDiffView` from diff.js, `markdownFragment` from markdown.js), never `@codemirror/*`,
+// markdown-it or DOMPurify directly, so an upgrade of any of them touches these files and nothing else.
+// The diff view and Markdown are entries of their own, loaded by the page when first used; what they
+// share with this one is split into a chunk by the build (build.mjs), loaded once.
 
 import { basicSetup } from "codemirror";
 import { indentWithTab, isolateHistory } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
-import { HighlightStyle, indentUnit, syntaxHighlighting } from "@codemirror/language";
-import { MergeView } from "@codemirror/merge";
+import { indentUnit } from "@codemirror/language";
 import { Compartment, EditorState, Prec, RangeSet, StateEffect, StateField } from "@codemirror/state";
 import { Decoration, EditorView, GutterMarker, gutterLineClass, keymap } from "@codemirror/view";
-import { tags as t } from "@lezer/highlight";
-import DOMPurify from "dompurify";
-import MarkdownIt from "markdown-it";
-
-const highlight = HighlightStyle.define([
-  { tag: [t.keyword, t.controlKeyword, t.definitionKeyword, t.moduleKeyword, t.operatorKeyword], color: "var(--tok-keyword)" },
-  { tag: [t.comment, t.lineComment], color: "var(--tok-comment)", fontStyle: "italic" },
-  { tag: [t.string, t.special(t.string), t.docString], color: "var(--tok-string)" },
-  { tag: [t.number, t.bool, t.null, t.atom], color: "var(--tok-number)" },
-  { tag: [t.function(t.definition(t.variableName)), t.function(t.variableName)], color: "var(--tok-function)" },
-  { tag: [t.className, t.definition(t.className), t.typeName], color: "var(--tok-type)" },
-  { tag: [t.propertyName, t.function(t.propertyName)], color: "var(--tok-property)" },
-  { tag: [t.self, t.standard(t.variableName)], color: "var(--tok-builtin)" },
-  { tag: [t.operator, t.punctuation], color: "var(--tok-operator)" },
-  { tag: t.meta, color: "var(--tok-meta)" },
-  { tag: t.invalid, color: "var(--tok-invalid)" },
-]);
-
-const theme = EditorView.theme({
-  "&": { color: "var(--fg)", backgroundColor: "var(--editor-bg)", height: "100%", fontSize: "var(--editor-font-size, 13.5px)" },
-  ".cm-scroller": { fontFamily: "var(--mono)", lineHeight: "1.5" },
-  ".cm-content": { caretColor: "var(--fg)" },
-  ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--fg)" },
-  ".cm-gutters": { backgroundColor: "var(--editor-gutter)", color: "var(--muted)", borderRight: "1px solid var(--border)" },
-  ".cm-activeLine": { backgroundColor: "var(--editor-active)" },
-  ".cm-activeLineGutter": { backgroundColor: "var(--editor-active)" },
-  "&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, ::selection":
-    { backgroundColor: "var(--editor-selection)" },
-  ".cm-matchingBracket, &.cm-focused .cm-matchingBracket": { backgroundColor: "var(--editor-bracket)", outline: "none" },
-  ".cm-tooltip": { backgroundColor: "var(--panel)", color: "var(--fg)", border: "1px solid var(--border)" },
-  ".cm-tooltip-autocomplete > ul > li[aria-selected]": { backgroundColor: "var(--accent)", color: "var(--accent-fg)" },
-  ".cm-panels": { backgroundColor: "var(--panel)", color: "var(--fg)" },
-  ".cm-error-line": { backgroundColor: "var(--error-line)" },
-  ".cm-gutterElement.cm-error-gutter": { backgroundColor: "var(--bad)", color: "var(--bad-fg)" },
-  ".cm-race-line": { backgroundColor: "var(--race-line)" },
-  ".cm-gutterElement.cm-race-gutter": { backgroundColor: "var(--warn)", color: "var(--panel)" },
-});
+import { highlighting, theme } from "./look.js";
 
 // Marked lines (the line an error points at, the lines of racing accesses), kept in place while
 // the user edits. Each kind has its own line class, data attribute and gutter colour.
@@ -97,7 +59,7 @@ export function createEditor(parent, { doc = "", onChange = null, onRun = null, 
     python(),
     indentUnit.of("    "), // lang-python would indent by 2 spaces otherwise
     EditorState.tabSize.of(4),
-    syntaxHighlighting(highlight),
+    highlighting,
     theme,
     markField,
     EditorState.readOnly.of(readOnly),
@@ -165,54 +127,3 @@ export function createEditor(parent, { doc = "", onChange = null, onRun = null, 
   };
 }
 
-/**
- * A read-only side-by-side diff of two texts in `parent`: `left` (the user's code) against `right`
- * (the template or the solution), unchanged stretches collapsed. Returns {destroy(), chunks}.
- */
-export function createDiffView(parent, { left, right, wrap = false }) {
-  const side = (doc) => ({
-    doc,
-    extensions: [basicSetup, python(), syntaxHighlighting(highlight), theme, EditorState.readOnly.of(true), EditorView.editable.of(false), wrap ? EditorView.lineWrapping : []],
-  });
-  const view = new MergeView({ a: side(left), b: side(right), parent, collapseUnchanged: { margin: 2, minSize: 4 }, gutter: true });
-  return { destroy: () => view.destroy(), chunks: view.chunks.length };
-}
-
-// Markdown for notes and READMEs: markdown-it without raw HTML and without images, then DOMPurify
-// with a short list of tags; every link's href is decided by the page's own `safeHref` on the value
-// the browser will actually use (entities decoded), and replaced by its normalised form.
-const markdown = new MarkdownIt("default", { html: false, linkify: false, typographer: false });
-markdown.disable(["image"]);
-markdown.core.ruler.push("shift_headings", (state) => {
-  const shift = state.env?.headingShift ?? 0;
-  for (const token of state.tokens) {
-    if (token.type === "heading_open" || token.type === "heading_close") token.tag = `h${Math.min(Number(token.tag.slice(1)) + shift, 6)}`;
-  }
-});
-const purify = DOMPurify(window);
-const ALLOWED_TAGS = ["p", "br", "strong", "em", "s", "code", "pre", "blockquote", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "a", "table", "thead", "tbody", "tr", "th", "td"];
-let linkPolicy = () => null;
-purify.addHook("afterSanitizeAttributes", (node) => {
-  if (node.nodeName !== "A") return;
-  const raw = node.getAttribute("href");
-  const href = raw === null ? null : linkPolicy(raw);
-  for (const name of ["href", "rel", "target"]) node.removeAttribute(name);
-  if (href === null) return;
-  node.setAttribute("href", href);
-  node.setAttribute("rel", "noopener noreferrer");
-  node.setAttribute("target", "_blank");
-});
-
-/**
- * Markdown `text` as a sanitised DocumentFragment. `safeHref(raw)` returns the href to use for a
- * link, or null to leave it unlinked; `headingShift` moves headings down (1 → 1 + shift).
- */
-export function markdownFragment(text, { safeHref, headingShift = 0 }) {
-  const html = markdown.render(String(text ?? ""), { headingShift });
-  linkPolicy = safeHref;
-  try {
-    return purify.sanitize(html, { ALLOWED_TAGS, ALLOWED_ATTR: ["href", "title"], RETURN_DOM_FRAGMENT: true });
-  } finally {
-    linkPolicy = () => null;
-  }
-}

@@ -60,6 +60,9 @@ export const getRun = (id) => request("GET", `/api/runs/${enc(id)}`);
 export const cancelRun = (id) => request("DELETE", `/api/runs/${enc(id)}`);
 export const createShare = (share) => request("POST", "/api/shares", share);
 export const getShare = (id) => request("GET", `/api/shares/${enc(id)}`);
+export const notebookUrl = (id) => `/api/shares/${enc(id)}/notebook`;
+export const getMeasurements = (id) => request("GET", `/api/shares/${enc(id)}/measurements`);
+export const addMeasurement = (id, line) => request("POST", `/api/shares/${enc(id)}/measurements`, { line });
 
 // The events a run's and a sweep's followers get: the same lists as the server's
 // (`sandbox/protocol/events.py` RUN_STREAM_KINDS and SWEEP_STREAM_KINDS; a test compares them).
@@ -141,6 +144,62 @@ export const joinClass = (code, name) => request("POST", `/api/classes/${enc(cod
 const teacher = (token) => ({ Authorization: `Bearer ${token}` });
 export const getClassProgress = (id, token) => request("GET", `/api/classes/${enc(id)}/progress`, undefined, teacher(token));
 export const removeStudent = (id, student, token) => request("DELETE", `/api/classes/${enc(id)}/students/${enc(student)}`, undefined, teacher(token));
+export const renameStudent = (id, student, name, token) => request("PATCH", `/api/classes/${enc(id)}/students/${enc(student)}`, { name }, teacher(token));
+/** The students' pages move to `step` (null: stop asking them). */
+export const setFollow = (id, step, token) => request("PUT", `/api/classes/${enc(id)}/follow`, { step }, teacher(token));
+export const clearHands = (id, token) => request("DELETE", `/api/classes/${enc(id)}/hands`, undefined, teacher(token));
+export const lowerHand = (id, student, token) => request("DELETE", `/api/classes/${enc(id)}/hands/${enc(student)}`, undefined, teacher(token));
+/** Make a step an exercise, an assignment `{deadline}` or a challenge `{chip, board_hidden}`. */
+export const setUpStep = (id, step, setup, token) => request("PUT", `/api/classes/${enc(id)}/steps/${enc(step)}`, setup, teacher(token));
+// A student's own calls carry their student token the same way.
+export const setHand = (id, raised, token) => request("PUT", `/api/classes/${enc(id)}/hand`, { raised }, teacher(token));
+export const reportEditing = (id, step, token) => request("POST", `/api/classes/${enc(id)}/editing`, { step }, teacher(token));
+
+/**
+ * Follow a class's live view: `path` is `/api/classes/{id}/events` (the teacher's grid) or `/live` (a
+ * student's page); `onView(view)` gets each whole view. Read with fetch, since EventSource cannot send
+ * the token's header. Reconnects by itself; `onTrouble(error | null)` says when it is cut off and back.
+ * A refused token (401/403/404) ends it. Returns `{close()}`.
+ */
+export function followClass(path, token, onView, onTrouble = () => {}) {
+  const controller = new AbortController();
+  let closed = false;
+  const read = async (response) => {
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+        const data = buffer.slice(0, end).split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6)).join("\n");
+        buffer = buffer.slice(end + 2);
+        if (data) onView(JSON.parse(data));
+      }
+    }
+  };
+  const loop = async () => {
+    for (let delay = 1000; !closed; delay = Math.min(delay * 2, 10000)) {
+      try {
+        const response = await fetch(path, { headers: { ...teacher(token), Accept: "text/event-stream" }, signal: controller.signal });
+        if (!response.ok) {
+          onTrouble(new ApiError(response.status, await response.json().catch(() => null)));
+          if ([401, 403, 404].includes(response.status)) return;
+        } else {
+          onTrouble(null);
+          delay = 500;
+          await read(response);
+        }
+      } catch {
+        if (closed) return;
+        onTrouble(new ApiError(0, null));
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  };
+  loop();
+  return { close() { closed = true; controller.abort(); } };
+}
 
 /** The class grid as CSV text (the teacher's token travels in a header, so a plain link cannot fetch it). */
 export async function getClassCsv(id, token) {

@@ -5,18 +5,19 @@
 
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
-import { LessonBuilder } from "./builder.js";
 import { renderCatalog, renderEntryInfo } from "./catalog.js";
-import { classPart, withClass } from "./classroom.js";
+import { classEdited, classPart, withClass } from "./classroom.js";
 import { DiffDialog } from "./diff.js";
 import { $, h } from "./dom.js";
 import { ExerciseActions } from "./exercise.js";
 import { RunHistory } from "./history.js";
 import { EmbedDialog } from "./links.js";
 import { renderIr } from "./lowering.js";
+import { ShareMeasurements } from "./measured.js";
 import { sourceMarks } from "./marks.js";
 import { MatrixControl, matrixRequest } from "./matrix.js";
 import { Notices } from "./notices.js";
+import { onDemand } from "./later.js";
 import { Places } from "./places.js";
 import { Progress } from "./progress.js";
 import { renderResult } from "./results.js";
@@ -28,8 +29,6 @@ import { SharePanel } from "./share.js";
 import { setupShortcuts } from "./shortcuts.js";
 import { storage } from "./storage.js";
 import { Toolbar } from "./toolbar.js";
-import { renderTrace } from "./trace.js";
-import { TunePanel } from "./tune.js";
 import { setupTabs, setupTheme, showTab } from "./ui.js";
 import { View } from "./view.js";
 
@@ -73,7 +72,7 @@ async function selectEntry(slug, { source = null, fromShare = false } = {}) {
   state.shareMode = fromShare;
   renderEntryInfo(entry, reference);
   runtimes.showEntry(entry?.slug);
-  tune.entryChanged(entry);
+  tune.made?.then((panel) => panel.entryChanged(entry));
   toolbar.allowChips(entry ? entry.chips : toolbar.chips);
   // An entry's own options are its defaults (the race demo needs the detector); a share or a
   // lesson step brings its own right after this.
@@ -114,7 +113,7 @@ function clearResult() {
   matrices.clear();
   $("#result").replaceChildren();
   renderIr($("#ir"), {}, resultContext());
-  renderTrace($("#trace"), {});
+  showTrace({});
   delete $("#result").dataset.status;
   editor.clearMark();
   if (!runs.busy) {
@@ -127,6 +126,17 @@ function expectedCases() {
   if (!state.entry) return 1;
   const native = state.server?.mode === "tpu";
   return state.entry.cases.filter((c) => native || !c.tpu_only).length;
+}
+
+// The Trace tab's module (its timeline and grid views) is imported when there is a trace to show
+// or the tab is first opened: not with the page.
+const traceTab = onDemand(() => import("./trace.js"));
+let traced = {};
+function showTrace(result) {
+  traced = result;
+  if (traceTab.made || result?.trace || !$("#panel-trace").hidden) {
+    traceTab.get().then((m) => m.renderTrace($("#trace"), traced), (error) => notices.problem(error, "Could not load the trace view"));
+  }
 }
 
 const resultContext = () => ({
@@ -144,7 +154,7 @@ function showResult(result, note = null) {
   renderResult($("#result"), result, resultContext());
   if (note) $("#result").prepend(h("p", { class: "snapshot-note", id: "snapshot-note" }, note));
   renderIr($("#ir"), result, resultContext());
-  renderTrace($("#trace"), result);
+  showTrace(result);
   editor.markLines(sourceMarks(result));
 }
 
@@ -218,13 +228,22 @@ const sharePanel = new SharePanel($("#share-panel"), {
   lastRun: (s) => (state.lastRun?.key === stateKey(s) ? state.lastRun.id : null),
   onEmbed: (target) => embedDialog.open(target),
 });
-const tune = new TunePanel($("#tune"), { current: editorState, entry: () => state.entry, chips: () => state.entry?.chips ?? toolbar.chips, load: (text, what) => exercise.load(text, what), notices });
-const builder = new LessonBuilder($("#lesson-dialog"), {
-  current: editorState,
-  storage,
-  onProblem: (error, what) => notices.problem(error, what),
-  onEmbed: (target) => embedDialog.open(target),
+const tune = onDemand(async () => {
+  const { TunePanel } = await import("./tune.js");
+  const panel = new TunePanel($("#tune"), { current: editorState, entry: () => state.entry, chips: () => state.entry?.chips ?? toolbar.chips, load: (text, what) => exercise.load(text, what), notices });
+  panel.entryChanged(state.entry);
+  return panel;
 });
+const builder = onDemand(async () => {
+  const { LessonBuilder } = await import("./builder.js");
+  return new LessonBuilder($("#lesson-dialog"), {
+    current: editorState,
+    storage,
+    onProblem: (error, what) => notices.problem(error, what),
+    onEmbed: (target) => embedDialog.open(target),
+  });
+});
+const openBuilder = (then) => builder.get().then(then, (error) => notices.problem(error, "Could not load the lesson builder"));
 const diff = new DiffDialog($("#diff-dialog"), { current: () => editor.getValue(), entry: () => state.entry, wrap: () => view.wrap, starter: SCRATCH_STARTER });
 const runHistory = new RunHistory($("#history"), {
   storage,
@@ -234,8 +253,10 @@ const runHistory = new RunHistory($("#history"), {
     showTab("results");
   },
 });
-const places = new Places({ api, notices, storage, view, builder, selectEntry, openState, showResult, catalog: () => state.catalog, server: () => state.server, toolbar, editor,
+const measured = new ShareMeasurements($("#share-measured"), { api, notices });
+const places = new Places({ api, notices, storage, view, builder: { edit: (lesson) => openBuilder((b) => b.edit(lesson)) }, selectEntry, openState, showResult, catalog: () => state.catalog, server: () => state.server, toolbar, editor, measured,
   classPart: (player) => classPart(player, notices),
+  classEdited,
   onShare: (shared) => {
     runtimes.choose(shared.run_on);
     showShareRuntime(notices, shared, runtimes.newest, (older, newer) => runAll([older, newer]));
@@ -276,7 +297,9 @@ function wireControls() {
     },
     true,
   );
-  $("#lesson-button").addEventListener("click", () => builder.open());
+  $("#lesson-button").addEventListener("click", () => openBuilder((b) => b.open()));
+  $("#panel-trace").addEventListener("shown", () => showTrace(traced));
+  $("#panel-tune").addEventListener("shown", () => tune.get().catch((error) => notices.problem(error, "Could not load Tune")));
   $("#catalog-button").addEventListener("click", () => $("#catalog-dialog").showModal());
   $("#catalog-close").addEventListener("click", () => $("#catalog-dialog").close());
   $("#catalog-dialog").addEventListener("click", (event) => {

@@ -7,12 +7,11 @@
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
 import { $, fill, h } from "./dom.js";
-import { plural } from "./lesson.js";
+import { keepLessonToken, lessonToken, plural } from "./lesson.js";
 import { wireCopyButtons } from "./links.js";
 import { renderMarkdown } from "./markdown.js";
 
 const BUILDER_KEY = "pp:lesson-builder";
-const TOKEN_PREFIX = "pp:lesson-token:";
 
 /** Move item `from` of `list` to position `to` (a new array). */
 export function moved(list, from, to) {
@@ -21,9 +20,6 @@ export function moved(list, from, to) {
   next.splice(Math.max(0, Math.min(next.length, to)), 0, item);
   return next;
 }
-
-export const lessonToken = (storage, id) => storage.get(TOKEN_PREFIX + id);
-export const keepLessonToken = (storage, id, token) => storage.set(TOKEN_PREFIX + id, token);
 
 export class LessonBuilder {
   /**
@@ -243,6 +239,8 @@ export class LessonBuilder {
         h("span", { class: "muted copy-status", "aria-live": "polite" })),
     );
     box.hidden = false;
+    // The links are what the teacher came for: bring them into the dialog's view (they were below its fold).
+    box.scrollIntoView({ block: "nearest" });
     $("#lesson-url", this.dialog).select();
   }
 }

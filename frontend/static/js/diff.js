@@ -1,8 +1,10 @@
 // The diff dialog: the editor's code side by side with the entry's template or its solution,
-// unchanged stretches folded (CodeMirror's merge view, from the bundle).
+// unchanged stretches folded (CodeMirror's merge view, from the bundle, loaded when the dialog first opens).
 
-import { createDiffView } from "../vendor/codemirror/codemirror.esm.min.js";
 import { $ } from "./dom.js";
+
+let merge = null; // the merge view's module, once loaded: later dialogs show at once
+const mergeView = async () => (merge ??= await import("../vendor/codemirror/diff.esm.min.js"));
 
 export class DiffDialog {
   /** @param {{current: () => string, entry: () => object | null, wrap: () => boolean}} hooks */
@@ -22,7 +24,8 @@ export class DiffDialog {
     this.show(against);
   }
 
-  show(against) {
+  async show(against) {
+    const { createDiffView } = merge ?? (await mergeView());
     const entry = this.hooks.entry();
     this.against = entry ? against : "template";
     const other = entry ? entry[this.against] : this.hooks.starter;

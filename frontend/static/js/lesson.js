@@ -8,6 +8,12 @@ import * as api from "./api.js";
 import { fill, h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
+// A lesson's edit token, kept in this browser by whoever created the lesson (the builder, loaded
+// only when used, and the page that opens a lesson both need it).
+const TOKEN_PREFIX = "pp:lesson-token:";
+export const lessonToken = (storage, id) => storage.get(TOKEN_PREFIX + id);
+export const keepLessonToken = (storage, id, token) => storage.set(TOKEN_PREFIX + id, token);
+
 const CHECK_SECONDS = 60;
 
 /** "1 step", "3 steps". */
@@ -24,10 +30,11 @@ export class LessonPlayer {
    * @param {object} lesson GET /api/lessons/{id} (or one of its revisions)
    * @param {{load: (step: object, source: string, index: number) => Promise<void>, storage: object,
    *          onStep?: (index: number) => void, onNewer?: (latest: object) => void,
-   *          onEdit?: () => void, classPart?: (player: LessonPlayer) => Node}} hooks
+   *          onEdit?: () => void, classPart?: (player: LessonPlayer) => Node,
+   *          onEdited?: (player: LessonPlayer) => void}} hooks
    *   load: put the step in the editor; onStep: the step shown changed (by the student);
    *   onNewer: a newer revision exists ({revision, revision_url}); onEdit: the teacher's edit button;
-   *   classPart: the bar's class session part (classroom.js)
+   *   classPart: the bar's class session part (classroom.js); onEdited: the student edited the step
    */
   constructor(root, lesson, hooks) {
     this.root = root;
@@ -49,6 +56,7 @@ export class LessonPlayer {
     const n = this.lesson.steps.length;
     this.index = Math.max(0, Math.min(n - 1, index));
     const draft = this.hooks.storage.get(draftKey(this.lesson, this.index));
+    this.loaded = draft ?? this.step.source; // what the editor shows before the student types
     await this.hooks.load(this.step, draft ?? this.step.source, this.index);
     this.render(draft !== null);
     if (!quiet) this.hooks.onStep?.(this.index);
@@ -73,6 +81,7 @@ export class LessonPlayer {
   edited(text) {
     this.hooks.storage.set(draftKey(this.lesson, this.index), text === this.step.source ? null : text);
     this.root.querySelector("#lesson-edited")?.toggleAttribute("hidden", text === this.step.source);
+    if (text !== this.loaded) this.hooks.onEdited?.(this); // typing, not the step being loaded
   }
 
   /** Ask the server whether the teacher saved a newer revision; say so once if they did. */

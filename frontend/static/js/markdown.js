@@ -6,7 +6,6 @@
 //   resolved it (`/\evil.example/` resolves to another host, `\x01javascript:` to javascript:);
 // and the link gets the browser's normalised form, so what is checked is what is followed.
 
-import { markdownFragment } from "../vendor/codemirror/codemirror.esm.min.js";
 
 /**
  * The href to use for a link written as `raw`, or null when it must not be a link. `base` is the
@@ -33,10 +32,47 @@ export function safeHref(raw, base = location.href) {
   return `${resolved.pathname}${resolved.search}${resolved.hash}`;
 }
 
+// The renderer (55 KB gzip) is loaded when Markdown is first shown, not with the page: until then a
+// rendering is a placeholder holding the plain text, filled in once it scrolls into view (a README
+// in a hidden tab waits until the tab is opened).
+let renderer = null; // the bundle's markdownFragment, once loaded
+let loading = null;
+
+/** Load the renderer now; resolves once `renderMarkdown` renders at once. */
+export function markdownReady() {
+  loading ??= import("../vendor/codemirror/markdown.esm.min.js").then((m) => (renderer = m.markdownFragment));
+  return loading;
+}
+
+const waiting = new WeakMap(); // placeholder -> its text and options
+const observer = new IntersectionObserver(
+  (entries) => {
+    for (const { target, isIntersecting } of entries) {
+      if (!isIntersecting) continue;
+      observer.unobserve(target);
+      markdownReady().then(() => {
+        const { text, options } = waiting.get(target);
+        target.replaceWith(renderer(text, options));
+      });
+    }
+  },
+  { rootMargin: "200px" },
+);
+
 /**
  * Markdown text to a DocumentFragment. `headingShift`: README and note headings sit under the
- * page's own (a `#` heading becomes an h3 by default).
+ * page's own (a `#` heading becomes an h3 by default). Before the renderer is loaded, the fragment
+ * holds a placeholder with the plain text, replaced in place by the rendering when it is first seen.
  */
 export function renderMarkdown(text, { headingShift = 2, base = location.href } = {}) {
-  return markdownFragment(text, { safeHref: (raw) => safeHref(raw, base), headingShift });
+  const options = { safeHref: (raw) => safeHref(raw, base), headingShift };
+  if (renderer) return renderer(text, options);
+  const placeholder = document.createElement("div");
+  placeholder.className = "markdown-pending";
+  placeholder.textContent = String(text ?? "");
+  waiting.set(placeholder, { text, options });
+  observer.observe(placeholder);
+  const fragment = document.createDocumentFragment();
+  fragment.append(placeholder);
+  return fragment;
 }

@@ -6,9 +6,8 @@
 // The author's edit link carries the token in its fragment: kept in this browser, then removed
 // from the address bar (a projector shows it).
 
-import { keepLessonToken, lessonToken } from "./builder.js";
 import { h } from "./dom.js";
-import { LessonPlayer } from "./lesson.js";
+import { LessonPlayer, keepLessonToken, lessonToken } from "./lesson.js";
 import { versionDrift } from "./notices.js";
 
 /** What a location names: {kind: "share"|"lesson"|"entry"|"scratch", id, revision, step, slug}. */
@@ -44,6 +43,7 @@ export class Places {
   /** Go somewhere new as a history entry: `open()` changes the page, `url` is where it now is. */
   async visit(open, url) {
     this.leaveLesson();
+    this.hooks.measured?.hide();
     await open();
     history.pushState({ place: url }, "", this.hooks.view.carry(url));
   }
@@ -52,6 +52,7 @@ export class Places {
   async openFromLocation({ back = false } = {}) {
     const place = placeOf(location.pathname, location.search);
     this.hooks.view.reload();
+    this.hooks.measured?.hide();
     if (place.kind === "lesson") {
       const pinned = place.revision ?? (history.state?.lesson === place.id ? history.state.revision : null);
       if (back && this.lesson?.lesson.id === place.id && this.lesson.lesson.revision === (pinned ?? this.lesson.lesson.revision)) {
@@ -77,6 +78,7 @@ export class Places {
       return false;
     }
     await this.hooks.openState(shared);
+    this.hooks.measured?.show(shared.id);
     const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
     this.hooks.notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
     // A share runs on the JAX it was made on while that is installed (the runtime picker says which).
@@ -111,6 +113,7 @@ export class Places {
       onNewer: (latest) => this.newer(latest),
       onEdit: editable ? () => this.edit(id) : null,
       classPart: this.hooks.classPart,
+      onEdited: this.hooks.classEdited,
     });
     await this.lesson.go(step - 1, { quiet: true });
     const url = `/l/${encodeURIComponent(id)}?${revision ? `rev=${lesson.revision}&` : ""}step=${this.lesson.index + 1}`;

@@ -11,7 +11,8 @@ import { bytes, count, isNum, num, ratio, seconds, shape } from "./format.js";
 import { loweringSection } from "./lowering.js";
 import { userLine } from "./marks.js";
 import { rooflineSection } from "./roofline.js";
-import { traceSummary } from "./trace.js";
+import { phasesLine } from "./phases.js";
+import { traceSummary } from "./tracesummary.js";
 
 const STATUS_TEXT = {
   passed: "passed",
@@ -33,7 +34,7 @@ export const RESULT_FIELDS = [
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
   "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace", "estimate", "sweep",
-  "checked_by",
+  "checked_by", "phases",
 ];
 export const CASE_FIELDS = ["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races", "kernels"];
 
@@ -142,6 +143,9 @@ function timingSection(timing, chip) {
     ["First call (compile + run)", seconds(timing.first_call_seconds)],
     ["Compile (estimate)", seconds(timing.compile_seconds)],
   ];
+  if (isNum(timing.device_seconds)) {
+    rows.push(["On the device (profiler trace)", `${seconds(timing.device_seconds)}; host dispatch ${seconds(timing.host_dispatch_seconds ?? 0)} per call`]);
+  }
   if (isNum(timing.roofline_seconds)) {
     rows.push([`Roofline bound on ${chip || "the chip"}`, `${seconds(timing.roofline_seconds)} (see Roofline below)`]);
   }
@@ -270,6 +274,7 @@ export function renderResult(root, result, ctx) {
       loweringSection(result, ctx),
       extrasSection(result),
       footer(result),
+      phasesLine(result.phases),
     ].filter(Boolean),
   );
   root.dataset.status = result.status || "running";

@@ -1,5 +1,6 @@
 // The Trace tab: what the kernel did inside the (simulated) chip during the first call of the first
-// case: the pipeline timeline and the blocks every step moved.
+// case: the pipeline timeline and the blocks every step moved. Imported when the tab is first shown
+// (app.js); the Results tab's one-line summary is tracesummary.js.
 
 import { fill, h } from "./dom.js";
 import { seconds } from "./format.js";
@@ -25,20 +26,6 @@ export function renderTrace(root, result) {
     h("section", { class: "result-section" }, h("h3", {}, "Timeline"), timelineView(trace, result.estimate)),
     h("section", { class: "result-section" }, h("h3", {}, "Blocks per step"), gridView(trace)),
     trace.note ? h("p", { class: "muted note" }, trace.note) : null,
-  );
-}
-
-/** One line for the Results tab: how much the trace holds, and a way to it. */
-export function traceSummary(trace, onOpen) {
-  if (!trace?.available) return null;
-  const c = trace.counts || {};
-  const lanes = (trace.lanes || []).filter((l) => l.core !== null && l.core !== undefined).length;
-  const parts = [`${c.dma_start ?? 0} DMAs`, `${trace.steps.length} steps`, `${lanes || 1} core${lanes > 1 ? "s" : ""}`];
-  return h(
-    "p",
-    { class: "trace-summary", id: "trace-summary" },
-    `Inside the kernel (case ${trace.case}): ${parts.join(", ")}. `,
-    h("button", { type: "button", class: "link", id: "open-trace", onclick: onOpen }, "Timeline and blocks per step"),
   );
 }
 

@@ -18,6 +18,13 @@ const STATUS_TEXT = {
   unestimated: "no estimate",
 };
 
+/** What a measured time is: device time from profiler traces, and the host dispatch around it when known. */
+function measuredTitle(config) {
+  if (!config.measured_seconds) return null;
+  const host = config.measured_host_seconds;
+  return host == null ? "wall-clock repeats (no device events in the profiler trace)" : `device time from profiler traces; host dispatch ${seconds(host)} per call on top`;
+}
+
 /** "bm = 128, 256" lines (or ";"-separated) → {bm: [128, 256]}; values are numbers, true/false or text. */
 export function parseParams(text) {
   const params = {};
@@ -97,7 +104,7 @@ function configRow(config, names, best) {
     h("td", {}, h("span", { class: "badge", dataset: { status: config.status === "ok" ? "passed" : config.status === "wrong" ? "mismatch" : "error" } }, STATUS_TEXT[config.status] || config.status)),
     h("td", { class: "num mono", title: config.estimate ? bandText(config.estimate) : null }, est === null || est === undefined ? "—" : seconds(est)),
     h("td", { class: "num mono" }, config.roofline_fraction === null || config.roofline_fraction === undefined ? "—" : `${num(100 * config.roofline_fraction)}%`),
-    h("td", { class: "num mono" }, config.measured_seconds ? seconds(config.measured_seconds) : "—"),
+    h("td", { class: "num mono", title: measuredTitle(config) }, config.measured_seconds ? seconds(config.measured_seconds) : "—"),
     h("td", { class: "num mono" }, bytes(config.vmem_bytes)),
     h("td", { class: "mono" }, lowering(config)),
     h("td", { class: "why" }, config.reason),
@@ -135,6 +142,7 @@ export class TunePanel {
     this.output = h("div", { id: "tune-output" });
     this.root.replaceChildren(
       h("p", { class: "muted" }, "Every config is run in the simulator at a small size (its blocks fitted), lowered for the TPU, checked against the chip's VMEM and estimated at the target size by the TPU time model. Scratch files: make_inputs(seed, **size) and kernel(*inputs, **params)."),
+      h("p", { id: "tune-trust", class: "muted" }, "Verdict: a config's ok or wrong is checked outside the sweep's process, against the entry's reference (scratch: the file's own reference). Estimates, VMEM, lowering and measured times are as reported by the sweep's process."),
       h("div", { class: "tune-form" },
         field("tune-params", "Parameters (one per line: name = values)", this.params),
         field("tune-size", "Target size", this.size),

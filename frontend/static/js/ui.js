@@ -26,7 +26,9 @@ export function showTab(name) {
     const selected = tab.id === `tab-${name}`;
     tab.setAttribute("aria-selected", String(selected));
     tab.tabIndex = selected ? 0 : -1;
-    document.getElementById(tab.getAttribute("aria-controls")).hidden = !selected;
+    const panel = document.getElementById(tab.getAttribute("aria-controls"));
+    panel.hidden = !selected;
+    if (selected) panel.dispatchEvent(new Event("shown")); // a panel built on first use builds now
   }
 }
 
