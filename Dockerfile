@@ -28,6 +28,8 @@ COPY server ./server
 # The page the server serves at /static (not package data: see server/routes/pages.py).
 COPY frontend/static ./frontend/static
 COPY sandbox ./sandbox
+# The Python client: `python -m sandbox run FILE --server URL` in the image too.
+COPY pallas_playground ./pallas_playground
 COPY kernels_catalog ./kernels_catalog
 COPY scripts ./scripts
 

@@ -1,4 +1,6 @@
 """`python -m sandbox run FILE [--entry SLUG] [--chip v5p] [--all-chips]`: one file through the harness.
+With `--server URL`, through a playground server instead (`pallas_playground.Client`): the same report
+and exit codes, its queue and sandbox; `--share` prints a link to the run's state and result.
 
 `python -m sandbox tpu [--chips-per-slot N]`: this host's TPU chips, and each chip slot's device
 nodes and environment, as the job runner would use them (the hardware checklist in docs/tpu-vm.md).
@@ -26,6 +28,7 @@ from sandbox.jobs import sweeps
 from sandbox.jobs.build import JobError, make_job, make_sweep_job
 from sandbox.limits import default_limits
 from sandbox.protocol import CHIPS, InterpretOptions, RunResult, RunStatus, to_json_dict
+from sandbox.results import measured
 from sandbox.results.text_report import render
 
 
@@ -85,6 +88,12 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
     run.add_argument(
+        "--server", metavar="URL", help="run on this playground server (its queue and sandbox), not locally"
+    )
+    run.add_argument(
+        "--share", action="store_true", help="with --server: print a link to the run and its result"
+    )
+    run.add_argument(
         "--all-chips", action="store_true", help="also check the TPU lowering for every chip, side by side"
     )
     run.add_argument(
@@ -119,6 +128,18 @@ def parser() -> argparse.ArgumentParser:
         "--shards", type=int, default=1, help="split the configs over this many jobs run side by side"
     )
     tune.add_argument("--json", action="store_true", help='print {"configs": [...], ...} as JSON')
+    tune.add_argument(
+        "--measure",
+        action="store_true",
+        help="on a TPU host: time each correct config on the chip from profiler traces (device time and "
+        "host dispatch apart) and record it beside its estimate (implies --mode tpu)",
+    )
+    tune.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        help=f"with --measure: the JSON-lines file measured configs are appended to ({measured.DEFAULT_PATH})",
+    )
     return p
 
 
@@ -174,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.padded_bounds is None
         else ("padded" if args.padded_bounds else "logical"),
     }
+    if args.server:
+        return _run_remote(args, {k: v for k, v in given.items() if v is not None})
     defaults = entry.options if entry is not None else InterpretOptions()
     options = dataclasses.replace(defaults, **{k: v for k, v in given.items() if v is not None})
     limits = default_limits(**({"wall_seconds": args.wall_seconds} if args.wall_seconds else {}))
@@ -197,6 +220,11 @@ def main(argv: list[str] | None = None) -> int:
         result = execute(backend, job, threading.Event(), _ignore).result
     finally:
         backend.close()
+    return _report(result, args)
+
+
+def _report(result: RunResult, args: argparse.Namespace) -> int:
+    """Print the report (or the JSON) and return the exit code."""
     print(
         json.dumps(to_json_dict(result), indent=2) if args.json else render(result, ir=args.ir),
         end="\n" if args.json else "",
@@ -209,7 +237,54 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if result.status in (RunStatus.PASSED, RunStatus.RAN) else 1
 
 
+def _run_remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """The run on a playground server: submitted, followed (the queue's word on stderr), cancelled on
+    Ctrl+C, optionally shared; a refused request exits 2 with the server's problem."""
+    from pallas_playground import Client, PlaygroundError
+
+    client = Client(args.server)
+    source = args.file.read_text()
+    request = {"entry": args.entry, "chip": args.chip, "mode": args.mode, "options": options}
+    try:
+        run = client.submit(source, **request, lower_chips=CHIPS if args.all_chips else ())
+        try:
+            result = client.follow(run.id, _say_queue)
+        except KeyboardInterrupt:
+            client.cancel(run.id)
+            result = client.follow(run.id)
+        code = _report(result, args)
+        if args.share:
+            link = client.share(source, entry=args.entry, chip=args.chip, options=options, run=run.id)
+            print(f"shared: {link.url}", file=sys.stderr)
+    except (PlaygroundError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _say_queue(event: Any) -> None:
+    """The queue's position and the start of the run, on stderr (stdout is the report)."""
+    if event.kind == "queued" and event.data.get("position"):
+        print(f"queued at position {event.data['position']}", file=sys.stderr)
+    elif event.kind == "running":
+        print("running", file=sys.stderr)
+
+
 def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
+    if args.measure:
+        host = discover()
+        if host is None:
+            print(
+                "error: --measure times configs on this host's TPU, and this host has none", file=sys.stderr
+            )
+            return 2
+        if host.generation.chip != args.chip:
+            print(
+                f"error: --measure on a {host.generation.chip} host needs --chip {host.generation.chip}",
+                file=sys.stderr,
+            )
+            return 2
+        args.mode = "tpu"
     entry = catalog.get(args.entry) if args.entry else None
     if args.entry and entry is None:
         print(f"unknown entry {args.entry!r}; known: {', '.join(catalog.slugs)}", file=sys.stderr)
@@ -246,7 +321,25 @@ def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
         print(json.dumps({"status": status.value, "summary": summary, **to_json_dict(sweep)}, indent=2))
     else:
         print("\n".join([*sweeps.rows(sweep), summary]))
+    if args.measure:
+        _record(args, spec.size, sweep.configs, results)
     return 0 if status is RunStatus.PASSED else 1
+
+
+def _record(args: argparse.Namespace, size: dict[str, int], configs: Any, results: list[RunResult]) -> None:
+    """Append each measured config, beside its estimate, to the --record file (see results.measured)."""
+    versions = next((r.versions for r in results if r.versions is not None), None)
+    found = measured.records(
+        configs,
+        chip=args.chip,
+        file=str(args.file),
+        entry=args.entry,
+        size=size,
+        jax_version=str(getattr(versions, "jax", "")),
+    )
+    path = args.record or measured.DEFAULT_PATH
+    measured.append(path, found)
+    print(f"recorded {len(found)} measured config(s) beside their estimates in {path}", file=sys.stderr)
 
 
 def _overall(results: list[RunResult]) -> RunStatus:

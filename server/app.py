@@ -20,14 +20,17 @@ from sandbox.backends import (
     create_backend,
     default_backend_name,
 )
+from sandbox.backends.references import keep_on_disk
 from sandbox.catalog.entries import load_catalog
 from sandbox.host.runtimes import RuntimeSet
 from server import problems
 from server import runtimes as jax_runtimes
 from server.bodylimit import BodyLimit
+from server.classroom.room import create_classroom
 from server.clients import parse_networks
+from server.mcp import endpoint as mcp_endpoint
 from server.queue import create_queue
-from server.routes import catalog, lessons, meta, pages, runs, shares, sweeps
+from server.routes import catalog, class_live, lessons, meta, notebooks, pages, runs, shares, sweeps
 from server.routes import classes as class_routes
 from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
@@ -43,6 +46,13 @@ def resolve_backend(settings: Settings) -> tuple[str, str]:
     if settings.sandbox != "auto":
         return settings.sandbox, "chosen by PLAYGROUND_SANDBOX"
     return default_backend_name(), f"best available on this machine: {capability_report()}"
+
+
+def _real_backend(settings: Settings, name: str, runtimes: RuntimeSet) -> Backend:
+    """The configured backend, keeping catalog references on disk (an injected test double never does)."""
+    quota = {"cpu_cores": settings.job_cpu_cores} if settings.job_cpu_cores and name == "hardened" else {}
+    backend = create_backend(name, runtimes, **quota)
+    return keep_on_disk(backend, settings.reference_dir or settings.data_dir / "references")
 
 
 def create_app(
@@ -63,12 +73,15 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        queue = create_queue(settings, lambda: backend or create_backend(name, runtimes_))
+        queue = create_queue(settings, lambda: backend or _real_backend(settings, name, runtimes_))
         app.state.queue = queue
+        app.state.classroom = create_classroom(settings)
         await queue.start()
         try:
-            yield
+            async with mcp_endpoint.serving(app):  # the MCP server's sessions (`/mcp`), when it is on
+                yield
         finally:
+            await app.state.classroom.close()
             await queue.stop()
             # The share and lesson database, if a request opened it (server.deps).
             if (database := getattr(app.state, "database", None)) is not None:
@@ -96,4 +109,7 @@ def create_app(
     app.include_router(runtime_routes.router)
     app.include_router(matrix_routes.router)
     app.include_router(class_routes.router)
+    app.include_router(class_live.router)
+    app.include_router(notebooks.router)  # a share's notebook and the measurements it brings back
+    mcp_endpoint.install(app, settings)
     return app

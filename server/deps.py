@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from sandbox.catalog.entries import Catalog
 from sandbox.host.runtimes import RuntimeSet
 from server import versions
+from server.classroom.room import Classroom
 from server.clients import Client, identify
 from server.queue.interface import RunQueue
 from server.runtimes import Matrices
@@ -90,6 +91,10 @@ def _quota(request: Request) -> StoreQuota:
     return request.app.state.store_quota
 
 
+def _classroom(request: Request) -> Classroom:
+    return request.app.state.classroom
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 QueueDep = Annotated[RunQueue, Depends(_runner)]
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
@@ -103,3 +108,10 @@ MatricesDep = Annotated[Matrices, Depends(_matrices)]
 SweepsDep = Annotated[SweepRegistry, Depends(_sweeps)]
 DatabaseDep = Annotated[RecordDatabase, Depends(_database)]
 QuotaDep = Annotated[StoreQuota, Depends(_quota)]
+ClassroomDep = Annotated[Classroom, Depends(_classroom)]
+
+
+# The same objects for code that has the request but is not a route (the MCP server's tools).
+client_of = _client
+classes_of = _classes
+classroom_of = _classroom

@@ -115,7 +115,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [_error(e) for e in exc.errors()]
+        errors = [field_error(e) for e in exc.errors()]
         if any(e["type"] == "json_invalid" for e in errors):
             return problem_response(
                 400,
@@ -159,6 +159,7 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
-def _error(e: dict[str, Any]) -> dict[str, str]:
+def field_error(e: dict[str, Any]) -> dict[str, str]:
+    """One validation error as a problem lists it: the field (dotted, without `body`), the message, the type."""
     loc = [str(p) for p in e.get("loc", ()) if p != "body"]
     return {"field": ".".join(loc), "message": str(e.get("msg", "")), "type": str(e.get("type", ""))}

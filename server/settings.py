@@ -33,6 +33,12 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Address to bind.")
     port: int = Field(8000, description="Port to bind.")
     data_dir: Path = Field(Path("var"), description="Where the share database and other state live.")
+    reference_dir: Path | None = Field(
+        None,
+        description="Where catalog entries' expected outputs and inputs are kept between restarts, per "
+        "entry, JAX runtime, chip and mode (default: `references` under `PLAYGROUND_DATA_DIR`; 512 MiB, "
+        "least recently used first out).",
+    )
     catalog_dir: Path = Field(DEFAULT_ROOT, description="The kernel catalog folder.")
     sandbox: str = Field(
         "auto",
@@ -41,6 +47,13 @@ class Settings(BaseSettings):
     )
     slots: int = Field(
         default_factory=lambda: os.cpu_count() or 1, description="Runs executed at once (default: CPU cores)."
+    )
+    job_cpu_cores: float | None = Field(
+        None,
+        description="CPU quota of one job on the hardened backend, in cores (default: every core of the host: "
+        "a job alone may use an idle machine, jobs running together share the cores by equal weights, and "
+        "`PLAYGROUND_CPU_SECONDS` bounds what one job takes in all).",
+        gt=0,
     )
     queue_size: int = Field(
         64, description="Runs that may wait in the queue; beyond it: 503 with Retry-After."
@@ -75,6 +88,17 @@ class Settings(BaseSettings):
     class_rate_burst: int = Field(
         90, description="Runs one class session may start at once before its rate applies."
     )
+    class_students: int = Field(
+        200,
+        description="Students one class session may have (joins beyond get 409), removed ones included.",
+        ge=1,
+    )
+    class_joins_per_minute: int = Field(
+        120,
+        description="Joins of any class one network address may make per minute (429 with Retry-After "
+        "beyond; a room behind one school address joins at once; 0: unlimited).",
+        ge=0,
+    )
     trusted_proxies: str = Field(
         "",
         description="Reverse proxies whose `X-Forwarded-For` / `Forwarded` headers name the client, as "
@@ -103,6 +127,15 @@ class Settings(BaseSettings):
         description="Bytes all shares and lessons together may take in the database; beyond it saves get "
         "507 (existing links keep working; 0: unlimited).",
     )
+    mcp: bool = Field(
+        True, description="Serve the MCP server at `/mcp` (tools for kernel-writing agents); false: 404."
+    )
+    mcp_calls_per_minute: float = Field(
+        60,
+        description="MCP tool calls per minute one network address may make (0: unlimited); the runs "
+        "they start also count against the address's run limits.",
+    )
+    mcp_calls_burst: int = Field(20, description="MCP tool calls one network address may make at once.")
     redis_url: str = Field(
         "",
         description="The shared run queue (`redis://host:6379/0`, Redis >= 7): runs, events, limits and the "

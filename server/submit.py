@@ -1,19 +1,27 @@
 """From a request to a queued run: the checks every request that runs code gets, whichever route it
 came by (`POST /api/runs` for one run, `POST /api/matrices` for one per runtime, `POST /api/sweeps` for
-shard runs of a sweep), each refusal as the same problem (`tests/api/test_request_checks.py`)."""
+shard runs of a sweep, and the MCP server's tools), each refusal as the same problem
+(`tests/api/test_request_checks.py`)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from sandbox.catalog.entries import Catalog, CatalogEntry
+from sandbox.host.runtimes import RuntimeSet
 from sandbox.jobs.build import JobError, make_job
 from sandbox.protocol import Chip, Job, Mode
 from server import convert
-from server.clients import Client
+from server.classroom.progress import class_member, first_status
+from server.classroom.room import Classroom
+from server.clients import Client, in_class_session
 from server.problems import ProblemError
 from server.queue.interface import RunQueue, RunView
 from server.queue.problems import queue_problems
+from server.runtimes import choose
 from server.settings import Settings
-from server.wire.schemas import RunOptions
+from server.store.classes import ClassStore
+from server.wire.schemas import RunOptions, RunRequest
 
 
 def entry_of(catalog: Catalog, slug: str | None) -> CatalogEntry | None:
@@ -102,3 +110,40 @@ async def submit(queue: RunQueue, job: Job, client: Client, *, fresh: bool) -> R
     """Queue `job`, or a problem: the queue is full or unreachable, the client too fast or too busy."""
     with queue_problems():
         return await queue.submit(job, client, fresh=fresh)
+
+
+async def start_run(
+    body: RunRequest,
+    *,
+    settings: Settings,
+    catalog: Catalog,
+    runtimes: RuntimeSet,
+    classes: ClassStore,
+    queue: RunQueue,
+    client: Client,
+    room: Classroom | None = None,
+) -> RunView:
+    """One run as `POST /api/runs` starts it (and the MCP server's `run_kernel`): checked, built,
+    counted against the client (or, with a class token, the student and their class), queued."""
+    entry = check_request(
+        settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
+    )
+    job = build_job(
+        settings,
+        entry,
+        source=body.source,
+        chip=body.chip,
+        mode=body.mode,
+        options=body.options,
+        lower_chips=tuple(body.lower_chips),
+        runtime=choose(runtimes, body.runtime).name,
+    )
+    student = await asyncio.to_thread(class_member, classes, body.class_token, body.step)
+    if student is not None:  # a class member: limited as a student of the class, not by the address
+        client = in_class_session(student.class_id, student.id)
+    run = await submit(queue, job, client, fresh=body.fresh)
+    if student is not None and body.step is not None:
+        await asyncio.to_thread(classes.record, student, body.step, *first_status(run), run.id)
+        if room is not None:
+            room.watch(classes, queue, student, body.step, run.id)  # the teacher's grid hears of its end
+    return run

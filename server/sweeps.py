@@ -19,11 +19,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sandbox.catalog.entries import Catalog
 from sandbox.jobs import sweeps
+from sandbox.jobs.build import JobError, make_sweep_job
 from sandbox.protocol import Job, RunResult, RunStatus, SweepSpec, from_json_dict, to_json_dict
+from server import convert
 from server.clients import Client
+from server.problems import ProblemError
 from server.queue.engine import new_run_id
-from server.queue.interface import RunQueue
+from server.queue.interface import ClientBusyError, RunQueue
+from server.queue.problems import queue_problems
+from server.settings import Settings
+from server.submit import check_request
+from server.wire.sweeps import SweepRequest
 
 log = logging.getLogger(__name__)
 
@@ -184,3 +192,50 @@ class SweepRegistry:
 def shard_count(slots: int, per_client: int, total: int) -> int:
     """As many shards as slots, but no more than the client may run at once or than there are configs."""
     return max(1, min(slots, per_client, total))
+
+
+def sweep_jobs(body: SweepRequest, settings: Settings, catalog: Catalog) -> tuple[list[Job], SweepSpec]:
+    """The shard jobs of a sweep request (`POST /api/sweeps`, the MCP server's `tune_kernel`), or the
+    problem that refuses it: the checks of every run, then the sweep's own (422 "Invalid sweep")."""
+    entry = check_request(
+        settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
+    )
+    try:
+        spec = sweeps.make_spec(
+            entry,
+            params=body.params,
+            size=body.size,
+            chips=body.lower_chips,
+            check_size=body.check_size,
+            bind=body.bind,
+        )
+        options = convert.interpret_options(body.options, entry.options if entry else None)
+        parts = sweeps.shards(spec, shard_count(settings.slots, settings.per_client_queue, spec.total))
+        jobs = [
+            make_sweep_job(
+                body.source,
+                part,
+                entry=entry,
+                chip=body.chip,
+                mode=body.mode,
+                options=options,
+                limits=convert.limits(settings),
+            )
+            for part in parts
+        ]
+    except (sweeps.SweepError, JobError) as exc:
+        raise ProblemError(422, "Invalid sweep", str(exc)) from exc
+    return jobs, spec
+
+
+async def start_sweep(
+    registry: SweepRegistry, queue: RunQueue, jobs: list[Job], spec: SweepSpec, client: Client, *, fresh: bool
+) -> Sweep:
+    """Start the sweep's shard runs, or the queue's refusal as a problem (saying what a sweep needs)."""
+    try:
+        with queue_problems():
+            return await registry.start(queue, jobs, spec, client, fresh=fresh)
+    except ProblemError as problem:
+        if isinstance(problem.__cause__, ClientBusyError):
+            problem.detail = f"{problem.__cause__}; a sweep needs {len(jobs)}; wait for one to finish"
+        raise

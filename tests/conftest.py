@@ -1,12 +1,23 @@
-"""Suite-wide options: `--runtimes` runs the tests that run kernels on every installed JAX runtime.
+"""Suite-wide options, services and the time per tier.
 
-They take many minutes on a two-core machine (each runtime runs the catalog and the real-kernel
-suite), so the everyday suite skips them; `.ci/run` passes `--runtimes`, and so can anyone.
+- `--runtimes` runs the tests that run kernels on every installed JAX runtime. They take many minutes
+  on a two-core machine (each runtime runs the catalog and the real-kernel suite), so the everyday
+  suite skips them; `.ci/run` passes `--runtimes`, and so can anyone.
+- One real Redis and one real PostgreSQL per session (started on loopback in a temporary directory
+  when a test first asks; never mocks), shared by the queue, store and deployed tiers.
+- The session's sandbox backend (`tests.backends`) is closed when the session ends.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
+
+from tests.backends import close_suite_backend
+from tests.scale.deployment import Process, deployed
+from tests.services import RedisServer, ServiceUnavailable, postgres_server, redis_server
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,3 +57,47 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_sep("-", "time per tier (setup + call + teardown)")
     for tier, seconds in rows:
         terminalreporter.write_line(f"{tier:10} {_TIER_TESTS.get(tier, 0):5} tests {seconds:8.1f} s")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    close_suite_backend()
+
+
+# -- services ---------------------------------------------------------------------------------------
+def unavailable(exc: ServiceUnavailable) -> None:
+    """Skip, unless CI said the services must be there (`REQUIRE_SERVICES=1` in .ci/run)."""
+    if os.environ.get("REQUIRE_SERVICES") == "1":
+        pytest.fail(f"{exc} (REQUIRE_SERVICES=1)")
+    pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def redis_service(tmp_path_factory) -> Iterator[RedisServer]:
+    try:
+        with redis_server(tmp_path_factory.mktemp("redis")) as server:
+            yield server
+    except ServiceUnavailable as exc:
+        unavailable(exc)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    try:
+        with postgres_server() as url:
+            yield url
+    except ServiceUnavailable as exc:
+        unavailable(exc)
+
+
+@pytest.fixture(scope="session")
+def redis_pg_web(redis_service, postgres_url, tmp_path_factory) -> Iterator[Process]:
+    """The multi-host deployment in processes, once per session: `python -m server` on Redis and
+    PostgreSQL, its runs on a runner worker in the hardened sandbox (the deployed tier and the
+    browser's main flows share it)."""
+    from sandbox.backends import capability_report, default_backend_name
+
+    if default_backend_name() != "hardened":
+        pytest.skip(f"the deployed configuration needs the hardened sandbox (root): {capability_report()}")
+    directory = tmp_path_factory.mktemp("redis_pg")
+    with deployed("redis_pg", directory, redis_url=redis_service.url, postgres_url=postgres_url) as web:
+        yield web

@@ -93,7 +93,8 @@ PRELOAD = (
     "sandbox.jail.seccomp",
 )
 # Only a speed-up: imported lazily by the first Pallas lowering otherwise (about 0.25 s per job;
-# found by diffing sys.modules before and after catalog runs). Not every JAX runtime has each (jax
+# found by diffing sys.modules before and after catalog runs; every module a catalog file imports is
+# preloaded too, which tests/unit/test_pool_preload.py checks). Not every JAX runtime has each (jax
 # 0.10.2's Mosaic GPU interpreter fails to import on a CPU host), and none may stop the pool.
 PRELOAD_IF_PRESENT = (
     "jax.experimental.pallas.tpu_sc",
@@ -102,6 +103,9 @@ PRELOAD_IF_PRESENT = (
     "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call",
     "jax.experimental.multihost_utils",
     "jax.extend",
+    # Imported by a kernel's first call in interpret mode (found by diffing sys.modules around a
+    # catalog run's first case): 0.1–0.3 s of every job's time to its first verdict otherwise.
+    "jaxlib.mlir.dialects.mhlo",
 )
 
 

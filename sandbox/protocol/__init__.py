@@ -30,7 +30,7 @@ from sandbox.protocol.events import (
     never_ran,
     new_event,
 )
-from sandbox.protocol.job import Case, EntrySpec, InterpretOptions, Job, Limits, Mode, Tolerance
+from sandbox.protocol.job import Case, CaseInputs, EntrySpec, InterpretOptions, Job, Limits, Mode, Tolerance
 from sandbox.protocol.result import (
     CaseResult,
     ErrorInfo,
@@ -40,6 +40,7 @@ from sandbox.protocol.result import (
     Mismatch,
     OutputCheck,
     OutputSummary,
+    Phases,
     Race,
     RaceAccess,
     RunResult,
@@ -60,6 +61,7 @@ __all__ = [
     "RUN_STREAM_KINDS",
     "SWEEP_STREAM_KINDS",
     "Case",
+    "CaseInputs",
     "CaseResult",
     "Chip",
     "ChipInfo",
@@ -82,6 +84,7 @@ __all__ = [
     "Mode",
     "OutputCheck",
     "OutputSummary",
+    "Phases",
     "Race",
     "RaceAccess",
     "RunResult",

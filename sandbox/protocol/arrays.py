@@ -13,6 +13,10 @@ from dataclasses import dataclass
 # Per case, what one process may send (before base64): a catalog case's outputs are a few MiB at
 # most; a bigger output is an error the user is told about, never a truncated comparison.
 MAX_CASE_ARRAY_BYTES = 8 << 20
+# A sweep job's configs (or its reference's check sizes) together: base64 makes it a third more on
+# the channel (~43 MiB), and the whole report must stay within the event reader's 48 MiB cap
+# (`events.MAX_REPORT_BYTES`), estimates and all. A 27-config sweep of 4096-row blocks takes ~26 MiB.
+MAX_JOB_ARRAY_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,8 @@ EventKind = Literal[
     "versions",  # versions and device kind
     "trace",  # kernel trace of the first call (big: folded into the result, not forwarded as progress)
     "estimate",  # the TPU time model's estimate for the first case
-    "config",  # a sweep config judged (check, lowering, VMEM, estimate)
+    "config",  # a sweep config judged (by the checker, outside the kernel's process)
+    "config_outputs",  # a sweep's kernel process: one config's account and outputs (to the checker only)
     "error",  # user code (or the harness) raised
     "progress",  # how far the kernel got (grid steps, DMAs), every second or so while it runs
     "log",  # full internal text for the server log (raw tracebacks); never shown to users
@@ -176,6 +177,11 @@ class CaseExpected:
     # A scratch file's own TOLERANCE, read in the reference's process ({} for a catalog entry: the
     # checker uses the entry's declared tolerances, which never pass through a job's process).
     tolerances: dict[str, Tolerance] = field(default_factory=dict)
+    # A sweep's reference: the configs (indices into the full product) whose check size this is.
+    configs: tuple[int, ...] = ()
+    # A catalog case's inputs themselves (when each is a plain array), kept by the host with the
+    # expected outputs and given to every later kernel's job of the entry (`Job.inputs`).
+    inputs: tuple[ArrayBytes, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -215,6 +221,25 @@ class ConfigJudged:
     result: ConfigResult
     done: int  # configs this job has finished, this one included
     of: int  # configs this job runs
+
+
+@dataclass(frozen=True)
+class ConfigRan:
+    """What a sweep's kernel process tells the checker about one config: its own account (trace,
+    VMEM, estimate, lowering, a measured time, or why it stopped) and, when the config ran at its
+    check size, the outputs. Only the checker makes the config's `ok` or `wrong`: `result.status`,
+    `correct` and `reason` as sent here are the process's word, kept only for a config ruled out
+    before its check (an error, VMEM, the compiler)."""
+
+    result: ConfigResult
+    done: int
+    of: int
+    ran: bool = False  # the config ran at its check size: `outputs` are what it returned
+    how: str = ""  # which interpreter ran it ("generic interpreter", "TPU interpret mode", "on the TPU")
+    note: str = ""  # the process's reason before the check (e.g. "no estimate: …")
+    inputs_digest: str = ""  # of the inputs at the check size, before the call
+    outputs: tuple[ArrayBytes, ...] = ()
+    kernels: int = -1  # Pallas kernels in the config's program (-1: not counted)
 
 
 @dataclass(frozen=True)
@@ -266,6 +291,7 @@ PAYLOADS: dict[str, type] = {
     "trace": TraceRecorded,
     "estimate": Estimated,
     "config": ConfigJudged,
+    "config_outputs": ConfigRan,
     "error": Failed,
     "done": Finished,
     "progress": ProgressReported,

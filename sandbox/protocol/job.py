@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from sandbox.protocol.arrays import ArrayBytes
 from sandbox.protocol.chips import Chip
 from sandbox.protocol.sweep import SweepSpec
 
@@ -85,6 +86,15 @@ class EntrySpec:
 
 
 @dataclass(frozen=True)
+class CaseInputs:
+    """A case's inputs as the reference's job made them, given to the kernel's job by the host, so it
+    does not compute them again (`sandbox.backends.references`): the arrays in argument order."""
+
+    index: int
+    arrays: tuple[ArrayBytes, ...]
+
+
+@dataclass(frozen=True)
 class Job:
     id: str
     source: str
@@ -107,3 +117,6 @@ class Job:
     # A sweep ("Tune", `sandbox.protocol.sweep`): check, lower and estimate each config instead of one run.
     sweep: SweepSpec | None = None
     role: Role = "kernel"
+    # The kernel's job of a catalog entry: each case's inputs, when the host has them (else, or for a
+    # case not listed, the job makes them with the entry's `make_inputs`, as the reference's job did).
+    inputs: tuple[CaseInputs, ...] = ()

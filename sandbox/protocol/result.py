@@ -125,6 +125,10 @@ class Timing:
     bytes_accessed: int | None
     case: str
     note: str = ""
+    # On a TPU (not in the simulator): the kernel's median device time per call from profiler
+    # traces, and the host dispatch around it (`sandbox.harness.devicetime`); None elsewhere.
+    device_seconds: float | None = None
+    host_dispatch_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,30 @@ class OutputSummary:
 
 
 @dataclass(frozen=True)
+class Phases:
+    """Where a run's time went, phase by phase, in seconds measured on the host that ran it.
+
+    Each field is how long that phase took after the one before, in the order a run goes through
+    them (`sandbox.backends.phases` measures them as the job's events arrive); None when the run
+    never got there (an error before it) or nobody measured it (`queued` on a Redis worker, which
+    `/metrics` counts as the queue wait). `first_verdict_after` adds up everything before the first
+    case's verdict, from the moment the queue took the run (or, with `queued`, from submission).
+    """
+
+    queued: float | None = None  # submitted → a slot took it
+    reference: float = 0.0  # the reference's job (0 when the entry's expected outputs were kept)
+    started: float | None = None  # → the kernel's job process started (forked from the warm pool)
+    imported: float | None = None  # → the target set up and the user's code imported
+    compiled: float | None = None  # → the first case's first call returned (inputs, compile, run)
+    first_verdict: float | None = None  # → the first case judged and sent (its outputs to the checker)
+    done: float | None = None  # → the whole result (the other cases, lowering, timing, memory, trace)
+    first_verdict_after: float | None = None
+
+
+PHASE_NAMES = ("queued", "reference", "started", "imported", "compiled", "first_verdict", "done")
+
+
+@dataclass(frozen=True)
 class RunResult:
     status: RunStatus
     summary: str
@@ -255,3 +283,5 @@ class RunResult:
     # compared with, always outside the kernel's process. Timings, memory, the trace and the estimate
     # are the kernel process's own report and are shown as such.
     checked_by: str = ""
+    # Where the run's time went (`Phases`); None for a result from the cache or one that never ran.
+    phases: Phases | None = None

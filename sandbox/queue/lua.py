@@ -291,13 +291,21 @@ return 1
 )
 
 # The attempt that holds the run ends it: exactly one result per run, whoever else tried.
-# ARGV: prefix, run_id, attempt, result, status, failure (0|1), reusable (0|1) → 1 | 0
+# ARGV: prefix, run_id, attempt, result, status, failure (0|1), reusable (0|1), phases ('' | a JSON
+# object of the run's phase seconds, `RunResult.phases`) → 1 | 0
 FINISH = _script(
     """
 local rk = k('run', ARGV[2])
-local f = redis.call('HMGET', rk, 'state', 'attempt', 'key', 'cache')
+local f = redis.call('HMGET', rk, 'state', 'attempt', 'key', 'cache', 'pool', 'created', 'started')
 if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
 end_run(ARGV[2], ARGV[4], ARGV[5], ARGV[6])
+-- Each phase the run went through (the queue wait is end_run's `wait`), and submission → first verdict.
+local p = ARGV[8] ~= '' and cjson.decode(ARGV[8]) or {}
+for name, s in pairs(p) do
+  if type(s) == 'number' and name ~= 'queued' and name ~= 'first_verdict_after' then observe('phase:' .. name, f[5], s) end
+end
+local after = p['first_verdict_after']
+if type(after) == 'number' and f[6] and f[7] then observe('first_verdict', f[5], after + f[7] - f[6]) end
 local size = tonumber(f[4]) or 0
 if ARGV[7] == '1' and size > 0 and f[3] and f[3] ~= '' then
   local lru = k('cache', 'lru')
@@ -313,7 +321,7 @@ if ARGV[7] == '1' and size > 0 and f[3] and f[3] ~= '' then
 end
 return 1
 """,
-    "run_id attempt result status failure reusable",
+    "run_id attempt result status failure reusable phases",
 )
 
 # End a run from outside its attempt: a cancel while queued, a run lost too often, a pool left
@@ -358,29 +366,32 @@ return out
 )
 
 # A worker is alive: its expiry (Redis's clock, so hosts' clocks do not matter) and what it offers.
-# ARGV: prefix, pool, worker, ttl_ms, slots, busy, host → 1
+# ARGV: prefix, pool, worker, ttl_ms, slots, busy, host, unavailable (JSON: jax version → why this
+# worker cannot run it) → 1
 HEARTBEAT = _script(
     """
 local t = now()
 redis.call('ZADD', k('workers', ARGV[2]), t + tonumber(ARGV[4]) / 1000, ARGV[3])
 local wk = k('worker', ARGV[3])
-redis.call('HSET', wk, 'pool', ARGV[2], 'slots', ARGV[5], 'busy', ARGV[6], 'host', ARGV[7], 'seen', t)
+redis.call('HSET', wk, 'pool', ARGV[2], 'slots', ARGV[5], 'busy', ARGV[6], 'host', ARGV[7], 'seen', t,
+  'unavailable', ARGV[8])
 redis.call('PEXPIRE', wk, 2 * tonumber(ARGV[4]))
 redis.call('SADD', k('pools'), ARGV[2])
 return 1
 """,
-    "pool worker ttl_ms slots busy host",
+    "pool worker ttl_ms slots busy host unavailable",
 )
 
-# The live workers of a pool (dead ones are dropped): {{worker, slots, busy}, …}. ARGV: prefix, pool
+# The live workers of a pool (dead ones are dropped): {{worker, slots, busy, unavailable}, …}.
+# ARGV: prefix, pool
 LIVE_WORKERS = _script(
     """
 local key = k('workers', ARGV[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now())
 local out = {}
 for _, id in ipairs(redis.call('ZRANGE', key, 0, -1)) do
-  local f = redis.call('HMGET', k('worker', id), 'slots', 'busy')
-  table.insert(out, {id, f[1] or '0', f[2] or '0'})
+  local f = redis.call('HMGET', k('worker', id), 'slots', 'busy', 'unavailable')
+  table.insert(out, {id, f[1] or '0', f[2] or '0', f[3] or '{}'})
 end
 return out
 """,

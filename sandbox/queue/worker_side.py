@@ -4,6 +4,7 @@ slot threads and its heartbeat thread: the client's connection pool is thread-sa
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Literal, cast
 
 import redis
@@ -87,8 +88,11 @@ class WorkerQueue:
             )
         )
 
-    def finish(self, claim: Claim, result: str, status: str, *, failure: bool, reusable: bool) -> bool:
-        """End the run with `result` if this attempt still holds it; False: another one does."""
+    def finish(
+        self, claim: Claim, result: str, status: str, *, failure: bool, reusable: bool, phases: str = ""
+    ) -> bool:
+        """End the run with `result` if this attempt still holds it; False: another one does.
+        `phases`: the run's `RunResult.phases` as a JSON object, counted for `/metrics`."""
         return bool(
             self._finish(
                 run_id=claim.run_id,
@@ -97,6 +101,7 @@ class WorkerQueue:
                 status=status,
                 failure=int(failure),
                 reusable=int(reusable),
+                phases=phases,
             )
         )
 
@@ -105,7 +110,16 @@ class WorkerQueue:
             self._abort(run_id=run_id, result=result, status=status, failure=int(failure), only_if=only_if)
         )
 
-    def heartbeat(self, *, slots: int, busy: int, ttl_seconds: float, host: str) -> None:
+    def heartbeat(
+        self,
+        *,
+        slots: int,
+        busy: int,
+        ttl_seconds: float,
+        host: str,
+        unavailable: dict[str, str] | None = None,
+    ) -> None:
+        """`unavailable`: jax version → why this worker cannot run jobs on it (in the user's terms)."""
         self._heartbeat(
             pool=self.pool,
             worker=self.consumer,
@@ -113,6 +127,7 @@ class WorkerQueue:
             slots=slots,
             busy=busy,
             host=host,
+            unavailable=json.dumps(unavailable or {}, sort_keys=True),
         )
 
     def leave(self) -> None:

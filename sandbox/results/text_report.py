@@ -48,6 +48,11 @@ def render(result: RunResult, ir: str | None = None) -> str:
         if e.validation:
             validated = not e.validation.startswith("not validated")
             lines.append(f"    {e.family}: {e.validation}" if validated else f"    {e.validation}")
+        if e.host_dispatch_seconds:
+            lines.append(
+                f"    device time only: timed from the host, each call also pays ~{e.host_dispatch_seconds * 1e6:.1f} µs "
+                "of host dispatch"
+            )
     if result.trace:
         lines += _trace(result.trace)
     lines += _lowerings(result)
@@ -101,6 +106,12 @@ def _timing(t: Timing) -> list[str]:
         _stats("kernel", t.kernel),
         _stats("XLA reference", t.reference),
     ]
+    if t.device_seconds is not None:
+        host = t.host_dispatch_seconds or 0.0
+        lines.append(
+            f"    kernel on the device (profiler trace): {t.device_seconds * 1e3:.3f} ms; "
+            f"host dispatch around it {host * 1e3:.3f} ms"
+        )
     if t.ratio_to_reference:
         lines.append(f"    kernel / reference: {t.ratio_to_reference:.2f}x")
     if t.roofline_seconds:

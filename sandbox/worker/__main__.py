@@ -9,8 +9,10 @@ import signal
 import socket
 import threading
 import uuid
+from pathlib import Path
 
 from sandbox.backends import backend_names
+from sandbox.backends.references import keep_on_disk
 from sandbox.host import logfmt
 from sandbox.queue import DEFAULT_PREFIX, WorkerQueue
 from sandbox.worker.loop import Worker, WorkerOptions
@@ -35,6 +37,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-deliveries", type=int, default=2, help="attempts per run before it ends lost")
     parser.add_argument("--name", default="", help="this worker's name (default: host-pid-random)")
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--reference-dir",
+        type=Path,
+        default=Path("var/references"),
+        help="where catalog entries' expected outputs are kept between restarts (as PLAYGROUND_REFERENCE_DIR)",
+    )
     return parser.parse_args(argv)
 
 
@@ -51,6 +59,8 @@ def main(argv: list[str] | None = None) -> None:
         max_deliveries=args.max_deliveries,
     )
     backends = slot_backends(args.backend, args.pool, args.slots)
+    for backend in set(backends):
+        keep_on_disk(backend, args.reference_dir)
     options = WorkerOptions(
         slots=len(backends),
         heartbeat_seconds=args.heartbeat_seconds,

@@ -22,6 +22,7 @@ import redis
 
 from sandbox.backends import Backend
 from sandbox.backends.execute import Finished, execute, lost_result
+from sandbox.backends.pairing import RunSlots
 from sandbox.host.logfmt import run_context
 from sandbox.protocol import Job, RunResult, from_json_dict, to_json_dict
 from sandbox.queue import Claim, WorkerQueue
@@ -53,6 +54,8 @@ class Worker:
         self._held: dict[int, Held] = {}
         self._lock = threading.Lock()
         self._redis_down = False
+        # A run holds one while it executes; its reference's job may borrow a free one (`pairing`).
+        self.run_slots = RunSlots(options.slots)
 
     def serve(self, stop: threading.Event) -> None:
         """Run until `stop` is set; then let the runs in hand finish and leave."""
@@ -119,7 +122,7 @@ class Worker:
         with self._lock:
             self._held[slot] = held
         try:
-            finished = execute(self.backends[slot], job, held.cancel, self._forwarder(held))
+            finished = execute(self.backends[slot], job, held.cancel, self._forwarder(held), self.run_slots)
         finally:
             with self._lock:
                 del self._held[slot]
@@ -142,10 +145,12 @@ class Worker:
     def _hand_over(self, claim: Claim, finished: Finished) -> None:
         text = json.dumps(to_json_dict(finished.result))
         status = finished.result.status.value
+        phases = finished.result.phases
+        counted = json.dumps(to_json_dict(phases)) if phases is not None else ""
 
         def hand_over() -> None:
             if not self.queue.finish(
-                claim, text, status, failure=finished.failure, reusable=finished.reusable
+                claim, text, status, failure=finished.failure, reusable=finished.reusable, phases=counted
             ):
                 log.warning("the run was ended by someone else meanwhile; this result is dropped")
 
@@ -192,7 +197,15 @@ class Worker:
             busy=busy,
             ttl_seconds=3 * self.options.heartbeat_seconds,
             host=self.host,
+            unavailable=self._unavailable(),
         )
+
+    def _unavailable(self) -> dict[str, str]:
+        """The JAX runtimes this worker's sandbox cannot start (the web servers' health tells of them)."""
+        found: dict[str, str] = {}
+        for backend in {id(b): b for b in self.backends}.values():
+            found |= dict(backend.health().unavailable)
+        return found
 
     def _renew_all(self) -> None:
         with self._lock:

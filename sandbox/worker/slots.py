@@ -45,10 +45,14 @@ def chip_slot_backends(backend_name: str, pool: str, slots: int | None) -> list[
             "their chip slots; use --backend hardened"
         )
     from sandbox.backends.hardened import HardenedBackend
+    from sandbox.backends.runtimes import RuntimeBackend
 
-    backend = HardenedBackend(slots=0)  # chip slots only: one per chip of this host
-    found = sorted({slot.chip for slot in backend.tpu_slots})
-    count = len(backend.tpu_slots)
+    # Chip slots only (one per chip of this host), a pool per JAX runtime sharing them.
+    backend = create_backend("hardened", slots=0)
+    assert isinstance(backend, RuntimeBackend) and isinstance(backend.default, HardenedBackend)
+    chip_slots = backend.default.tpu_slots
+    found = sorted({slot.chip for slot in chip_slots})
+    count = len(chip_slots)
     problem = ""
     if found != [pool_chip(pool)]:
         problem = f"pool {pool!r} runs on {pool_chip(pool)} chips; this host has {', '.join(found) or 'none'}"
@@ -61,8 +65,8 @@ def chip_slot_backends(backend_name: str, pool: str, slots: int | None) -> list[
 
 
 def shared_backend(name: str, slots: int) -> Backend:
+    """Every installed JAX runtime behind one backend, as on a web server's own slots: a job runs on
+    the runtime it names (a bare pool would run every job on the newest, whatever it asked for)."""
     if name == "hardened":
-        from sandbox.backends.hardened import HardenedBackend
-
-        return HardenedBackend(slots=slots, tpu_slots=())
+        return create_backend(name, slots=slots, tpu_slots=())
     return create_backend(name)

@@ -43,7 +43,7 @@ class ResultCache:
             return None
         self._items.move_to_end(key)
         run_id, at, result = item
-        return dataclasses.replace(result, cached_from=cache_ref(run_id), cached_at=at)
+        return dataclasses.replace(result, cached_from=cache_ref(run_id), cached_at=at, phases=None)
 
     def put(self, key: str, run_id: str, result: RunResult) -> None:
         if self.capacity <= 0 or not reusable_result(result):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import logging
 import secrets
 import threading
@@ -29,6 +30,8 @@ from typing import Any
 
 from sandbox.backends import Backend
 from sandbox.backends.execute import Finished, cancelled_before_start, execute, internal_error
+from sandbox.backends.pairing import RunSlots
+from sandbox.backends.phases import with_queued
 from sandbox.protocol import Job, RunResult, to_json_dict
 from server.clients import Client
 from server.queue import kept
@@ -37,6 +40,7 @@ from server.queue.fairness import FairQueue
 from server.queue.interface import ClientBusyError, QueueFullError, RateLimitedError, State
 from server.queue.metrics import MetricsBook
 from server.queue.ratelimit import RateLimiter
+from server.queue.waits import WaitModel
 
 log = logging.getLogger(__name__)
 # The pool label of runs executed in this process (the Redis queue names real pools).
@@ -103,11 +107,13 @@ class InProcessEngine:
         self.runs: collections.OrderedDict[str, Run] = collections.OrderedDict()
         self.queue: FairQueue[Run] = FairQueue()
         self.running: set[str] = set()
+        # A run holds one while it executes; its reference's job may borrow a free one (`pairing`).
+        self.run_slots = RunSlots(slots, waiting=lambda: bool(self.queue))
         self._work = asyncio.Condition()
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._stopping = False
         self.worker_restarts = 0
-        self._recent_seconds: collections.deque[float] = collections.deque(maxlen=20)
+        self.waits = WaitModel(slots)
         self.book = MetricsBook()
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -234,7 +240,7 @@ class InProcessEngine:
         return max(1, round(self._mean_seconds() * max(1, self.queued) / self.slots))
 
     def _mean_seconds(self) -> float:
-        return sum(self._recent_seconds) / len(self._recent_seconds) if self._recent_seconds else 5.0
+        return self.waits.mean_seconds()
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -268,19 +274,23 @@ class InProcessEngine:
         loop = asyncio.get_running_loop()
         run.state, run.started = "running", time.time()
         self.running.add(run.id)
+        self.waits.started(run.id)
         run.push("running", {"slot": slot})
 
         def forward(kind: str, data: dict[str, Any]) -> None:
             with contextlib.suppress(RuntimeError):  # the loop closed: the server is stopping
                 loop.call_soon_threadsafe(run.push, kind, data)
 
-        finished = await asyncio.to_thread(execute, self.backend, run.job, run.cancel, forward)
+        finished = await asyncio.to_thread(
+            execute, self.backend, run.job, run.cancel, forward, self.run_slots
+        )
         self.running.discard(run.id)
         # How long the slot was taken (the sandbox's start-up and the result's checks included), not
         # just the job's own wall time: what the next run in the queue waits for.
-        self._recent_seconds.append(time.time() - (run.started or time.time()))
+        self.waits.finished(run.id)
         await asyncio.sleep(0)  # let queued call_soon_threadsafe events land before `done`
-        self._finish(run, finished)
+        queued = (run.started or run.created) - run.created
+        self._finish(run, dataclasses.replace(finished, result=with_queued(finished.result, queued)))
 
     def _finish(self, run: Run, finished: Finished) -> None:
         run.failure = finished.failure
@@ -309,6 +319,7 @@ class InProcessEngine:
             started=run.started,
             now=time.time(),
             failure=run.failure,
+            phases=result.phases,
         )
 
     def _unfinished(
@@ -324,14 +335,11 @@ class InProcessEngine:
                 run.push("queued", {"position": place, "queued": self.queued, "eta_seconds": round(eta, 1)})
 
     def wait_estimate(self, place: int) -> float:
-        """Seconds until the run at `place` starts: the running runs' remaining time (by the recent
-        mean run time) and the runs ahead of it, shared among the slots; 0 if a slot is free for it."""
-        if len(self.running) + place <= self.slots:
-            return 0.0
-        mean, now = self._mean_seconds(), time.time()
-        started = [self.runs[i].started for i in self.running if i in self.runs]
-        remaining = sum(max(0.0, mean - (now - (t or now))) for t in started)
-        return (remaining + (place - 1) * mean) / self.slots
+        """Seconds until the run at `place` starts (`server.queue.waits`); 0 if a slot is free for it."""
+        now = time.time()
+        elapsed = [now - (self.runs[i].started or now) for i in self.running if i in self.runs]
+        limits = [r.job.limits.wall_seconds for r in self.runs.values() if r.state != "done"]
+        return self.waits.wait(place, elapsed, max(limits, default=None))
 
     def _forget_old(self) -> None:
         done = [

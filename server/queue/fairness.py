@@ -22,6 +22,11 @@ class FairQueue[T]:
     def __len__(self) -> int:
         return sum(len(q) for browsers in self._queues.values() for q in browsers.values())
 
+    def __bool__(self) -> bool:
+        # Whether anything waits, without iterating: safe to ask from another thread (an address
+        # leaves the table with its last item).
+        return bool(self._queues)
+
     def __iter__(self) -> Iterator[T]:
         return iter(self.order())
 

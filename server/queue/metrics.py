@@ -15,6 +15,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from sandbox.protocol import Phases
+from sandbox.protocol.result import PHASE_NAMES
 from sandbox.queue.metrics import BUCKETS
 
 
@@ -49,6 +51,9 @@ class MetricsSnapshot:
     workers: dict[str, int] = field(default_factory=dict)
     slots: dict[str, int] = field(default_factory=dict)
     busy: dict[str, int] = field(default_factory=dict)
+    # (pool, phase) → that phase's seconds (`RunResult.phases`); pool → submitted until the first verdict
+    phases: dict[tuple[str, str], Histogram] = field(default_factory=dict)
+    first_verdict: dict[str, Histogram] = field(default_factory=dict)
 
 
 class MetricsBook:
@@ -58,7 +63,15 @@ class MetricsBook:
         self.totals = MetricsSnapshot()
 
     def ended(
-        self, pool: str, status: str, *, created: float, started: float | None, now: float, failure: bool
+        self,
+        pool: str,
+        status: str,
+        *,
+        created: float,
+        started: float | None,
+        now: float,
+        failure: bool,
+        phases: Phases | None = None,
     ) -> None:
         t = self.totals
         t.runs[(pool, status)] = t.runs.get((pool, status), 0) + 1
@@ -68,6 +81,18 @@ class MetricsBook:
         if started is not None:
             t.wait.setdefault(pool, Histogram()).observe(started - created)
             t.run.setdefault(pool, Histogram()).observe(now - started)
+        if phases is not None:
+            observe_phases(t, pool, phases)
+
+
+def observe_phases(snapshot: MetricsSnapshot, pool: str, phases: Phases) -> None:
+    """Count each phase a run went through (the ones it never reached are not counted)."""
+    for name in PHASE_NAMES:
+        value = getattr(phases, name)
+        if value is not None:
+            snapshot.phases.setdefault((pool, name), Histogram()).observe(value)
+    if phases.first_verdict_after is not None:
+        snapshot.first_verdict.setdefault(pool, Histogram()).observe(phases.first_verdict_after)
 
 
 def lua_number(bound: float) -> str:
@@ -102,9 +127,25 @@ class _SnapshotCollector(Collector):
         ):
             family = HistogramMetricFamily(name, what, labels=["pool"])
             for pool, h in sorted(values.items()):
-                buckets = [(lua_number(b), c) for b, c in zip(BUCKETS, h.counts, strict=False)]
-                family.add_metric([pool], [*buckets, ("+Inf", h.count)], h.sum)
+                family.add_metric([pool], _buckets(h), h.sum)
             yield family
+        phases = HistogramMetricFamily(
+            "playground_run_phase_seconds",
+            "Time runs spent in each phase (queued, reference, started, imported, compiled, "
+            "first_verdict, done)",
+            labels=["pool", "phase"],
+        )
+        for (pool, phase), h in sorted(s.phases.items()):
+            phases.add_metric([pool, phase], _buckets(h), h.sum)
+        yield phases
+        first = HistogramMetricFamily(
+            "playground_first_verdict_seconds",
+            "Time from submission to the first case's verdict",
+            labels=["pool"],
+        )
+        for pool, h in sorted(s.first_verdict.items()):
+            first.add_metric([pool], _buckets(h), h.sum)
+        yield first
         for name, what, gauges in (
             ("playground_queue_depth", "Runs waiting in the queue", s.queued),
             (
@@ -120,6 +161,10 @@ class _SnapshotCollector(Collector):
             for pool, value in sorted(gauges.items()):
                 gauge.add_metric([pool], value)
             yield gauge
+
+
+def _buckets(h: Histogram) -> list[tuple[str, float]]:
+    return [*((lua_number(b), c) for b, c in zip(BUCKETS, h.counts, strict=False)), ("+Inf", h.count)]
 
 
 def render(snapshot: MetricsSnapshot) -> bytes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -14,6 +14,7 @@ from redis.exceptions import ResponseError
 
 from sandbox.backends import BackendHealth
 from sandbox.protocol import RunResult, from_json_dict
+from sandbox.protocol.result import PHASE_NAMES
 from sandbox.queue import GROUP, lua
 from sandbox.queue.metrics import BUCKETS
 from server.queue.cache import cache_ref
@@ -32,6 +33,8 @@ class WorkerInfo:
     name: str
     slots: int
     busy: int
+    # jax version → why this worker's sandbox cannot run it (its own words: the user's terms).
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 class RedisState:
@@ -52,7 +55,10 @@ class RedisState:
         found = {}
         for pool in await self.pools():
             rows = await self._live(pool=pool)
-            found[pool] = [WorkerInfo(name, int(slots), int(busy)) for name, slots, busy in rows]
+            found[pool] = [
+                WorkerInfo(name, int(slots), int(busy), _runtimes(unavailable))
+                for name, slots, busy, unavailable in rows
+            ]
         return found
 
     async def run_fields(self, run_id: str, *fields: str) -> list[Any] | None:
@@ -67,7 +73,9 @@ class RedisState:
         await self.redis.zadd(self.key("cache", "lru"), {key: await self._now()})
         entry = json.loads(text)
         result = from_json_dict(RunResult, entry["result"])
-        return dataclasses.replace(result, cached_from=cache_ref(entry["run"]), cached_at=float(entry["at"]))
+        return dataclasses.replace(
+            result, cached_from=cache_ref(entry["run"]), cached_at=float(entry["at"]), phases=None
+        )
 
     async def runs_of(self, pool: str) -> list[str]:
         """The pool's waiting runs and the runs its workers hold."""
@@ -105,7 +113,8 @@ class RedisState:
     async def health(self) -> QueueHealth:
         now = await self._now()
         pools, problems, notes = [], [], []
-        for pool, workers in (await self.live_pools()).items():
+        every = await self.live_pools()
+        for pool, workers in every.items():
             since = self.key("q", pool, "since")
             queued = await self.redis.zcard(since)
             oldest = await self.redis.zrange(since, 0, 0, withscores=True)
@@ -125,6 +134,14 @@ class RedisState:
         live = sum(p.workers for p in pools)
         if not live:
             problems.insert(0, "no runner worker is live in any pool, so no run can start")
+        # A runtime one live worker cannot start is unavailable: a run of it may land on that worker.
+        unavailable = {
+            name: why
+            for workers in (await self.live_pools()).values()
+            for w in workers
+            for name, why in w.unavailable.items()
+        }
+        notes += [f"jax {name} cannot run jobs: {why}" for name, why in sorted(unavailable.items())]
         return QueueHealth(
             kind="redis",
             problems=problems,
@@ -135,7 +152,11 @@ class RedisState:
             slots_alive=sum(p.slots for p in pools),
             worker_restarts=0,
             oldest_wait_seconds=max((p.oldest_wait_seconds for p in pools), default=0.0),
-            sandbox=BackendHealth(ok=live > 0, detail=f"{live} live workers in {len(pools)} pools"),
+            sandbox=BackendHealth(
+                ok=live > 0,
+                detail=f"{live} live workers in {len(pools)} pools",
+                unavailable=tuple(sorted(unavailable.items())),
+            ),
             pools=pools,
         )
 
@@ -158,8 +179,8 @@ class RedisState:
 
     async def metrics(self) -> MetricsSnapshot:
         snapshot = MetricsSnapshot()
-        for field, n in (await self.redis.hgetall(self.key("metrics", "runs"))).items():
-            pool, _, status = field.partition("|")
+        for name, n in (await self.redis.hgetall(self.key("metrics", "runs"))).items():
+            pool, _, status = name.partition("|")
             snapshot.runs[(pool, status)] = int(n)
         failures = await self.redis.hgetall(self.key("metrics", "failures"))
         snapshot.failures = {pool: int(n) for pool, n in failures.items()}
@@ -167,6 +188,7 @@ class RedisState:
         for p in health.pools:
             for name, into in (("wait", snapshot.wait), ("run", snapshot.run), ("latency", snapshot.latency)):
                 into[p.name] = _histogram(await self.redis.hgetall(self.key("metrics", name, p.name)))
+            await self._phase_metrics(snapshot, p.name)
             snapshot.queued[p.name], snapshot.oldest_wait[p.name] = p.queued, p.oldest_wait_seconds
             snapshot.workers[p.name], snapshot.slots[p.name], snapshot.busy[p.name] = (
                 p.workers,
@@ -174,6 +196,17 @@ class RedisState:
                 p.busy,
             )
         return snapshot
+
+    async def _phase_metrics(self, snapshot: MetricsSnapshot, pool: str) -> None:
+        """The phases workers count at each run's end (`lua.FINISH`); the queue wait is `wait`'s."""
+        snapshot.phases[(pool, "queued")] = snapshot.wait[pool]
+        for name in PHASE_NAMES[1:]:
+            fields = await self.redis.hgetall(self.key("metrics", "phase", name, pool))
+            if fields:
+                snapshot.phases[(pool, name)] = _histogram(fields)
+        first = await self.redis.hgetall(self.key("metrics", "first_verdict", pool))
+        if first:
+            snapshot.first_verdict[pool] = _histogram(first)
 
     async def _now(self) -> float:
         seconds, micros = await self.redis.time()
@@ -183,3 +216,12 @@ class RedisState:
 def _histogram(fields: dict[str, str]) -> Histogram:
     counts = [int(fields.get(lua_number(b), 0)) for b in BUCKETS] + [int(fields.get("+Inf", 0))]
     return Histogram(counts=counts, sum=float(fields.get("sum", 0.0)))
+
+
+def _runtimes(text: str) -> dict[str, str]:
+    """A heartbeat's `unavailable` field (a worker of an older release sends none: nothing)."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}

@@ -9,24 +9,42 @@ Store calls block, so the async handlers (those that also ask the queue) move th
 from __future__ import annotations
 
 import asyncio
+import math
 
 from fastapi import APIRouter, Header, Response
 
-from server.classes import class_progress, progress_csv
-from server.deps import ClassesDep, LessonsDep, QueueDep, SettingsDep
+from server.classroom.access import teacher_session
+from server.classroom.progress import class_progress, load_room, progress_csv
+from server.deps import ClassesDep, ClassroomDep, ClientDep, LessonsDep, QueueDep, QuotaDep, SettingsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.problems import queue_problems
-from server.store.classes import ClassSession, ClassStore, ClassTokenError, UnknownClassError
-from server.wire.classes import ClassCreate, ClassCreated, ClassJoin, ClassJoined, ClassProgress
+from server.store.classes import (
+    ClassFullError,
+    UnknownClassError,
+)
+from server.wire.classes import (
+    ClassCreate,
+    ClassCreated,
+    ClassJoin,
+    ClassJoined,
+    ClassProgress,
+    StudentRename,
+)
 
 router = APIRouter(prefix="/api/classes", tags=["classes"], responses=problem_responses(400, 404, 422))
 TEACHER = problem_responses(401, 403)
 
 
-@router.post("", status_code=201, response_model=ClassCreated)
+@router.post("", status_code=201, response_model=ClassCreated, responses=problem_responses(429))
 def create_class(
-    body: ClassCreate, store: ClassesDep, lessons: LessonsDep, response: Response
+    body: ClassCreate,
+    store: ClassesDep,
+    lessons: LessonsDep,
+    quota: QuotaDep,
+    client: ClientDep,
+    response: Response,
 ) -> ClassCreated:
+    quota.admit(client.address)  # a class is a save: the address's save rate bounds how many it makes
     lesson = lessons.get(body.lesson, body.revision)
     if lesson is None:
         raise ProblemError(
@@ -49,14 +67,37 @@ def create_class(
     )
 
 
-@router.post("/{code}/join", status_code=201, response_model=ClassJoined)
-def join_class(code: str, body: ClassJoin, store: ClassesDep) -> ClassJoined:
+@router.post(
+    "/{code}/join", status_code=201, response_model=ClassJoined, responses=problem_responses(409, 429)
+)
+async def join_class(
+    code: str,
+    body: ClassJoin,
+    store: ClassesDep,
+    room: ClassroomDep,
+    client: ClientDep,
+    settings: SettingsDep,
+) -> ClassJoined:
+    wait = await room.live.admit_join(client.address, settings.class_joins_per_minute)
+    if wait:
+        raise ProblemError(
+            429,
+            "Too many joins",
+            f"this network address joined classes too often; try again in {math.ceil(wait)} s",
+            headers={"Retry-After": str(math.ceil(wait))},
+        )
+    name = body.name.strip() or "student"
     try:
-        session, student, token = store.join(code, body.name.strip() or "student")
+        session, student, token = await asyncio.to_thread(store.join, code, name, settings.class_students)
     except UnknownClassError:
         raise ProblemError(
             404, "Unknown class", f"no class has the code {code!r}; check it with your teacher"
         ) from None
+    except ClassFullError as full:
+        raise ProblemError(
+            409, "Class full", f"this class has {full.limit} students, as many as a class may have"
+        ) from None
+    await room.live.publish(session.id, "students")
     return ClassJoined(
         student_token=token,
         student_id=student.id,
@@ -75,11 +116,13 @@ async def get_progress(
     store: ClassesDep,
     queue: QueueDep,
     settings: SettingsDep,
+    room: ClassroomDep,
     authorization: str = Header("", max_length=200),
 ) -> ClassProgress:
     session = await asyncio.to_thread(teacher_session, store, class_id, authorization)
     with queue_problems():
-        return await class_progress(store, queue, session, settings.class_queue)
+        grid = await load_room(store, session, await room.live.state(session.id))
+        return await class_progress(store, queue, grid, settings.class_queue)
 
 
 @router.get(
@@ -92,9 +135,10 @@ async def get_progress_csv(
     store: ClassesDep,
     queue: QueueDep,
     settings: SettingsDep,
+    room: ClassroomDep,
     authorization: str = Header("", max_length=200),
 ) -> Response:
-    progress = await get_progress(class_id, store, queue, settings, authorization)
+    progress = await get_progress(class_id, store, queue, settings, room, authorization)
     return Response(
         progress_csv(progress),
         media_type="text/csv; charset=utf-8",
@@ -102,31 +146,38 @@ async def get_progress_csv(
     )
 
 
-@router.delete("/{class_id}/students/{student_id}", status_code=204, responses=TEACHER)
-def remove_student(
-    class_id: str, student_id: str, store: ClassesDep, authorization: str = Header("", max_length=200)
+@router.patch("/{class_id}/students/{student_id}", status_code=204, responses=TEACHER)
+async def rename_student(
+    class_id: str,
+    student_id: str,
+    body: StudentRename,
+    store: ClassesDep,
+    room: ClassroomDep,
+    authorization: str = Header("", max_length=200),
 ) -> Response:
-    teacher_session(store, class_id, authorization)
-    if not store.remove(class_id, student_id):
-        raise ProblemError(404, "Unknown student", f"class {class_id!r} has no student {student_id!r}")
+    """Give a student another nickname (the grid, the CSV and the board show it; their page too)."""
+    await asyncio.to_thread(teacher_session, store, class_id, authorization)
+    if not await asyncio.to_thread(store.rename, class_id, student_id, body.name.strip() or "student"):
+        raise _unknown_student(class_id, student_id)
+    await room.live.publish(class_id, "students")
     return Response(status_code=204)
 
 
-def teacher_session(store: ClassStore, class_id: str, authorization: str) -> ClassSession:
-    """The class, if `authorization` is `Bearer <its teacher token>`: else 401, 403 or 404."""
-    scheme, _, token = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise ProblemError(
-            401,
-            "Teacher token needed",
-            "send the class's teacher token as `Authorization: Bearer <token>` (from the teacher link)",
-            headers={"WWW-Authenticate": 'Bearer realm="class"'},
-        )
-    try:
-        return store.check_teacher(class_id, token.strip())
-    except UnknownClassError:
-        raise ProblemError(404, "Unknown class", f"no class {class_id!r}") from None
-    except ClassTokenError:
-        raise ProblemError(
-            403, "Not your class", f"the token is not class {class_id!r}'s teacher token"
-        ) from None
+@router.delete("/{class_id}/students/{student_id}", status_code=204, responses=TEACHER)
+async def remove_student(
+    class_id: str,
+    student_id: str,
+    store: ClassesDep,
+    room: ClassroomDep,
+    authorization: str = Header("", max_length=200),
+) -> Response:
+    await asyncio.to_thread(teacher_session, store, class_id, authorization)
+    if not await asyncio.to_thread(store.remove, class_id, student_id):
+        raise _unknown_student(class_id, student_id)
+    await room.live.forget_student(class_id, student_id)
+    await room.live.publish(class_id, "students")
+    return Response(status_code=204)
+
+
+def _unknown_student(class_id: str, student_id: str) -> ProblemError:
+    return ProblemError(404, "Unknown student", f"class {class_id!r} has no student {student_id!r}")

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
-from server.classes import class_member, first_status
-from server.clients import in_class_session
-from server.deps import CatalogDep, ClassesDep, ClientDep, QueueDep, RuntimesDep, SettingsDep
+from server.deps import CatalogDep, ClassesDep, ClassroomDep, ClientDep, QueueDep, RuntimesDep, SettingsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.interface import QueueUnavailableError, RunQueue, RunView
 from server.queue.problems import queue_problems
-from server.runtimes import choose
-from server.submit import build_job, check_request, submit
+from server.submit import start_run
 from server.wire.schemas import RunCreated, RunRequest, RunState
 
 router = APIRouter(
@@ -33,27 +29,19 @@ async def create_run(
     client: ClientDep,
     runtimes: RuntimesDep,
     classes: ClassesDep,
+    room: ClassroomDep,
     response: Response,
 ) -> RunCreated:
-    entry = check_request(
-        settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
+    run = await start_run(
+        body,
+        settings=settings,
+        catalog=catalog,
+        runtimes=runtimes,
+        classes=classes,
+        queue=queue,
+        client=client,
+        room=room,
     )
-    job = build_job(
-        settings,
-        entry,
-        source=body.source,
-        chip=body.chip,
-        mode=body.mode,
-        options=body.options,
-        lower_chips=tuple(body.lower_chips),
-        runtime=choose(runtimes, body.runtime).name,
-    )
-    student = await asyncio.to_thread(class_member, classes, body.class_token, body.step)
-    if student is not None:  # a class member: limited as a student of the class, not by the address
-        client = in_class_session(student.class_id, student.id)
-    run = await submit(queue, job, client, fresh=body.fresh)
-    if student is not None and body.step is not None:
-        await asyncio.to_thread(classes.record, student, body.step, *first_status(run), run.id)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunCreated(
         id=run.id,

@@ -14,15 +14,10 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
-from sandbox.jobs import sweeps
-from sandbox.jobs.build import JobError, make_sweep_job
-from server import convert
 from server.deps import CatalogDep, ClientDep, QueueDep, SettingsDep, SweepsDep
 from server.problems import ProblemError, problem_responses
-from server.queue.interface import ClientBusyError
 from server.queue.problems import queue_problems
-from server.submit import check_request
-from server.sweeps import Sweep, SweepRegistry, shard_count
+from server.sweeps import Sweep, SweepRegistry, start_sweep, sweep_jobs
 from server.wire.sweeps import SweepCreated, SweepRequest, SweepState
 
 router = APIRouter(
@@ -41,42 +36,8 @@ async def create_sweep(
     client: ClientDep,
     response: Response,
 ) -> SweepCreated:
-    entry = check_request(
-        settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
-    )
-    try:
-        spec = sweeps.make_spec(
-            entry,
-            params=body.params,
-            size=body.size,
-            chips=body.lower_chips,
-            check_size=body.check_size,
-            bind=body.bind,
-        )
-        options = convert.interpret_options(body.options, entry.options if entry else None)
-        jobs = [
-            make_sweep_job(
-                body.source,
-                part,
-                entry=entry,
-                chip=body.chip,
-                mode=body.mode,
-                options=options,
-                limits=convert.limits(settings),
-            )
-            for part in sweeps.shards(
-                spec, shard_count(settings.slots, settings.per_client_queue, spec.total)
-            )
-        ]
-    except (sweeps.SweepError, JobError) as exc:
-        raise ProblemError(422, "Invalid sweep", str(exc)) from exc
-    try:
-        with queue_problems():
-            sweep = await registry.start(queue, jobs, spec, client, fresh=body.fresh)
-    except ProblemError as problem:
-        if isinstance(problem.__cause__, ClientBusyError):  # say what a sweep needs
-            problem.detail = f"{problem.__cause__}; a sweep needs {len(jobs)}; wait for one to finish"
-        raise
+    jobs, spec = sweep_jobs(body, settings, catalog)
+    sweep = await start_sweep(registry, queue, jobs, spec, client, fresh=body.fresh)
     response.headers["Location"] = f"/api/sweeps/{sweep.id}"
     return SweepCreated(
         id=sweep.id,

@@ -60,8 +60,21 @@ class UnknownClassError(Exception):
     """No class has this id or join code."""
 
 
+class ClassFullError(Exception):
+    """The class has as many students as one class may have."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the class has {limit} students already")
+        self.limit = limit
+
+
 class ClassTokenError(Exception):
     """The token is missing or not this class's (teacher) or not any student's."""
+
+
+def clip(headline: str) -> str:
+    """A headline as stored: at most HEADLINE_CHARS, with an ellipsis where it was cut."""
+    return headline if len(headline) <= HEADLINE_CHARS else headline[: HEADLINE_CHARS - 1] + "…"
 
 
 def new_code() -> str:
@@ -114,13 +127,19 @@ class ClassStore:
         assert found is not None
         return found
 
-    def join(self, code: str, name: str) -> tuple[ClassSession, Student, str]:
-        """A new student of the class with join code `code`, and their token (given only now)."""
+    def join(self, code: str, name: str, limit: int) -> tuple[ClassSession, Student, str]:
+        """A new student of the class with join code `code`, and their token (given only now); a
+        class holds at most `limit` students, removed ones included (ClassFullError)."""
         session = self.by_code(code)
         if session is None:
             raise UnknownClassError(code)
         token, student_id = new_token(), secrets.token_urlsafe(6)
         with self.database.transaction() as db:
+            count = db.execute(
+                "SELECT COUNT(*) FROM class_students WHERE class_id = ?", (session.id,)
+            ).fetchone()[0]
+            if int(count) >= limit:
+                raise ClassFullError(limit)
             db.execute(
                 "INSERT INTO class_students (class_id, id, token_sha256, name, created) VALUES (?, ?, ?, ?, ?)",
                 (session.id, student_id, token_hash(token), name[:NAME_CHARS], time.time()),
@@ -151,23 +170,32 @@ class ClassStore:
         return self._update_student(class_id, student_id, "removed = ?", (1,))
 
     def record(self, student: Student, step: int, status: str, headline: str, run_id: str) -> None:
-        """`status` as the student's latest on `step` (a new run replaces the one before)."""
+        """`status` as the student's latest on `step` (a new run replaces the one before), submitted
+        now (an assignment's deadline is held against this time, not the result's)."""
+        now = time.time()
         with self.database.transaction() as db:
             db.execute(
                 "INSERT INTO class_progress (class_id, student_id, step, status, headline, run_id, updated) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (class_id, student_id, step) DO UPDATE SET "
                 "status = excluded.status, headline = excluded.headline, run_id = excluded.run_id, "
                 "updated = excluded.updated",
-                (student.class_id, student.id, step, status, headline[:HEADLINE_CHARS], run_id, time.time()),
+                (student.class_id, student.id, step, status, clip(headline), run_id, now),
+            )
+            db.execute(
+                "INSERT INTO class_marks (class_id, student_id, step, submitted) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (class_id, student_id, step) DO UPDATE SET submitted = excluded.submitted",
+                (student.class_id, student.id, step, now),
             )
 
     def settle(self, class_id: str, run_id: str, status: str, headline: str, at: float) -> None:
-        """The run `run_id` ended with `status` (seen at `at`): update the step it is still the latest run of."""
+        """The run `run_id` ended with `status` (seen at `at`): update the step it is still the latest,
+        unsettled run of. The first to settle it wins (its watch, or a read of the grid on any web
+        server), so every server shows the same cell."""
         with self.database.transaction() as db:
             db.execute(
                 "UPDATE class_progress SET status = ?, headline = ?, updated = ? "
-                "WHERE class_id = ? AND run_id = ?",
-                (status, headline[:HEADLINE_CHARS], at, class_id, run_id),
+                "WHERE class_id = ? AND run_id = ? AND status IN ('queued', 'running')",
+                (status, clip(headline), at, class_id, run_id),
             )
 
     def progress(self, class_id: str) -> list[StepStatus]:

@@ -18,8 +18,10 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from server.store.sqlite import (
+    CLASS_STEP_TABLES,
     CLASS_TABLES,
     ID_PATTERN,
+    MEASUREMENT_TABLES,
     PROBES,
     IdCollisionError,
     SchemaTooNewError,
@@ -43,6 +45,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "record_id TEXT NOT NULL, created DOUBLE PRECISION NOT NULL, PRIMARY KEY (lesson, number))",
     ),
     CLASS_TABLES,  # class sessions, the same tables as in the SQLite file
+    MEASUREMENT_TABLES,  # measurements brought back from share notebooks, as in the SQLite file
+    CLASS_STEP_TABLES,  # class steps' setup and marks (deadlines, the class board)
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key: "playground migrations".

@@ -22,7 +22,7 @@ from server.store.sqlite import PROBES, RecordDatabase, content_id
 # How long the database's total is trusted before it is counted again (this server's own saves are
 # added as they happen; other servers' show up at the next count).
 TOTAL_SECONDS = 30.0
-TABLES = ("shares", "lessons")
+TABLES = ("shares", "lessons", "measurements")
 
 
 class StoreQuota:

@@ -50,6 +50,25 @@ CLASS_TABLES: tuple[str, ...] = (
     "step INTEGER NOT NULL, status TEXT NOT NULL, headline TEXT NOT NULL, run_id TEXT NOT NULL, "
     "updated DOUBLE PRECISION NOT NULL, PRIMARY KEY (class_id, student_id, step))",
 )
+# Measurements users bring back from a share's notebook (server.store.measurements): content-addressed
+# records like shares, listed per share.
+MEASUREMENT_TABLES: tuple[str, ...] = (
+    "CREATE TABLE IF NOT EXISTS measurements (id TEXT PRIMARY KEY, share TEXT NOT NULL, "
+    "created DOUBLE PRECISION NOT NULL, record TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS measurements_by_share ON measurements (share, created)",
+)
+# A class's steps as the teacher set them up (exercise, assignment with a deadline, challenge on a
+# chip, its board hidden or not), and per student and step when the latest run was submitted (late
+# or not) and the best correct kernel's time (the class board).
+CLASS_STEP_TABLES: tuple[str, ...] = (
+    "CREATE TABLE IF NOT EXISTS class_steps (class_id TEXT NOT NULL, step INTEGER NOT NULL, kind TEXT NOT NULL, "
+    "deadline DOUBLE PRECISION, chip TEXT NOT NULL, board_hidden INTEGER NOT NULL DEFAULT 0, "
+    "PRIMARY KEY (class_id, step))",
+    "CREATE TABLE IF NOT EXISTS class_marks (class_id TEXT NOT NULL, student_id TEXT NOT NULL, "
+    "step INTEGER NOT NULL, submitted DOUBLE PRECISION NOT NULL, best_seconds DOUBLE PRECISION, "
+    "best_basis TEXT NOT NULL DEFAULT '', best_chip TEXT NOT NULL DEFAULT '', "
+    "PRIMARY KEY (class_id, student_id, step))",
+)
 # Migration k brings a database from user_version k-1 to k: append steps, never edit one. Every
 # statement is idempotent, because a server from before a step resets user_version when it opens
 # the file (it sets its own version unconditionally) and the step then runs again.
@@ -72,9 +91,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # Class sessions (server.store.classes): a class per lesson revision, its students (tokens kept as
     # hashes), and each student's latest status per step.
     CLASS_TABLES,
+    MEASUREMENT_TABLES,
+    CLASS_STEP_TABLES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
-TABLES = frozenset({"shares", "lessons"})
+TABLES = frozenset({"shares", "lessons", "measurements"})
 # The file keeps the name it had when it held shares only, so existing deployments find it.
 FILE_NAME = "shares.sqlite3"
 

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from sandbox.protocol.chips import Chip
 from server.store.classes import NAME_CHARS
 from server.wire.schemas import Wire
 
@@ -20,8 +21,13 @@ CellStatus = Literal[
     "resource_limit",
     "ran",
     "cancelled",
+    "rejected",
+    "no_kernel",
+    "unsupported",
     "lost",
+    "editing",
 ]
+StepKind = Literal["exercise", "assignment", "challenge"]
 
 
 class ClassCreate(Wire):
@@ -72,14 +78,23 @@ class ClassInfo(Wire):
 
 
 class CellPublic(Wire):
-    status: CellStatus
+    status: CellStatus = Field(
+        ..., description="The latest run's status; `editing` when the student edited the step after it."
+    )
     headline: str = Field("", description="The run's one-line summary (for an error: the error's headline).")
     updated: float = Field(..., description="When this status was reached (seconds since the epoch).")
+    last_status: CellStatus | None = Field(
+        None, description="For `editing`: the status of the latest run before the edits (null: none)."
+    )
+    late: bool = Field(False, description="The latest run was submitted after the assignment's deadline.")
 
 
 class StudentProgress(Wire):
     id: str
     name: str
+    hand: int | None = Field(
+        None, description="The student's place in the raised-hand queue (1: first); null: down."
+    )
     steps: dict[str, CellPublic] = Field(
         ..., description="Latest status per step (keys '1', '2', ...); a step not started is absent."
     )
@@ -96,6 +111,82 @@ class ClassBudget(Wire):
     limit: int = Field(..., description="How many it may have at once (PLAYGROUND_CLASS_QUEUE).")
 
 
+class StepSetupPublic(Wire):
+    step: int
+    kind: StepKind = Field(
+        "exercise", description="An exercise, an assignment (a deadline) or a challenge (a board)."
+    )
+    deadline: float | None = Field(
+        None, description="Assignments: runs submitted after this (seconds since the epoch) are late."
+    )
+    chip: str = Field("", description="Challenges: the chip the board ranks on ('': the lesson step's chip).")
+    board_hidden: bool = Field(False, description="Challenges: the teacher hid the board from the students.")
+
+
+class StepSetupChange(Wire):
+    kind: StepKind = "exercise"
+    deadline: float | None = Field(None, description="Seconds since the epoch; only for an assignment.")
+    chip: Chip | Literal[""] = Field(
+        "", description="Only for a challenge: the chip to rank on ('': the step's)."
+    )
+    board_hidden: bool = False
+
+
+class BoardRow(Wire):
+    rank: int
+    name: str = Field(..., description="The student's nickname (nothing else about them is shown).")
+    seconds: float = Field(..., description="The best correct kernel's time on the board's chip.")
+    basis: Literal["estimate", "measured"] = Field(
+        ..., description="`estimate`: the TPU time model's estimate; `measured`: timed on a TPU."
+    )
+    verdict: str = Field(..., description="What is checked: the verdict, by the trusted checker.")
+    reported: str = Field(..., description="What the kernel's own process reported: the time.")
+
+
+class Board(Wire):
+    step: int
+    chip: str
+    hidden: bool = Field(..., description="Hidden from the students (the teacher still sees it).")
+    rows: list[BoardRow]
+
+
+class Hand(Wire):
+    student_id: str
+    name: str
+    since: float = Field(..., description="When the hand went up (seconds since the epoch).")
+
+
+class StudentRename(Wire):
+    name: str = Field(..., min_length=1, max_length=NAME_CHARS)
+
+
+class FollowChange(Wire):
+    step: int | None = Field(
+        ..., ge=1, description="The step the students' pages move to; null: stop following."
+    )
+
+
+class HandChange(Wire):
+    raised: bool
+
+
+class EditingReport(Wire):
+    step: int = Field(..., ge=1, description="The step the student is editing now.")
+
+
+class StudentLive(Wire):
+    """What a student's page needs live: the teacher's follow step, their hand, their name, boards."""
+
+    name: str
+    follow: int | None
+    hand: int | None
+    steps: list[StepSetupPublic]
+    boards: list[Board] = Field(..., description="The challenge steps' boards the teacher has not hidden.")
+    removed: bool = Field(
+        False, description="The teacher removed this student (their token no longer works)."
+    )
+
+
 class ClassProgress(Wire):
     id: str
     code: str
@@ -110,3 +201,9 @@ class ClassProgress(Wire):
     furthest_in_queue: int = Field(
         ..., description="The queue position of the class's last waiting run (0: none waiting): a long queue."
     )
+    hands: list[Hand] = Field([], description="Raised hands, first raised first.")
+    follow: int | None = Field(None, description="The step the teacher asks the students' pages to show.")
+    setup: list[StepSetupPublic] = Field(
+        [], description="Each step's kind (exercise, assignment, challenge)."
+    )
+    boards: list[Board] = Field([], description="The challenge steps' class boards.")

@@ -217,6 +217,7 @@ class SparseCoreOut(Wire):
     subcores: int
     lanes: int
     vmem_bytes: int
+    dma_granule_bytes: int
 
 
 class ChipOut(Wire):
@@ -238,6 +239,15 @@ class ChipOut(Wire):
     vector_ops: float = Field(..., description="Vector-unit element operations per second.")
     step_seconds: float = Field(..., description="Fixed cost of one pipeline (grid) step.")
     launch_seconds: float = Field(..., description="Fixed cost of one kernel launch.")
+    clock_hz: float = Field(..., description="TensorCore clock the model assumes or cites.")
+    mxu_size: int = Field(..., description="MXU width: dots pad their K and N to it.")
+    sublanes: int = Field(..., description="Vreg sublanes (lanes are 128).")
+    dma_issue_seconds: float = Field(..., description="Cost of starting (and waiting for) one DMA.")
+    scalar_seconds: float = Field(..., description="Cost of one scalar operation.")
+    ici_bandwidth: float = Field(..., description="Bytes per second over one ICI link, one way.")
+    ici_hop_seconds: float = Field(..., description="Latency of one ICI hop.")
+    host_dispatch_seconds: float | None = Field(..., description="One call's host dispatch, where known.")
+    mxu_efficiency: float = Field(..., description="Share of the MXU peak a pipelined dot reaches.")
 
 
 class LessonStepCreate(Wire):

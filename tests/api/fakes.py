@@ -89,7 +89,11 @@ class FakeBackend:
         self.jobs.append(job)
         if "crash" in job.source:
             raise RuntimeError("backend exploded")
-        events = [new_event("started", pid=1), new_event("compiled", first_call_seconds=0.01)]
+        events = [
+            new_event("started", pid=1),
+            new_event("imported"),
+            new_event("compiled", first_call_seconds=0.01),
+        ]
         for e in events:
             on_event(e)
         cancelled = False
@@ -105,7 +109,7 @@ class FakeBackend:
                 new_event("case_outputs", **kernel_outputs()),
                 new_event("done", peak_rss_bytes=0),
             ]
-            for e in events[2:]:
+            for e in events[3:]:
                 on_event(e)
         return Execution(
             events=tuple(events),

@@ -26,6 +26,26 @@ def test_modules_imported_by_relative_path_resolve_under_the_prefix(client):
     assert 'from "../vendor/codemirror/codemirror.esm.min.js"' in app_js.text
 
 
+def test_parts_loaded_on_first_use_are_imported_by_relative_path_and_cached_for_good(client):
+    """The diff view, Markdown, Tune and the lesson builder are dynamic imports under the same prefix."""
+    imports = {
+        "js/diff.js": "../vendor/codemirror/diff.esm.min.js",
+        "js/markdown.js": "../vendor/codemirror/markdown.esm.min.js",
+        "js/app.js": "./tune.js",
+    }
+    for module, target in imports.items():
+        assert f'import("{target}")' in client.get(f"{ASSET_PREFIX}/{module}").text, module
+    for lazy in (
+        "vendor/codemirror/diff.esm.min.js",
+        "vendor/codemirror/markdown.esm.min.js",
+        "js/builder.js",
+    ):
+        assert client.get(f"{ASSET_PREFIX}/{lazy}").headers["cache-control"] == IMMUTABLE, lazy
+    editor = client.get(f"{ASSET_PREFIX}/vendor/codemirror/codemirror.esm.min.js").text
+    for chunk in re.findall(r'from"\./(chunk-[\w-]+\.js)"', editor):
+        assert client.get(f"{ASSET_PREFIX}/vendor/codemirror/{chunk}").headers["cache-control"] == IMMUTABLE
+
+
 def test_plain_static_names_stay_revalidated(client):
     assert client.get("/static/js/app.js").headers["cache-control"] == "no-cache"
 

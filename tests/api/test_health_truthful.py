@@ -65,3 +65,26 @@ def test_run_on_all_versions_skips_a_runtime_that_cannot_start_with_the_reason(t
         assert "could not start" in matrix["skipped"][0]["reason"]
         only = client.post("/api/matrices", json={"source": "x = 3\n", "runtimes": ["0.11.2"]})
         assert only.status_code == 503 and only.headers["content-type"] == "application/problem+json"
+
+
+def broken_environment(runtime: RuntimeInfo) -> str | None:
+    """What the hardened backend's start-up look at a runtime's job environment finds."""
+    if runtime.name == "0.11.2":
+        return f"job runtime at {SECRET_PLACE} lacks jax==0.11.2 (rerun scripts/install-job-runtime)"
+    return None
+
+
+def test_a_runtime_whose_environment_is_broken_is_unavailable_before_any_run(tmp_path, caplog):
+    with caplog.at_level(logging.ERROR):
+        backend = RuntimeBackend("fake", RUNTIMES, make, broken_environment)
+    assert SECRET_PLACE in caplog.text  # the operator learns why at start-up
+    settings = Settings(data_dir=tmp_path, slots=1, rate_per_minute=0)
+    with TestClient(create_app(settings, backend=backend, runtimes=RUNTIMES)) as client:
+        health = client.get("/api/health")
+        assert health.json()["status"] == "degraded", health.json()
+        assert any("jax 0.11.2 cannot run jobs" in p for p in health.json()["problems"])
+        listed = {r["name"]: r["available"] for r in client.get("/api/runtimes").json()}
+        assert listed == {"0.11.2": False, "0.12.0.1": True}
+        matrix = client.post("/api/matrices", json={"source": "x = 4\n"}).json()
+        assert [s["runtime"] for s in matrix["skipped"]] == ["0.11.2"]
+        assert SECRET_PLACE not in health.text + client.get("/api/runtimes").text + str(matrix)

@@ -41,6 +41,7 @@ def test_every_operation_keeps_its_contract(tmp_path):
         address_rate_per_minute=0,
         store_saves_per_minute=0,
         store_address_bytes_per_hour=0,
+        class_joins_per_minute=0,
     )
     cli = shutil.which("schemathesis", path=str(Path(sys.executable).parent))
     assert cli, "schemathesis is a test dependency (pip install -e '.[test]')"
@@ -58,5 +59,7 @@ def test_every_operation_keeps_its_contract(tmp_path):
         )  # fmt: skip
     summary = run.stdout[-6000:]
     assert run.returncode == 0, summary
-    # Every operation was exercised: 13, 4 of /api/sweeps, 3 of lessons, 5 of runtimes and matrices, 5 of classes.
-    assert "Tested: 30" in summary, summary
+    # Every operation was exercised: 13, 4 of /api/sweeps, 3 of lessons, 5 of runtimes and matrices, 14 of
+    # classes (6 of a class's setup and people, 8 of a class while it runs), 3 of a share's notebook and
+    # measurements.
+    assert "Tested: 42" in summary, summary

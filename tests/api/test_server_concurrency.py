@@ -1,4 +1,5 @@
-"""Twenty runs at once through the real server and real child processes: all complete, correctly."""
+"""Twenty runs at once through the real server and real jobs (the session's sandbox backend,
+`tests.backends`): all complete, correctly."""
 
 import concurrent.futures
 import time
@@ -8,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from server.app import create_app
 from server.settings import Settings
+from tests.backends import SLOTS, suite_backend
 from tests.sandbox.test_spine_local import ADD_KERNEL
 
 pytestmark = pytest.mark.slow
@@ -17,8 +19,7 @@ RUNS = 20
 def test_twenty_concurrent_runs_all_complete(tmp_path):
     settings = Settings(
         data_dir=tmp_path,
-        sandbox="local",
-        slots=2,
+        slots=SLOTS,
         queue_size=32,
         per_client_queue=RUNS,
         timing_budget_seconds=0.05,
@@ -28,7 +29,7 @@ def test_twenty_concurrent_runs_all_complete(tmp_path):
     sources = [
         ADD_KERNEL + f"\ndef reference(x, y):  # run {i}\n    return x + y + {i % 2}\n" for i in range(RUNS)
     ]
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings, backend=suite_backend())) as client:
 
         def submit(source: str) -> str:
             response = client.post("/api/runs", json={"source": source})

@@ -1,8 +1,9 @@
 """`/api/sweeps` with a fake sandbox: one sweep over shard runs of the run queue, its events, its result.
 
-The fake judges each config of a sweep job by a rule a test can read: bk=64 is rejected by the
-compiler, bm*bn >= 4096*4096 is over VMEM, anything else is ok with an estimate of bm+bk+bn µs
-(so bm=128, bk=128, bn=128 is the best). `block` in the source holds the job until released.
+The fake's sweep jobs report each config by a rule a test can read: bk=64 is rejected by the
+compiler, bm*bn >= 4096*4096 is over VMEM, anything else ran at its check size with an estimate of
+bm+bk+bn µs (so bm=128, bk=128, bn=128 is the best); its outputs go to the real checker, as a real
+sweep job's do. `block` in the source holds the job until released.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import time
 
 import pytest
 
-from sandbox.protocol import ConfigResult, Execution, Job, new_event, to_json_dict
+from sandbox.protocol import Case, ConfigResult, Execution, Job, new_event, to_json_dict
+from sandbox.verdict import arrays
 from tests.api.conftest import make_client
-from tests.api.fakes import FakeBackend
+from tests.api.fakes import OUTPUT, FakeBackend
 
 SOURCE = "def matmul(x, y, *, bm=128, bk=128, bn=128):\n    return x @ y\n"
 PARAMS = {"bm": [128, 512, 4096], "bk": [64, 128, 512], "bn": [128, 512, 4096]}
@@ -36,12 +38,39 @@ def judge(index: int, params: dict) -> ConfigResult:
     )
 
 
+def ran(result: ConfigResult, done: int, of: int) -> dict:
+    """A sweep job's `config_outputs` for one config: outputs (the reference's) when it got to its check."""
+    checked = result.status == "ok"
+    outputs = arrays.encode([("out", OUTPUT)]) if checked else ()
+    return {"result": result, "done": done, "of": of, "ran": checked, "how": "generic interpreter"} | {
+        "inputs_digest": "fake",
+        "outputs": outputs,
+    }
+
+
+def expected(job: Job) -> dict:
+    """A sweep's reference's job: one check size for every config."""
+    return {
+        "index": 0,
+        "of": 1,
+        "case": Case(name="m=256", dtype="float32", seed=0, dims={"m": 256}),
+        "inputs_digest": "fake",
+        "input_shapes": ((8,),),
+        "outputs": arrays.encode([("out", OUTPUT)]),
+        "configs": tuple(i for i, _ in job.sweep.configs()),
+    }
+
+
 class SweepBackend(FakeBackend):
     """Runs sweep jobs config by config (events as the real child writes them); other jobs as the fake."""
 
     def run(self, job: Job, on_event, cancel: threading.Event) -> Execution:
         if job.sweep is None:
             return super().run(job, on_event, cancel)
+        if job.role == "reference":
+            self.reference_jobs.append(job)
+            events = [new_event("expected", **expected(job)), new_event("done", peak_rss_bytes=0)]
+            return self.execution(events, cancel)
         self.jobs.append(job)
         events = [new_event("started", pid=1)]
         on_event(events[0])
@@ -51,11 +80,15 @@ class SweepBackend(FakeBackend):
                 time.sleep(0.005)
             if cancel.is_set():
                 break
-            event = new_event("config", result=judge(index, params), done=done, of=len(configs))
+            event = new_event("config_outputs", **ran(judge(index, params), done, len(configs)))
             events.append(event)
             on_event(event)
         if not cancel.is_set():
             events.append(new_event("done", peak_rss_bytes=0))
+        return self.execution(events, cancel)
+
+    @staticmethod
+    def execution(events: list, cancel: threading.Event) -> Execution:
         return Execution(
             events=tuple(events),
             exit_code=None if cancel.is_set() else 0,

@@ -3,11 +3,12 @@ hole with a message saying what is missing, the worked solution passes, every kn
 the status its entry.toml declares (and says nothing in its own file about what is wrong).
 
 Parametrized over `load_catalog()`, so a newly listed entry is covered without touching this file.
-The kernels run for real (local backend, TPU interpret mode on CPU) through the paths users take:
-every solution through the CLI (`python -m sandbox run ... --json`, a subprocess), every wrong kernel
-and every template through the HTTP API (`POST /api/runs` on an in-process app, then `GET /api/runs/{id}` until done).
-One session fixture runs only the jobs the selected tests need (`-k slug` works), never more than two
-at a time: first the CLI runs from a two-thread pool, then the API runs on an app with two slots.
+The kernels run for real (TPU interpret mode on CPU) through the paths users take: every solution,
+wrong kernel and template through the HTTP API (`POST /api/runs` on an in-process app on the
+session's backend, `tests.backends`, then `GET /api/runs/{id}` until done; solutions also lowered
+for every chip), and one solution and one wrong kernel through the CLI as a user types it
+(`python -m sandbox run ... --json`, a subprocess with its own backend: its report and exit code).
+One session fixture runs only the jobs the selected tests need (`-k slug` works), two at a time.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from fastapi.testclient import TestClient
 
 from sandbox.catalog.entries import DEFAULT_ROOT, CatalogEntry, load_catalog
 from sandbox.limits import WALL_SECONDS
-from sandbox.protocol import RunResult, RunStatus, from_json_dict
+from sandbox.protocol import CHIPS, RunResult, RunStatus, from_json_dict
 from server.app import create_app
 from server.settings import Settings
+from tests.backends import suite_backend
 
 pytestmark = pytest.mark.slow
 
@@ -76,6 +78,8 @@ SOLUTIONS = [r for r in RUNS if r.kernel == "kernel.py"]
 WRONG = [r for r in RUNS if r.kernel != "kernel.py"]
 # A template is expected to stop with an error at its first hole (see test_template_...).
 TEMPLATES = [Run(e, "template.py", e.template_source, RunStatus.ERROR) for e in CATALOG.entries]
+# Through the CLI too: a verdict of each exit code (the API runs them as well).
+CLI_RUNS = [SOLUTIONS[0], next(r for r in WRONG if r.expect == RunStatus.MISMATCH)]
 
 
 def run_cli(run: Run) -> Outcome:
@@ -100,7 +104,6 @@ def run_api(runs: list[Run], data_dir: Path) -> dict[str, Outcome]:
     """Submit every run to one in-process app (it runs two at a time), then poll each until done."""
     settings = Settings(
         data_dir=data_dir,
-        sandbox="local",
         slots=WORKERS,
         queue_size=64,
         per_client_queue=64,
@@ -111,10 +114,12 @@ def run_api(runs: list[Run], data_dir: Path) -> dict[str, Outcome]:
         timing_budget_seconds=TIMING_BUDGET_SECONDS,
     )
     outcomes: dict[str, Outcome] = {}
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings, backend=suite_backend())) as client:
         pending = {}
         for run in runs:
             body = {"source": run.source, "entry": run.entry.slug, "chip": run.chip}
+            if run.kernel == "kernel.py":  # a solution must lower for every chip (as `--all-chips`)
+                body["lower_chips"] = list(CHIPS)
             created = client.post("/api/runs", json=body)
             if created.status_code == 201:
                 pending[run.id] = created.json()["id"]
@@ -150,20 +155,28 @@ def decoded(data: object) -> Outcome:
         return Outcome(None, f"the API's result is not a RunResult: {type(exc).__name__}: {exc}")
 
 
+def wanted_runs(items: list[pytest.Item]) -> set[str]:
+    """Ids of the runs the selected tests read (`cli:<id>` for the CLI's), so `-k slug` runs only those."""
+    wanted = set()
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "results" in getattr(item, "fixturenames", ()) and "run" in params:
+            wanted.add(params["run"].id)
+        elif "results" in getattr(item, "fixturenames", ()) and "cli_run" in params:
+            wanted.add(f"cli:{params['cli_run'].id}")
+    return wanted
+
+
 @pytest.fixture(scope="session")
 def results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    """Outcomes of every run that a selected test asks for, so `-k slug` runs only that entry's jobs."""
-    wanted = {
-        item.callspec.params["run"].id
-        for item in request.session.items
-        if "results" in getattr(item, "fixturenames", ())
-        and "run" in getattr(getattr(item, "callspec", None), "params", {})
-    }
-    solutions = [r for r in SOLUTIONS if r.id in wanted]
+    """Outcomes of every run that a selected test asks for, keyed by run id (`cli:<id>` for the CLI)."""
+    wanted = wanted_runs(request.session.items)
+    through_api = [r for r in SOLUTIONS + WRONG + TEMPLATES if r.id in wanted]
+    outcomes = run_api(through_api, tmp_path_factory.mktemp("playground")) if through_api else {}
+    through_cli = [r for r in CLI_RUNS if f"cli:{r.id}" in wanted]
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        outcomes = dict(zip((r.id for r in solutions), pool.map(run_cli, solutions), strict=True))
-    wrong = [r for r in WRONG + TEMPLATES if r.id in wanted]
-    return outcomes | (run_api(wrong, tmp_path_factory.mktemp("playground")) if wrong else {})
+        cli = dict(zip((f"cli:{r.id}" for r in through_cli), pool.map(run_cli, through_cli), strict=True))
+    return outcomes | cli
 
 
 def result_of(results: dict[str, Outcome], run: Run) -> RunResult:
@@ -203,7 +216,7 @@ def finding(result: RunResult) -> str:
 
 
 @pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)
-def test_solution_passes_every_interpret_case_through_the_cli(run: Run, results: dict[str, Outcome]) -> None:
+def test_solution_passes_every_interpret_case(run: Run, results: dict[str, Outcome]) -> None:
     result = result_of(results, run)
     assert result.status == RunStatus.PASSED, f"{run.id}: {describe(result)}"
     checked = [c.name for c in result.cases if c.passed]
@@ -211,8 +224,18 @@ def test_solution_passes_every_interpret_case_through_the_cli(run: Run, results:
     assert result.options == run.entry.options, (
         f"{run.id}: ran with {result.options}, not the entry's {run.entry.options}"
     )
-    exit_code = results[run.id].exit_code
-    assert exit_code == 0, f"{run.id}: the CLI exited {exit_code}; {describe(result)}"
+
+
+@pytest.mark.parametrize("cli_run", CLI_RUNS, ids=lambda r: r.id)
+def test_the_cli_gives_the_verdict_and_exits_by_it(cli_run: Run, results: dict[str, Outcome]) -> None:
+    outcome = results[f"cli:{cli_run.id}"]
+    if outcome.result is None:
+        pytest.fail(f"{cli_run.id}: could not run the job: {outcome.problem}")
+    assert outcome.result.status == cli_run.expect, f"{cli_run.id}: {describe(outcome.result)}"
+    want = 0 if cli_run.expect == RunStatus.PASSED else 1
+    assert outcome.exit_code == want, f"{cli_run.id}: the CLI exited {outcome.exit_code}"
+    reports = {r.chip: r.lowers for r in outcome.result.lowerings}
+    assert set(reports) == set(CHIPS), f"{cli_run.id}: --all-chips lowered for {sorted(reports)}"
 
 
 @pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)

@@ -1,7 +1,10 @@
 """Real browser against a real server: plain fixtures (no pytest-playwright).
 
-- `live_server` (session): the real app (`create_app`, local sandbox, real kernel runs) served by
-  uvicorn in a thread on 127.0.0.1, on a socket bound to port 0 first (no port race).
+- `live_server` (session): the real app (`create_app`, real kernel runs on the session's sandbox
+  backend, `tests.backends`) served by uvicorn in a thread on 127.0.0.1, on a socket bound to port
+  0 first (no port race).
+- `redis_pg_server` (session): the same page served by `python -m server` on Redis and PostgreSQL
+  with a runner worker; `any_server` gives a main flow both (#28: features work as deployed).
 - `browser` (session): Debian's Chromium driven by Playwright. Skipped with a reason when either
   is missing; a failure instead when REQUIRE_BROWSER=1 (CI must not pass by skipping).
 - `page` (per test): a fresh context (own storage, so its own client id) at 1280×720. Page errors
@@ -23,6 +26,7 @@ from fastapi import FastAPI
 
 from server.app import create_app
 from server.settings import Settings
+from tests.backends import SLOTS, suite_backend
 from tests.live import serving
 
 CHROMIUM_ARGS = [
@@ -63,13 +67,26 @@ def missing(reason: str) -> None:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     settings = Settings(
         data_dir=tmp_path_factory.mktemp("data"),
-        sandbox="local",
-        slots=1,
+        slots=SLOTS,
         timing_budget_seconds=0.3,  # frugal: the machine is shared; timings are not under test here
     )
-    app = create_app(settings)
+    # The session's backend (the hardened warm pool as deployed, where the machine allows).
+    app = create_app(settings, backend=suite_backend())
     with serving(app) as url:
         yield LiveServer(url, app, settings)
+
+
+@pytest.fixture(scope="session")
+def redis_pg_server(redis_pg_web) -> LiveServer:
+    """The page as deployed on several hosts (`tests/conftest.py`, `redis_pg_web`)."""
+    return LiveServer(redis_pg_web.url, None, None)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["live_server", "redis_pg_server"])
+def any_server(request) -> LiveServer:
+    """For the main flows: once on the session's server (the hardened sandbox as root), once as
+    deployed on several hosts (Redis, a worker, PostgreSQL)."""
+    return request.getfixturevalue(request.param)
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,7 @@ def rendered(js, text: str) -> dict:
     return js(
         "markdown.js",
         """
+        await m.markdownReady();  // the renderer is loaded on first use; then it renders at once
         const root = document.createElement("div");
         root.append(m.renderMarkdown(arg.text, { base: arg.base }));
         return { links: [...root.querySelectorAll("a")].map((a) => [a.textContent, a.getAttribute("href"), a.rel, a.target]),

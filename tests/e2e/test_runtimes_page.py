@@ -52,8 +52,8 @@ def cells(page, selector: str) -> list[str]:
     return [text.strip() for text in page.locator(selector).all_text_contents()]
 
 
-def test_run_on_all_versions_shows_the_matrix_with_the_first_change_marked(page, live_server):
-    goto(page, live_server, "/?scratch")
+def test_run_on_all_versions_shows_the_matrix_with_the_first_change_marked(page, any_server):
+    goto(page, any_server, "/?scratch")
     assert cells(page, "#runtime option") == [
         f"jax {EXPECTED[-1]} (newest)",
         *(f"jax {n}" for n in EXPECTED[-2::-1]),
@@ -80,8 +80,8 @@ def test_run_on_all_versions_shows_the_matrix_with_the_first_change_marked(page,
     assert "CPU simulation" in page.inner_text("#matrix")
 
 
-def test_a_share_made_on_an_old_jax_reruns_on_todays_with_a_diff(page, open_page, live_server):
-    goto(page, live_server, "/?scratch")
+def test_a_share_made_on_an_old_jax_reruns_on_todays_with_a_diff(page, open_page, any_server):
+    goto(page, any_server, "/?scratch")
     set_source(page, MESH_KERNEL)
     page.select_option("#runtime", "0.10.2")
     page.click("#share")

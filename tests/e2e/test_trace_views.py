@@ -96,6 +96,8 @@ def test_bad_index_map_lights_the_wrong_blocks_in_the_error_map_and_the_grid_vie
 def test_two_cores_get_two_lanes(page, live_server):
     run_solution(page, live_server, "megacore_matmul")
     page.click("#open-trace")
+    # The timeline's module loads on first use: wait for the drawing before counting what is in it.
+    page.wait_for_selector("svg.timeline g.tl-lane")
     lanes = page.locator("g.tl-lane")
     assert [lanes.nth(i).get_attribute("data-core") for i in range(lanes.count())] == ["0", "1"]
     for core in ("0", "1"):

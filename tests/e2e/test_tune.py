@@ -18,8 +18,8 @@ pytestmark = pytest.mark.slow
 PARAMS = "bm = 128, 512, 4096\nbk = 64, 256, 1024\nbn = 128, 512, 4096"
 
 
-def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, live_server):
-    goto(page, live_server, "/?entry=tiled_matmul_pallas_call")
+def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, any_server):
+    goto(page, any_server, "/?entry=tiled_matmul_pallas_call")
     show_solution(page)
     page.click("#chips label:has-text('v5e')")
     page.click("#tab-tune")
@@ -28,6 +28,7 @@ def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, live_
     page.click("#tune-start")
     page.wait_for_selector("#tune-progress[data-status]", timeout=240_000)
     assert page.get_attribute("#tune-progress", "data-status") == "passed"
+    assert "checked outside the sweep's process" in page.inner_text("#tune-trust")
     assert "swept 27 of 27 configs on v5e" in page.inner_text("#tune-progress")
 
     rows = page.locator("#tune-table tbody tr")

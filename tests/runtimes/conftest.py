@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from sandbox.backends import create_backend
 from sandbox.host.runtimes import RuntimeSet, discover
 from sandbox.protocol import Job, RunResult
+from tests.backends import suite_backend
 from tests.sandbox.conftest import run_job_on
 
 # The runtimes CI installs (runtimes/*.txt); a missing one fails the tests instead of skipping them.
@@ -26,12 +26,11 @@ def runtimes() -> RuntimeSet:
 
 
 def run_on_runtimes(runtimes: RuntimeSet, jobs: Sequence[Job]) -> list[RunResult]:
-    """Every job (each names its runtime) through one local backend of all runtimes, two at a time."""
+    """Every job (each names its runtime) through the session's backend (`tests.backends`: one warm
+    pool per runtime where the hardened sandbox works, as deployed), two at a time."""
     from concurrent.futures import ThreadPoolExecutor
 
-    backend = create_backend("local", runtimes)
-    try:
-        with ThreadPoolExecutor(max_workers=SLOTS) as pool:
-            return list(pool.map(lambda job: run_job_on(backend, job), jobs))
-    finally:
-        backend.close()
+    backend = suite_backend()
+    assert set(backend.runtimes.names) >= set(runtimes.names), "the session's backend lacks a runtime"
+    with ThreadPoolExecutor(max_workers=SLOTS) as pool:
+        return list(pool.map(lambda job: run_job_on(backend, job), jobs))

@@ -1,14 +1,17 @@
 """Kernels rebuilt (written afresh, small shapes) from the TPU tests in JAX's `tests/pallas/tpu_*.py`.
 
-Each row names the JAX test it follows, and what a user gets through the playground: `passed` (the
-simulator runs it and the TPU compiler accepts it), or `unsupported` with JAX's own words (a limit of
-the simulator, never the kernel's `error`). The rows of #25's table are in `simulated/`, and counted
-with these in the README's conformance figure (`tests/sandbox/test_jax_conformance.py`).
+Each row names the JAX tests it follows (one job may rebuild several tests of one family, to keep the
+suite's wall time down), and what a user gets through the playground: `passed` (the simulator runs it
+and the TPU compiler accepts it), or `unsupported` with the simulator's honest message (a limit of the
+simulator, never the kernel's `error`). Rows kept as files are in `conformance/`
+(`conformance_files.py`); the rows of #25's table are in `simulated/`. The README's figure counts the
+JAX tests covered (`tests/sandbox/test_jax_conformance.py`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from sandbox.protocol import Chip, RunStatus
 
@@ -27,14 +30,22 @@ def make_inputs(seed):
 class Conformance:
     name: str
     jax_test: str  # file::test of jax-ml/jax's tests/pallas this kernel follows
-    body: str
+    body: str = ""  # the kernel after HEAD; empty: the file `conformance/<name>.py`
     status: RunStatus = RunStatus.PASSED
     headline: str = "passed: "
     chip: Chip = "v5p"
+    also: tuple[str, ...] = ()  # further tests of the same file this job rebuilds
 
     @property
     def source(self) -> str:
+        if not self.body:
+            return (Path(__file__).parent / "conformance" / f"{self.name}.py").read_text()
         return HEAD + self.body
+
+    @property
+    def jax_tests(self) -> tuple[str, ...]:
+        test_file = self.jax_test.split("::")[0]
+        return (self.jax_test, *(f"{test_file}::{name}" for name in self.also))
 
 
 ROWS = (
@@ -293,9 +304,6 @@ def kernel(x):
     return pl.pallas_call(bits_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, jnp.int32), in_specs=[anywhere],
         out_specs=anywhere, scratch_shapes=[pltpu.SemaphoreType.DMA])(x)
 """,
-        RunStatus.UNSUPPORTED,
-        "unsupported by the simulator: AttributeError: a copy of a bitcast ref (`ref.bitcast(...)`) is not "
-        "supported by TPU interpret mode in JAX 0.12.0.1",
     ),
     Conformance(
         "load_reshaped_ref",
@@ -309,27 +317,6 @@ def reshaped_kernel(x_ref, o_ref):
 
 def kernel(x):
     return pl.pallas_call(reshaped_kernel, out_shape=jax.ShapeDtypeStruct((8, 128), x.dtype))(x)
-""",
-        RunStatus.UNSUPPORTED,
-        "unsupported by the simulator: AttributeError: reading or writing a reshaped ref (`ref.reshape(...)`) "
-        "is not supported by TPU interpret mode in JAX 0.12.0.1",
-    ),
-    Conformance(
-        "prng_random_bits",
-        "tpu_pallas_random_test.py::test_to_pallas_key_under_vmap",
-        """
-def reference(x):
-    return jnp.ones((8, 128), jnp.float32)
-
-def bits_kernel(o_ref):
-    pltpu.prng_seed(42)
-    a = pltpu.prng_random_bits((8, 128))
-    pltpu.prng_seed(42)
-    b = pltpu.prng_random_bits((8, 128))
-    o_ref[...] = (a == b).astype(jnp.float32)
-
-def kernel(x):
-    return pl.pallas_call(bits_kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32))()
 """,
     ),
 )

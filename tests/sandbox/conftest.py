@@ -11,10 +11,16 @@ from concurrent.futures import ThreadPoolExecutor
 from sandbox.backends import Backend, create_backend
 from sandbox.backends.execute import execute
 from sandbox.protocol import Event, Job, RunResult, to_json_dict
+from tests.backends import suite_backend
 
 
-def run_job(job: Job, backend: str = "local", on_event: Callable[[Event], None] | None = None) -> RunResult:
-    """`job` through a fresh backend of that name, checked and classified: what a user would get back."""
+def run_job(
+    job: Job, backend: str | None = None, on_event: Callable[[Event], None] | None = None
+) -> RunResult:
+    """`job` checked and classified, as a user would get it back: through the session's backend
+    (`tests.backends`: the hardened warm pool where it works), or a fresh backend of the name given."""
+    if backend is None:
+        return run_job_on(suite_backend(), job, on_event)
     runner = create_backend(backend)
     try:
         return run_job_on(runner, job, on_event)
@@ -30,7 +36,7 @@ def run_job_on(backend: Backend, job: Job, on_event: Callable[[Event], None] | N
 
 
 def run_jobs(jobs: Sequence[Job], slots: int = 2) -> list[RunResult]:
-    """Several jobs through fresh local backends, `slots` at a time (the machine has two cores)."""
+    """Several jobs through the session's backend, `slots` at a time (the machine has two cores)."""
     with ThreadPoolExecutor(max_workers=slots) as pool:
         return list(pool.map(run_job, jobs))
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.backends import create_backend, default_backend_name
 from sandbox.catalog.entries import load_catalog
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
+from tests.backends import suite_backend
 from tests.sandbox.conftest import run_job_on
 
 pytestmark = pytest.mark.slow
@@ -79,9 +79,7 @@ WRITER.emit("case", index=0, of=1, result=CaseResult(
 
 @pytest.fixture(scope="module")
 def backend():
-    created = create_backend(default_backend_name())
-    yield created
-    created.close()
+    return suite_backend()  # the backend a server picks here (hardened as root), shared by the session
 
 
 def run(backend, source: str, entry=None):
@@ -134,7 +132,7 @@ def matmul(x, y):
 """
     result = run(backend, MATMUL.solution_source + WRITE_A_VERDICT + stop, MATMUL)
     assert result.status == RunStatus.ERROR, result.summary
-    assert "after 1 of 2 cases" in result.summary
+    assert "after 1 of 3 cases" in result.summary
 
 
 def test_a_matmul_without_a_pallas_kernel_is_not_a_pass(backend) -> None:
@@ -147,7 +145,7 @@ def test_a_matmul_without_a_pallas_kernel_is_not_a_pass(backend) -> None:
 def test_the_catalog_solution_passes_and_counts_its_kernel(backend) -> None:
     result = run(backend, MATMUL.solution_source, MATMUL)
     assert result.status == RunStatus.PASSED, result.summary
-    assert [c.kernels for c in result.cases] == [1, 1]
+    assert [c.kernels for c in result.cases] == [1, 1, 1]
 
 
 def test_inputs_that_are_not_a_function_of_the_seed_are_named(backend) -> None:

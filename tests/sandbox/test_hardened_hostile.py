@@ -11,6 +11,7 @@ and after the pool was killed under a running job.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -128,6 +129,13 @@ def assert_pallas_passes(backend) -> None:
 
 @pytest.fixture(scope="module")
 def host() -> Iterator[Host]:
+    with listening_host() as found:
+        yield found
+
+
+@contextlib.contextmanager
+def listening_host() -> Iterator[Host]:
+    """Listeners, canary files and a marker on this host that no job may reach."""
     marker = "pwned-" + os.urandom(4).hex()
     work = tempfile.mkdtemp(prefix="hostile-")
     secret, public = Path(work, "secret.env"), Path(work, "public.txt")
@@ -204,6 +212,10 @@ def backend():
 
 @pytest.fixture(scope="module")
 def corpus(backend, host: Host) -> dict[str, Outcome]:
+    return run_table(backend, host)
+
+
+def run_table(backend, host: Host) -> dict[str, Outcome]:
     """Run the whole table, each row beside a victim (which always takes slot 0, the row slot 1)."""
     outcomes: dict[str, Outcome] = {}
     pool_pid = backend.pool_host_pid()
@@ -224,7 +236,10 @@ def corpus(backend, host: Host) -> dict[str, Outcome]:
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.name)
 def test_hostile_row_is_contained(corpus: dict[str, Outcome], host: Host, row: Row) -> None:
-    outcome = corpus[row.name]
+    assert_contained(corpus[row.name], host, row)
+
+
+def assert_contained(outcome: Outcome, host: Host, row: Row) -> None:
     result = outcome.result
     assert result.status == row.status, (
         f"{result.summary}\nstdout: {result.stdout[-1500:]}\nstderr: {result.stderr[-1500:]}"
@@ -238,6 +253,32 @@ def test_hostile_row_is_contained(corpus: dict[str, Outcome], host: Host, row: R
     assert VICTIM_SECRET in victim.stdout
     seen = f"{result.summary}{result.stdout}{result.stderr}{result.error}"
     assert VICTIM_SECRET not in seen and outcome.victim_job not in seen, "the victim's run leaked"
+
+
+# Rows whose jobs signal, kill and exit at once, so their teardown (their scratch unmounted and
+# removed by the pool) overlaps a neighbour's setup (which detaches every scratch mount it inherited).
+RACERS = ("signal_pool_and_init", "kill_minus_one")
+TRIVIAL = "def make_inputs(seed):\n    return (1,)\n\n\ndef kernel(x):\n    return x\n"
+RACE_ROUNDS = 24
+
+
+def test_a_victims_setup_racing_hostile_neighbours_always_runs(backend, host: Host) -> None:
+    """#28 point 8: a job's setup never fails because of a neighbour (it once did, one run in a few
+    hundred: "could not set up the job: FileNotFoundError: [Errno 2] umount …", a neighbour's scratch
+    gone between reading mountinfo and the umount). Each round starts a hostile row and, a moment
+    later (0 to 46 ms, so every phase of its life is hit), a victim whose whole job is its setup."""
+    rows = [row for row in ROWS if row.name in RACERS]
+    assert len(rows) == len(RACERS)
+    victims: list[RunResult] = []
+    with ThreadPoolExecutor(SLOTS) as pool:
+        for round_ in range(RACE_ROUNDS):
+            row = rows[round_ % len(rows)]
+            hostile = pool.submit(run_source, backend, host.fill(row.source), **row.limits)
+            time.sleep(round_ * 0.002)
+            victims.append(pool.submit(run_source, backend, TRIVIAL).result()[1])
+            hostile.result()  # its own verdict is the table's business
+    failed = [v.summary for v in victims if v.status != RunStatus.RAN]
+    assert not failed, failed
 
 
 def test_pallas_kernel_passes_after_the_table(corpus: dict[str, Outcome], backend) -> None:

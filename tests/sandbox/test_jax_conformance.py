@@ -1,5 +1,5 @@
-"""JAX's own TPU test kernels (rebuilt in `conformance_kernels.py`) through the user's path: what passes
-on a TPU passes here, or gets the exact honest message and the `unsupported` status."""
+"""JAX's own TPU test kernels (rebuilt in `conformance_kernels.py` and `conformance/`) through the user's
+path: what passes on a TPU passes here, or gets the exact honest message and the `unsupported` status."""
 
 from __future__ import annotations
 
@@ -7,14 +7,19 @@ import pytest
 
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunResult, RunStatus
-from tests.sandbox.conformance_kernels import ROWS, Conformance
+from tests.sandbox.conformance_files import FILE_ROWS
+from tests.sandbox.conformance_kernels import ROWS as KERNEL_ROWS
+from tests.sandbox.conformance_kernels import Conformance
 from tests.sandbox.conftest import assert_nothing_internal, run_jobs
 
 pytestmark = pytest.mark.slow
 
+ROWS = KERNEL_ROWS + FILE_ROWS
+
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, RunResult]:
+    """Every row through the user's path, on the session's backend (the hardened jail where it can run)."""
     jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False) for row in ROWS]
     return {row.name: result for row, result in zip(ROWS, run_jobs(jobs), strict=True)}
 
@@ -29,13 +34,26 @@ def test_a_jax_tpu_test_kernel_passes_or_is_honestly_unsupported(row: Conformanc
     assert_nothing_internal(row.name, result)
 
 
-def test_each_row_follows_a_distinct_jax_test():
-    assert len({row.jax_test for row in ROWS}) == len(ROWS)
+def test_each_row_follows_distinct_jax_tests():
+    tests = [test for row in ROWS for test in row.jax_tests]
+    assert len(set(tests)) == len(tests)
 
 
-def test_the_readme_states_the_suites_size_and_pass_share():
+def test_each_file_row_has_its_file_and_each_file_a_row():
     from pathlib import Path
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    passing = sum(row.status is RunStatus.PASSED for row in ROWS)
-    assert f"**{len(ROWS)} kernels, {passing} pass ({passing / len(ROWS):.0%})**".replace("%", " %") in readme
+    files = {p.stem for p in (Path(__file__).parent / "conformance").glob("*.py")}
+    assert files == {row.name for row in FILE_ROWS}
+
+
+def test_the_readme_and_the_user_guide_state_the_suites_size_and_pass_share():
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    total = sum(len(row.jax_tests) for row in ROWS)
+    passing = sum(len(row.jax_tests) for row in ROWS if row.status is RunStatus.PASSED)
+    figure = f"**{total} JAX tests in {len(ROWS)} jobs, {passing} pass ({passing / total:.0%})**".replace(
+        "%", " %"
+    )
+    assert figure in (root / "README.md").read_text()
+    assert figure in (root / "docs" / "user-guide.md").read_text()

@@ -98,7 +98,7 @@ def test_tiled_matmul_lowers_for_every_chip_with_its_ir():
     assert result.status == RunStatus.PASSED, result.summary
     # Nothing appended to the verdict: no lowering failure, no chip warning.
     assert re.fullmatch(
-        r"passed: 2/2 cases match the reference \(max abs error [0-9.e-]+\)", result.summary
+        r"passed: 3/3 cases match the reference \(max abs error [0-9.e-]+\)", result.summary
     ), result.summary
     assert [r.chip for r in result.lowerings] == list(CHIPS)
     assert result.lowering == result.lowerings[0]

@@ -9,12 +9,12 @@ import threading
 
 import pytest
 
-from sandbox.backends import capability_report, create_backend, default_backend_name
+from sandbox.backends import capability_report, default_backend_name
 from sandbox.backends.execute import PROGRESS_BYTES, PROGRESS_CHARS, RUN_BYTES, execute
-from sandbox.host.runtimes import discover
 from sandbox.jobs.build import make_job
 from sandbox.limits import default_limits
 from sandbox.protocol import RunStatus
+from tests.backends import hardened_suite_backend
 from tests.sandbox.hostile_corpus import CORPUS_LIMITS, PASSING_KERNEL
 from tests.sandbox.hostile_programs import PROGRESS_FLOOD
 
@@ -25,19 +25,15 @@ pytestmark = [
         reason=f"the hardened backend cannot run here: {capability_report()}",
     ),
 ]
-UID_BASE = 23700  # apart from the other hardened tests' ranges: they may run beside this one
 PRELUDE = "import json, os, sys\n"
 
 
 def test_a_progress_flood_passes_and_forwards_little():
-    backend = create_backend("hardened", discover(), slots=1, uid_base=UID_BASE)
-    try:
-        source = PRELUDE + PROGRESS_FLOOD + PASSING_KERNEL
-        job = make_job(source, limits=default_limits(**CORPUS_LIMITS), timing_budget_seconds=0.02)
-        forwarded: list[tuple[str, dict]] = []
-        finished = execute(backend, job, threading.Event(), lambda kind, data: forwarded.append((kind, data)))
-    finally:
-        backend.close()
+    backend = hardened_suite_backend()
+    source = PRELUDE + PROGRESS_FLOOD + PASSING_KERNEL
+    job = make_job(source, limits=default_limits(**CORPUS_LIMITS), timing_budget_seconds=0.02)
+    forwarded: list[tuple[str, dict]] = []
+    finished = execute(backend, job, threading.Event(), lambda kind, data: forwarded.append((kind, data)))
     assert finished.result.status == RunStatus.PASSED, finished.result.summary
     assert "flooded" in finished.result.stdout
     progress = [data for kind, data in forwarded if kind == "progress"]

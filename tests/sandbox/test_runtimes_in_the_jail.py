@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.backends import capability_report, create_backend, default_backend_name
+from sandbox.backends import capability_report, default_backend_name
 from sandbox.host.runtimes import discover
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
+from tests.backends import hardened_suite_backend
 from tests.sandbox.conftest import run_job_on
 
 pytestmark = [
@@ -25,7 +26,6 @@ pytestmark = [
         f"{capability_report()}",
     ),
 ]
-UID_BASE = 23500  # apart from the other hardened tests' ranges: they may run beside this one
 RUNTIMES = discover()
 KERNEL = """
 import jax
@@ -48,9 +48,7 @@ def kernel(x):
 
 @pytest.fixture(scope="module")
 def backend():
-    made = create_backend("hardened", RUNTIMES, slots=1, uid_base=UID_BASE)
-    yield made
-    made.close()
+    return hardened_suite_backend()  # a warm pool per runtime, started when its first job comes
 
 
 def test_more_than_one_runtime_is_installed():

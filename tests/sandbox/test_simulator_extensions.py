@@ -2,7 +2,8 @@
 it still cannot run is `unsupported` with JAX's exact error, never the kernel's `error`.
 
 Each row is a file in `simulated/` (its docstring says what it does), run through a real backend as a
-user's run is. `passed` rows failed before the fixes in `sandbox/harness/fixes/` (the fix's name is
+user's run is: the hardened jail where it can run (so every fix is checked as deployed), else the
+local backend. `passed` rows failed before the fixes in `sandbox/harness/fixes/` (the fix's name is
 in the run's versions); the `# MARK` comment is the line the run must mark.
 """
 
@@ -18,6 +19,7 @@ from sandbox.harness import interpret_fixes as fixes
 from sandbox.harness.fixes.rounding import stochastic_round
 from sandbox.jobs.build import make_job
 from sandbox.protocol import Chip, RunResult, RunStatus
+from tests.backends import hardened_suite_backend
 from tests.sandbox.conftest import assert_nothing_internal, run_jobs
 
 pytestmark = pytest.mark.slow
@@ -73,24 +75,42 @@ ROWS = (
         "(ref.dtype=bfloat16 must be int32 or float32)",
         chip="tpu7x",
     ),
-    Row(
-        "key_output",
-        UNSUPPORTED,
-        f"unsupported by the simulator: NotImplementedError: a PRNG key as a kernel operand or output {SIMULATOR} "
-        "(JAX says: nan + key<pl>) (line 23); the TPU compiler accepts it for v5p",
-    ),
-    Row(
-        "semaphore_output",
-        UNSUPPORTED,
-        "unsupported by the simulator: NotImplementedError: a semaphore as a kernel output (an async copy's "
-        f"future) {SIMULATOR} (JAX says: nan + dma_sem) (line 26); the TPU compiler accepts it for v5p",
-    ),
+    Row("key_output", PASSED, "passed: 1/1 cases match the reference", fix=fixes.KEY_OPERANDS),
+    Row("semaphore_output", PASSED, fix=fixes.SEMAPHORE_OPERANDS),
     Row("empty_ref_in_body", PASSED, fix=fixes.EMPTY_REF_IN_KERNEL),
+    Row("prng_stateful", PASSED, fix=fixes.PRNG_STATE),
+    Row("ref_views", PASSED, fix=fixes.REF_VIEWS),
+    Row("aliased_vmem", PASSED, fix=fixes.ALIASED_RESIDENT),
+    Row("accumulating_dma", PASSED, fix=fixes.INDEXED_DMA, chip="tpu7x"),
+    Row("subcore_barrier", PASSED, fix=fixes.SUBCORE_BARRIER, chip="tpu7x"),
+    Row("masked_store_rank3", PASSED, fix=fixes.MASKED_STORE_BOUNDS),
+    Row(
+        "barrier_skipped",
+        ERROR,
+        "error in kernel: Deadlock: a subcore would wait forever at `plsc.subcore_barrier()`: 3 of the 4 subcores "
+        "reached it",
+        chip="tpu7x",
+    ),
+    Row(
+        "barrier_two_sparsecores",
+        UNSUPPORTED,
+        "unsupported by the simulator: NotImplementedError: plsc.subcore_barrier() or plsc.fetch_and_add on a mesh "
+        f"of several SparseCores {SIMULATOR} (the simulator says: ",
+        chip="tpu7x",
+    ),
+    Row(
+        "select_ref_signal",
+        ERROR,
+        "error in kernel: ValueError: a ref picked by `pl.select_ref(...)` is usable only as a DMA's source, "
+        "destination or semaphore; JAX 0.12.0.1 cannot build `pl.semaphore_signal` on one for any target, a TPU "
+        "included",
+    ),
 )
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, RunResult]:
+    """Every row once, through the session's backend: the hardened jail where it can run (as deployed)."""
     jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False) for row in ROWS]
     return {row.name: result for row, result in zip(ROWS, run_jobs(jobs), strict=True)}
 
@@ -115,6 +135,21 @@ def test_the_table_lists_every_kernel(results: dict[str, RunResult]):
         assert_nothing_internal(name, result)
 
 
+def test_the_readme_counts_the_table():
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    count = {status: sum(row.status is status for row in ROWS) for status in (PASSED, ERROR, UNSUPPORTED)}
+    said = (
+        f"**{len(ROWS)} kernels for constructs JAX's interpret mode cannot run**",
+        f"**{count[PASSED]} pass**",
+        f"**{count[ERROR]} are errors**",
+        f"**{count[UNSUPPORTED]} is `unsupported`**"
+        if count[UNSUPPORTED] == 1
+        else f"**{count[UNSUPPORTED]} are",
+    )
+    flat = " ".join(readme.split())
+    assert all(part in flat for part in said), said
+
+
 def test_stochastic_rounding_lands_on_a_neighbour_and_is_unbiased():
     import jax
     import jax.numpy as jnp
@@ -128,32 +163,10 @@ def test_stochastic_rounding_lands_on_a_neighbour_and_is_unbiased():
     assert np.array_equal(stochastic_round(exact, bits[:3], target_dtype=jnp.bfloat16), exact)
 
 
-UID_BASE = 23700  # apart from the other hardened tests' uid ranges: they may run beside this one
-
-
-@pytest.fixture(scope="module")
-def hardened_results() -> dict[str, RunResult]:
-    from sandbox.backends import capability_report, create_backend, default_backend_name
-    from tests.sandbox.conftest import run_job_on
-
-    if default_backend_name() != "hardened":
-        pytest.skip(f"the hardened backend cannot run here: {capability_report()}")
-    backend = create_backend("hardened", slots=1, uid_base=UID_BASE)
-    try:
-        rows = [row for row in ROWS if row.fix]
-        return {
-            row.name: run_job_on(
-                backend, make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False)
-            )
-            for row in rows
-        }
-    finally:
-        backend.close()
-
-
-def test_every_fix_works_in_the_hardened_jail(hardened_results: dict[str, RunResult]):
+def test_every_fix_works_in_the_hardened_jail(results: dict[str, RunResult]):
+    hardened_suite_backend()  # skips where the hardened jail cannot run (the rows ran on the local backend)
     for row in ROWS:
         if row.fix:
-            result = hardened_results[row.name]
+            result = results[row.name]
             assert result.status is PASSED, (row.name, result.summary)
             assert result.versions is not None and row.fix in result.versions.interpret_fixes

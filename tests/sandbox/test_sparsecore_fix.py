@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from sandbox.backends import create_backend
 from sandbox.harness.interpret_fixes import SPARSECORE_AXIS_INDEX
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
+from tests.backends import suite_backend
 from tests.sandbox.conftest import run_job_on
 
 pytestmark = pytest.mark.slow
@@ -58,11 +58,7 @@ with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), (), abstract_d
 
 def test_harness_gives_each_sparsecore_its_own_index():
     job = make_job(KERNEL, chip="tpu7x", timing_budget_seconds=0.1)
-    backend = create_backend("local")
-    try:
-        result = run_job_on(backend, job)
-    finally:
-        backend.close()
+    result = run_job_on(suite_backend(), job)
     assert result.status == RunStatus.PASSED, result.summary
     assert result.versions is not None and SPARSECORE_AXIS_INDEX in result.versions.interpret_fixes
 

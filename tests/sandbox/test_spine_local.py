@@ -37,7 +37,7 @@ def run(source: str, entry: str | None = None, **limits) -> RunResult:
         limits=default_limits(**limits),
         timing_budget_seconds=0.2,
     )
-    return run_job(job)
+    return run_job(job, "local")
 
 
 def alive(pid: int) -> bool:
@@ -52,7 +52,8 @@ def test_tiled_matmul_solution_passes_with_timing_and_memory():
     entry = CATALOG.get("tiled_matmul")
     result = run(entry.solution_source, "tiled_matmul")
     assert result.status == RunStatus.PASSED, result.summary
-    assert [c.passed for c in result.cases] == [True, True]
+    cpu_cases = [c for c in entry.spec().cases if not c.tpu_only]
+    assert [c.passed for c in result.cases] == [True] * len(cpu_cases)
     assert result.timing and result.timing.simulated and result.timing.kernel.n >= 3
     assert result.timing.reference and result.timing.ratio_to_reference > 0
     # Hand calculation for case 1 (f32, 128-blocks): x, y and out tiles double-buffered by emit_pipeline,

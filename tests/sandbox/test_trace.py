@@ -15,6 +15,7 @@ from sandbox.protocol import RunResult, RunStatus
 from sandbox.protocol.trace import Trace
 from server.app import create_app
 from server.settings import Settings
+from tests.backends import suite_backend
 from tests.sandbox.conftest import run_job
 from tests.sandbox.test_spine_local import ADD_KERNEL
 
@@ -158,13 +159,12 @@ def test_the_api_returns_the_trace_with_the_result_but_never_streams_it(tmp_path
     assert "trace" not in FORWARDED  # too big for a progress event; the final result carries it
     settings = Settings(
         data_dir=tmp_path,
-        sandbox="local",
         slots=1,
         timing_budget_seconds=0.05,
         rate_per_minute=0,
         cache_size=0,
     )
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings, backend=suite_backend())) as client:
         run_id = client.post("/api/runs", json={"source": ADD_KERNEL}).json()["id"]
         deadline = time.monotonic() + 120
         while (state := client.get(f"/api/runs/{run_id}").json())["state"] != "done":

@@ -1,10 +1,10 @@
-"""One real Redis and one real PostgreSQL per test session (never mocks); each test keeps to its own
-key prefix or schema, and the helpers here start web apps and workers against them."""
+"""The queue and store tests: each keeps to its own key prefix or schema in the session's one real Redis
+and one real PostgreSQL (`tests/conftest.py`: never mocks), and the helpers here start web apps and
+workers against them."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -17,36 +17,11 @@ from sandbox.worker import Worker, WorkerOptions
 from server.app import create_app
 from server.settings import Settings
 from tests.api.fakes import FakeBackend
-from tests.services import RedisServer, ServiceUnavailable, postgres_server, redis_server
+from tests.services import RedisServer
 
 # Short leases and heartbeats: a dead worker is noticed within a second or two.
 LEASE_SECONDS = 1.5
 HEARTBEAT_SECONDS = 0.3
-
-
-def unavailable(exc: ServiceUnavailable) -> None:
-    """Skip, unless CI said the services must be there (`REQUIRE_SERVICES=1` in .ci/run)."""
-    if os.environ.get("REQUIRE_SERVICES") == "1":
-        pytest.fail(f"{exc} (REQUIRE_SERVICES=1)")
-    pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="session")
-def redis_service(tmp_path_factory) -> Iterator[RedisServer]:
-    try:
-        with redis_server(tmp_path_factory.mktemp("redis")) as server:
-            yield server
-    except ServiceUnavailable as exc:
-        unavailable(exc)
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    try:
-        with postgres_server() as url:
-            yield url
-    except ServiceUnavailable as exc:
-        unavailable(exc)
 
 
 @pytest.fixture

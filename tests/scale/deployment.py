@@ -12,6 +12,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,13 +52,15 @@ class Deployment:
     directory: Path
     processes: list[Process] = field(default_factory=list)
 
-    def web(self, name: str, **settings: str) -> Process:
+    def web(self, name: str, *, queue: str = "redis", **settings: str) -> Process:
+        """`python -m server` on a free port; `queue="in_process"`: its own slots and sandbox (the
+        embedded default, as `scripts/serve` starts it) instead of the Redis queue's workers."""
         port = free_port()
+        redis = {"PLAYGROUND_REDIS_URL": self.redis_url, "PLAYGROUND_REDIS_PREFIX": self.prefix}
         env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if not k.startswith("PLAYGROUND_REDIS")},
             "PLAYGROUND_PORT": str(port),
-            "PLAYGROUND_REDIS_URL": self.redis_url,
-            "PLAYGROUND_REDIS_PREFIX": self.prefix,
+            **(redis if queue == "redis" else {}),
             "PLAYGROUND_DATA_DIR": str(self.directory / name),
             "PLAYGROUND_LOG_FORMAT": "json",
             **{f"PLAYGROUND_{k.upper()}": v for k, v in settings.items()},
@@ -96,6 +100,14 @@ class Deployment:
                 return
             time.sleep(0.1)
         raise RuntimeError(f"{count} workers did not show up")
+
+    def wait_healthy(self, web: Process, seconds: float = 180) -> None:
+        """Until `/api/health` says ok (a hardened sandbox's pool imports JAX before it serves)."""
+        deadline = time.monotonic() + seconds
+        while (health := get(web, "/api/health")[1])["status"] != "ok":
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{web.name} not healthy after {seconds} s: {health}")
+            time.sleep(0.2)
 
     def close(self) -> None:
         for process in self.processes:
@@ -141,3 +153,37 @@ def follow(web: Process, run_id: str, last_id: str | None = None, stop_after: in
                     return events
                 event_id = None
     return events
+
+
+def fresh_database(postgres_url: str) -> str:
+    """The URL of a new, empty database on the session's PostgreSQL (a deployment's own)."""
+    import psycopg
+
+    name = f"d{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
+    return postgres_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@contextlib.contextmanager
+def deployed(
+    kind: str, directory: Path, *, redis_url: str = "", postgres_url: str = "", slots: int = 2
+) -> Iterator[Process]:
+    """A web server as an operator runs it, yielded once it serves (and, with Redis, once its worker is
+    up): `"hardened"` is `python -m server` on its embedded defaults (SQLite, its own slots, the
+    sandbox it picks: hardened as root); `"redis_pg"` is a web server on Redis and PostgreSQL with one
+    runner worker on the hardened sandbox."""
+    d = Deployment(redis_url, f"d{uuid.uuid4().hex[:8]}:", directory)
+    try:
+        if kind == "hardened":
+            web = d.web("web", queue="in_process", slots=str(slots))
+            d.wait_web(web)
+        else:
+            web = d.web("web", database_url=fresh_database(postgres_url))
+            d.worker("worker", backend="hardened", slots=slots, lease=10.0)
+            d.wait_web(web)
+            d.wait_workers(web, 1, seconds=120)
+        d.wait_healthy(web)
+        yield web
+    finally:
+        d.close()

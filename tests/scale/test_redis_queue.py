@@ -3,9 +3,11 @@ sandbox) against a real Redis. Every behaviour of the in-process queue holds, ac
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from server.queue.cache import cache_ref
+from tests.api.fakes import FakeBackend
 from tests.scale.conftest import HEARTBEAT_SECONDS, web, webs, worker
 from tests.scale.helpers import SOURCE, sse, wait_done, wait_for
 
@@ -161,6 +163,12 @@ def test_health_and_metrics_show_pools_workers_and_runs(redis_service, prefix, t
         assert 'playground_runs_total{pool="interpret",status="passed"} 1.0' in text
         assert 'playground_workers_live{pool="interpret"} 1.0' in text
         assert 'playground_run_latency_seconds_count{pool="interpret"} 1.0' in text
+        # Each phase the worker measured, counted in Redis (the queue wait is the `wait` histogram's).
+        for phase in ("queued", "started", "imported", "compiled", "first_verdict", "done"):
+            assert f'playground_run_phase_seconds_count{{phase="{phase}",pool="interpret"}} 1.0' in text, (
+                phase
+            )
+        assert 'playground_first_verdict_seconds_count{pool="interpret"} 1.0' in text
 
 
 def test_runs_of_a_pool_left_without_workers_end_instead_of_waiting_forever(redis_service, prefix, tmp_path):
@@ -187,6 +195,25 @@ def test_queue_metrics_start_empty_in_process(tmp_path):
         text = client.get("/metrics").text
         assert 'playground_queue_depth{pool="local"} 0.0' in text
         run_id = client.post("/api/runs", json={"source": SOURCE}).json()["id"]
-        wait_done(client, run_id)
-        assert 'playground_runs_total{pool="local",status="passed"} 1.0' in client.get("/metrics").text
+        phases = wait_done(client, run_id)["result"]["phases"]
+        assert phases["queued"] >= 0 and phases["first_verdict_after"] >= phases["compiled"] > 0
+        text = client.get("/metrics").text
+        assert 'playground_runs_total{pool="local",status="passed"} 1.0' in text
+        for phase in ("queued", "started", "imported", "compiled", "first_verdict", "done"):
+            assert f'playground_run_phase_seconds_count{{phase="{phase}",pool="local"}} 1.0' in text, phase
     assert time.time() > 0
+
+
+def test_a_runtime_a_worker_cannot_start_is_unavailable_on_every_server(redis_service, prefix, tmp_path):
+    backend = FakeBackend()
+    reason = "its sandbox could not start on this server (the operator's log says why)"
+    backend.state = dataclasses.replace(backend.state, unavailable=(("0.11.2", reason),))
+    with worker(redis_service, prefix, backend), webs(redis_service, prefix, tmp_path) as (a, b):
+        for server in (a, b):
+            health = wait_for(
+                lambda s=server: s.get("/api/health").json()["pools"] and s.get("/api/health").json()
+            )
+            assert health["status"] == "degraded", health
+            assert f"jax 0.11.2 cannot run jobs: {reason}" in health["problems"]
+            listed = {r["name"]: r for r in server.get("/api/runtimes").json()}
+            assert listed["0.11.2"]["available"] is False and listed["0.11.2"]["unavailable_reason"] == reason

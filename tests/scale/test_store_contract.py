@@ -5,7 +5,6 @@ and the HTTP API serves shares from PostgreSQL when `PLAYGROUND_DATABASE_URL` is
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,6 +21,7 @@ from server.store.shares import ShareRecord, share_store
 from server.store.sqlite import RecordDatabase, SchemaTooNewError, content_id, open_database
 from tests.api.fakes import FakeBackend
 from tests.scale.conftest import webs, worker
+from tests.scale.deployment import fresh_database
 
 SHARE = ShareRecord(
     source="x = 1\n", entry=None, chip="v5e", options={"detect_races": True}, versions={"jax": "0"}
@@ -31,10 +31,7 @@ SHARE = ShareRecord(
 @pytest.fixture
 def schema_url(postgres_url) -> Iterator[str]:
     """A database of this test's own in the session's PostgreSQL."""
-    name = f"t{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
-    yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
+    yield fresh_database(postgres_url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -168,9 +165,9 @@ def test_class_store_contract(database):
     with pytest.raises(ClassTokenError):
         store.check_teacher(session.id, "wrong")
     with pytest.raises(UnknownClassError):
-        store.join("ZZZZZZZ", "ada")
-    _, ada, token = store.join(session.code, "ada")
-    _, bob, _ = store.join(session.code, "bob")
+        store.join("ZZZZZZZ", "ada", 10)
+    _, ada, token = store.join(session.code, "ada", 10)
+    _, bob, _ = store.join(session.code, "bob", 10)
     assert store.student(token) == ada and [s.name for s in store.students(session.id)] == ["ada", "bob"]
     store.record(ada, 1, "queued", "", "run-1")
     store.record(ada, 1, "queued", "", "run-2")  # a new run on the step replaces the last

@@ -40,7 +40,9 @@ ALLOWED: dict[str, set[str]] = {
     "harness": {"protocol", "harness", "verdict"},
     # The checker: pure numpy, shared by the job child (encoding) and the host side (judging).
     "verdict": {"protocol", "verdict"},
-    "cli": {"protocol", "domain", "backends"},
+    "cli": {"protocol", "domain", "backends", "client"},
+    # The Python client (`pallas_playground`): HTTP and the protocol's result types, nothing else.
+    "client": {"protocol", "client"},
     # The Redis queue, shared by the web servers and the workers: host side, no backends.
     "queue": {"protocol", "domain", "queue"},
     # A runner worker: a host-side process like the job-runner service, fed by the queue.
@@ -54,6 +56,8 @@ JAX_LAYERS = {"harness", "jail"}
 
 def layer(module: str) -> str:
     parts = module.split(".")
+    if parts[0] == "pallas_playground":
+        return "client"
     if parts[0] == "server":
         return "routes" if parts[:2] == ["server", "routes"] and len(parts) > 2 else "server"
     if len(parts) > 1 and parts[1] in (
@@ -154,9 +158,11 @@ def closure(edges: Mapping[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-MODULES = sources(ROOT, ("sandbox", "server"))
+MODULES = sources(ROOT, ("sandbox", "server", "pallas_playground"))
 PACKAGES = {
-    module_name(p, ROOT) for p in [*ROOT.glob("sandbox/**/__init__.py"), *ROOT.glob("server/**/__init__.py")]
+    module_name(p, ROOT)
+    for package in ("sandbox", "server", "pallas_playground")
+    for p in ROOT.glob(f"{package}/**/__init__.py")
 }
 EDGES = graph(MODULES, PACKAGES)
 
@@ -305,7 +311,15 @@ def test_the_forwarded_kinds_are_protocol_kinds_and_the_queue_forwards_exactly_t
     assert FORWARDED is FORWARDED_KINDS
     assert {k for k in kinds if progress(k, {}, 0.0) is not None} == FORWARDED_KINDS
     # What stays inside the job's own report: big payloads folded into the result, internal logs.
-    assert kinds - FORWARDED_KINDS == {"trace", "estimate", "log", "done", "case_outputs", "expected"}
+    assert kinds - FORWARDED_KINDS == {
+        "trace",
+        "estimate",
+        "log",
+        "done",
+        "case_outputs",
+        "expected",
+        "config_outputs",
+    }
 
 
 def test_the_page_follows_exactly_the_kinds_the_server_streams():

@@ -57,3 +57,11 @@ def test_remove_drops_one_item_and_empty_levels():
     queue.push("y", "b", "y1")
     assert queue.remove("x", "b", "x1") and not queue.remove("x", "b", "x1")
     assert queue.order() == ["y1"] and len(queue) == 1
+
+
+def test_a_queue_says_whether_anything_waits():
+    queue: FairQueue[str] = FairQueue()
+    assert not queue
+    queue.push("a", "b", "run")
+    assert queue
+    assert queue.take() == "run" and not queue

@@ -1,0 +1,56 @@
+"""A class live across two web servers on one real Redis, a worker and PostgreSQL: the teacher's stream
+on one server hears of a join, an edit, a raised hand and a finished run made through the other (and
+the class board its time goes on), and a student's stream on the second follows the step the teacher
+sets on the first."""
+
+from __future__ import annotations
+
+import httpx
+
+from server.app import create_app
+from tests.api.test_class_live import REFERENCE, STEPS, ClassFake, bearer, cell, events, until
+from tests.live import serving
+from tests.scale.conftest import web_settings, worker
+from tests.scale.test_store_contract import schema_url  # noqa: F401  (a fixture: a PostgreSQL database)
+
+
+def test_a_class_is_live_across_two_web_servers(redis_service, prefix, tmp_path, schema_url):  # noqa: F811
+    settings = web_settings(redis_service, prefix, tmp_path, database_url=schema_url)
+    with (
+        worker(redis_service, prefix, ClassFake()),
+        serving(create_app(settings)) as a,
+        serving(create_app(settings)) as b,
+        httpx.Client(base_url=a, timeout=10) as on_a,
+        httpx.Client(base_url=b, timeout=10) as on_b,
+    ):
+        lesson = on_a.post("/api/lessons", json={"title": "Room", "steps": STEPS}).json()
+        room = on_a.post("/api/classes", json={"lesson": lesson["id"]}).json()
+        base, teacher = f"/api/classes/{room['id']}", bearer(room["teacher_token"])
+        with events(a, f"{base}/events", room["teacher_token"]) as grid:
+            ada = on_b.post(f"/api/classes/{room['code']}/join", json={"name": "ada"}).json()["student_token"]
+            until(grid, lambda v: [s["name"] for s in v["students"]] == ["ada"])
+            on_b.post(f"{base}/editing", json={"step": 1}, headers=bearer(ada))
+            until(grid, lambda v: cell(v, "ada", 1).get("status") == "editing")
+            on_a.put(f"{base}/steps/1", json={"kind": "challenge"}, headers=teacher)
+            on_b.put(f"{base}/hand", json={"raised": True}, headers=bearer(ada))
+            until(grid, lambda v: [h["name"] for h in v["hands"]] == ["ada"])
+            run = on_b.post(
+                "/api/runs",
+                json={"source": "est=30" + REFERENCE, "chip": "v5e", "class_token": ada, "step": 1},
+            )
+            assert run.status_code == 201, run.text
+            # Within 2 s: pushed by the watch on b, not found by a's 5-second refresh; with its board time.
+            seen = until(
+                grid,
+                lambda v: cell(v, "ada", 1).get("status") == "passed" and v["boards"][0]["rows"],
+                seconds=2.0,
+            )
+            board = seen["boards"][0]
+            assert seen["setup"][0]["kind"] == "challenge" and board["chip"] == "v5e"
+            assert [(r["name"], round(r["seconds"] * 1e6)) for r in board["rows"]] == [("ada", 30)]
+            with events(b, f"{base}/live", ada) as page:
+                until(page, lambda v: v["follow"] is None)
+                assert on_a.put(f"{base}/follow", json={"step": 2}, headers=teacher).status_code == 204
+                until(page, lambda v: v["follow"] == 2 and v["hand"] == 1)
+            assert on_a.delete(f"{base}/hands", headers=teacher).status_code == 204
+            until(grid, lambda v: v["hands"] == [])

@@ -1,0 +1,95 @@
+"""What ranks on a class board: only a `passed` verdict of the trusted checker, timed on the board's
+chip (the estimate there, or the measured median on a TPU); and the in-process live state's rules."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+
+import pytest
+
+from server.classroom.board import score
+from server.classroom.live import InProcessLive
+
+
+def run_alone(coroutine) -> None:
+    """asyncio.run in a thread of its own: it refuses a thread whose loop another test left running."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coroutine).result()
+
+
+ESTIMATE = {"chip": "v6e", "seconds": 2e-5}
+CHECKED = {
+    "status": "passed",
+    "checked_by": "the author's own reference",
+    "chip": "v6e",
+    "estimate": ESTIMATE,
+}
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (CHECKED, (2e-5, "estimate")),
+        ({**CHECKED, "status": "no_kernel"}, None),
+        ({**CHECKED, "status": "mismatch"}, None),
+        ({**CHECKED, "checked_by": ""}, None),  # nothing compared it outside the kernel's process
+        ({**CHECKED, "chip": "v5e"}, None),  # another chip than the board's
+        ({**CHECKED, "estimate": None}, None),
+        ({**CHECKED, "timing": {"simulated": False, "kernel": {"median": 3e-5}}}, (3e-5, "measured")),
+        ({**CHECKED, "timing": {"simulated": True, "kernel": {"median": 9.0}}}, (2e-5, "estimate")),
+    ],
+    ids=["estimate", "no_kernel", "mismatch", "unchecked", "other-chip", "no-estimate", "tpu", "simulated"],
+)
+def test_only_checked_correct_kernels_score(result, expected):
+    assert score(result, "v6e") == expected
+
+
+def test_live_state_keeps_hands_in_order_and_throttles_edits():
+    async def scenario():
+        live = InProcessLive()
+        assert await live.report_editing("c", "ada", 1) is True
+        assert await live.report_editing("c", "ada", 1) is False  # the same step, just now
+        assert await live.report_editing("c", "ada", 2) is True
+        for who in ("bob", "ada", "bob"):
+            await live.set_hand("c", who, True)
+        await live.set_follow("c", 2)
+        state = await live.state("c")
+        assert [sid for sid, _ in state.hands] == ["bob", "ada"] and state.follow == 2
+        assert state.editing["ada"].step == 2
+        await live.forget_student("c", "bob")
+        assert [sid for sid, _ in (await live.state("c")).hands] == ["ada"]
+        assert [await live.admit_join("1.2.3.4", 2) for _ in range(3)][:2] == [0.0, 0.0]
+        assert 0 < await live.admit_join("1.2.3.4", 2) <= 60
+
+    run_alone(scenario())
+
+
+def test_a_change_wakes_the_streams_of_its_class_only():
+    async def scenario():
+        live = InProcessLive()
+        mine, other = live.changes("c", 5.0), live.changes("d", 0.05)
+        waiting = asyncio.ensure_future(anext(mine))
+        await asyncio.sleep(0)
+        await live.publish("c", "hands")
+        change = await asyncio.wait_for(waiting, 1.0)
+        assert change is not None and change.kind == "hands"
+        assert await anext(other) is None  # class d heard nothing: its idle tick
+
+    run_alone(scenario())
+
+
+def test_redis_out_of_reach_is_a_503_not_a_500():
+    from server.classroom.live_redis import RedisLive
+    from server.problems import ProblemError
+
+    async def scenario():
+        live = RedisLive("redis://127.0.0.1:1/0", "t:")  # nothing listens on port 1
+        try:
+            with pytest.raises(ProblemError) as refused:
+                await live.set_hand("c", "ada", True)
+        finally:
+            await live.close()
+        assert refused.value.status == 503 and refused.value.headers == {"Retry-After": "5"}
+
+    run_alone(scenario())

@@ -1,0 +1,151 @@
+"""A sweep's configs judged by the checker outside the sweep's processes (`sandbox.verdict.configs`).
+
+A sweep job's process says what each config did and sends its outputs at the check size; only the
+checker says `ok`. Each row is what a lying or broken process sends and the row a user then sees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sandbox.backends import checking
+from sandbox.jobs.build import make_sweep_job
+from sandbox.protocol import Case, ConfigResult, Event, Execution, SweepSpec, new_event
+from sandbox.protocol.arrays import ArrayBytes
+from sandbox.protocol.events import CaseExpected
+from sandbox.results.classify import classify
+from sandbox.verdict import arrays
+from sandbox.verdict.judge import Expected
+
+SPEC = SweepSpec(params={"bm": (128, 256)}, size={"m": 4096}, check_size={"m": 256}, bind={"bm": "m"})
+JOB = make_sweep_job("def kernel(x, *, bm): ...\ndef reference(x): ...\n", SPEC)
+WANT = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def reference(*, of: int = 1) -> checking.Reference:
+    """The reference's job's answer: one check size (m=256) for both configs."""
+    size = Case(name="m=256", dtype="float32", seed=0, dims={"m": 256})
+    event = CaseExpected(0, 1, size, "in", ((3, 4),), arrays.encode([("out", WANT)]), configs=(0, 1))
+    expected = Expected.of(event)
+    return checking.Reference(
+        expected={0: expected}, of=of, tolerances={}, by_config={0: expected, 1: expected} if of else {}
+    )
+
+
+def account(index: int = 0, status: str = "ok", **changes) -> ConfigResult:
+    """What the sweep's process says of a config (its estimate, and the status it reached)."""
+    fields = {"estimated_seconds": 1e-3, "bound": "compute", "roofline_fraction": 0.5, "reason": ""}
+    fields |= {"params": {"bm": 128 + 128 * index}, **changes}
+    return ConfigResult(index=index, status=status, check_size={}, **fields)
+
+
+def ran(result: ConfigResult, got: np.ndarray | None = WANT, digest: str = "in", **extra) -> Event:
+    outputs = arrays.encode([("out", got)]) if got is not None else ()
+    data = {"result": result, "done": 1, "of": 2, "ran": got is not None, "how": "generic interpreter"}
+    return new_event("config_outputs", **data, inputs_digest=digest, outputs=outputs, **extra)
+
+
+def rows(reference: checking.Reference | None, *events: Event) -> list[ConfigResult]:
+    execution = Execution(
+        events=(new_event("started", pid=1), *events, new_event("done", peak_rss_bytes=0)),
+        exit_code=0,
+        signal=None,
+        timed_out=False,
+        cancelled=False,
+        wall_seconds=1.0,
+        stdout="",
+        stderr="",
+        stdout_truncated=False,
+        stderr_truncated=False,
+    )
+    result = classify(JOB, checking.Checker(JOB, reference).rewrite(execution))
+    return list(result.sweep.configs) if result.sweep is not None else []
+
+
+def test_a_config_whose_outputs_match_is_ok_and_says_where_it_was_checked():
+    [row] = rows(reference(), ran(account()))
+    assert (row.status, row.correct, row.max_abs_error) == ("ok", True, 0.0)
+    assert row.reason == "1 ms, compute-bound, 50% of roofline; correct at m=256 (generic interpreter)"
+    assert row.check_size == {"m": 256}
+
+
+@pytest.mark.parametrize(
+    ("event", "status", "said"),
+    [
+        (ran(account(correct=True, max_abs_error=0.0), WANT + 1), "wrong", "12 of 12 elements differ"),
+        (ran(account(), WANT, digest="other"), "wrong", "other inputs than the reference"),
+        (ran(account(correct=True), None), "error", "sent no outputs to check"),
+        (ran(account(), WANT.astype(np.float64)), "wrong", "differ"),
+        (ran(account(), WANT[:2]), "wrong", "differ"),
+        (ran(account(status="wrong")), "ok", "correct at m=256"),
+        (ran(account(estimated_seconds=None)), "unestimated", "correct at m=256"),
+    ],
+    ids=["wrong outputs", "other inputs", "no outputs", "other dtype", "other shape", "hint", "no estimate"],
+)
+def test_only_the_checker_says_a_config_is_ok(event, status, said):
+    [row] = rows(reference(), event)
+    assert row.status == status and said in row.reason, row.reason
+
+
+def test_outputs_that_do_not_fit_their_header_are_an_error_row():
+    event = new_event(
+        "config_outputs",
+        result=account(),
+        done=1,
+        of=2,
+        ran=True,
+        inputs_digest="in",
+        outputs=(ArrayBytes("out", "float32", (3, 4), "AAAA"),),
+    )
+    [row] = rows(reference(), event)
+    assert row.status == "error" and "could not be checked" in row.reason
+
+
+def test_a_config_event_the_process_writes_itself_is_dropped():
+    forged = new_event("config", result=account(correct=True, reason="correct"), done=1, of=1)
+    assert rows(reference(), forged) == []
+
+
+def test_a_config_reported_again_and_again_or_outside_the_spec_counts_once(caplog):
+    first, again = ran(account(), WANT + 1), ran(account())
+    stranger = ran(account(index=7))
+    [row] = rows(reference(), first, *[again] * 300, *[stranger] * 300)
+    assert (row.index, row.status) == (0, "wrong")
+    assert len([r for r in caplog.records if "twice" in r.getMessage()]) == 1  # the flood is logged once
+
+
+def test_the_params_of_a_row_are_the_specs_not_the_processs():
+    [row] = rows(reference(), ran(account(index=1, params={"bm": 4096})))
+    assert row.params == {"bm": 256}
+
+
+def test_a_config_the_process_rules_out_stays_out_whatever_it_sends():
+    [row] = rows(reference(), ran(account(status="over_vmem", reason="needs 200 MiB of VMEM")))
+    assert row.status == "over_vmem" and row.correct is None
+
+
+def test_without_a_reference_a_config_ran_but_is_not_called_correct():
+    for found in (None, reference(of=0)):
+        [row] = rows(found, ran(account(correct=True)))
+        assert row.status == "ok" and row.correct is None and "no reference to check" in row.reason
+
+
+def test_a_check_size_past_the_channels_caps_is_said_so_not_called_unchecked():
+    too_big = checking.Reference(expected={}, of=1, tolerances={})  # its one size came without outputs
+    [row] = rows(too_big, ran(account()))
+    assert row.status == "error" and "sweep fewer configs or choose a smaller check size" in row.reason
+
+
+def test_a_catalog_config_whose_program_has_no_pallas_kernel_is_not_ok():
+    from sandbox.catalog.entries import load_catalog
+
+    entry = load_catalog().get("tiled_matmul_pallas_call")
+    job = make_sweep_job("def matmul(x, y, *, bm): ...\n", SPEC, entry=entry)
+    events = (ran(account(), kernels=0), ran(account(index=1)))  # the second never said: not judged so
+    found = checking.Checker(job, reference()).rewrite(
+        Execution(events, 0, None, False, False, 1.0, "", "", False, False)
+    )
+    rows = {e.data["result"]["index"]: e.data["result"] for e in found.events if e.kind == "config"}
+    assert rows[0]["status"] == "error" and "no Pallas kernel ran" in rows[0]["reason"]
+    assert rows[1]["status"] == "ok"
