@@ -17,6 +17,7 @@ from sandbox.protocol import (
     to_json_dict,
 )
 from sandbox.verdict import arrays
+from tests.executions import execution
 
 OUTPUT = np.zeros(8, np.float32)
 
@@ -47,18 +48,7 @@ def kernel_outputs() -> dict:
 
 
 def _finished(events: list[Event]) -> Execution:
-    return Execution(
-        events=tuple(events),
-        exit_code=0,
-        signal=None,
-        timed_out=False,
-        cancelled=False,
-        wall_seconds=0.01,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
+    return execution(*events, wall_seconds=0.01)
 
 
 class FakeBackend:
@@ -111,17 +101,13 @@ class FakeBackend:
             ]
             for e in events[3:]:
                 on_event(e)
-        return Execution(
-            events=tuple(events),
+        return execution(
+            *events,
             exit_code=None if cancelled else 0,
             signal=9 if cancelled else None,
-            timed_out=False,
             cancelled=cancelled,
             wall_seconds=0.01,
             stdout="hello\n",
-            stderr="",
-            stdout_truncated=False,
-            stderr_truncated=False,
         )
 
     def health(self) -> BackendHealth:

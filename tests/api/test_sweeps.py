@@ -18,6 +18,7 @@ from sandbox.protocol import Case, ConfigResult, Execution, Job, new_event, to_j
 from sandbox.verdict import arrays
 from tests.api.conftest import make_client
 from tests.api.fakes import OUTPUT, FakeBackend
+from tests.executions import execution
 
 SOURCE = "def matmul(x, y, *, bm=128, bk=128, bn=128):\n    return x @ y\n"
 PARAMS = {"bm": [128, 512, 4096], "bk": [64, 128, 512], "bn": [128, 512, 4096]}
@@ -89,17 +90,13 @@ class SweepBackend(FakeBackend):
 
     @staticmethod
     def execution(events: list, cancel: threading.Event) -> Execution:
-        return Execution(
-            events=tuple(events),
-            exit_code=None if cancel.is_set() else 0,
-            signal=9 if cancel.is_set() else None,
-            timed_out=False,
-            cancelled=cancel.is_set(),
+        cancelled = cancel.is_set()
+        return execution(
+            *events,
+            exit_code=None if cancelled else 0,
+            signal=9 if cancelled else None,
+            cancelled=cancelled,
             wall_seconds=0.01,
-            stdout="",
-            stderr="",
-            stdout_truncated=False,
-            stderr_truncated=False,
         )
 
 

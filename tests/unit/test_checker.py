@@ -15,6 +15,7 @@ from sandbox.protocol.events import CaseExpected
 from sandbox.results.classify import classify
 from sandbox.verdict import arrays
 from sandbox.verdict.judge import Expected
+from tests.executions import finished
 
 CASE = Case(name="c", dtype="float32", seed=0)
 WANT = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -100,20 +101,7 @@ def _ran(index: int, got: np.ndarray, digest: str = "in", kernels: int = 1) -> E
 
 
 def _execution(*events: Event, exit_code: int = 0) -> Execution:
-    started = new_event("started", pid=1)
-    done = new_event("done", peak_rss_bytes=0)
-    return Execution(
-        events=(started, *events, done),
-        exit_code=exit_code,
-        signal=None,
-        timed_out=False,
-        cancelled=False,
-        wall_seconds=1.0,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
+    return finished(*events, exit_code=exit_code)
 
 
 JOB = make_job("def kernel(x): ...\ndef reference(x): ...\n")

@@ -1,7 +1,5 @@
 """classify() as a table: raw process facts in, the status and summary a user sees out."""
 
-import dataclasses
-
 import pytest
 
 from sandbox.limits import default_limits
@@ -18,6 +16,7 @@ from sandbox.protocol import (
     new_event,
 )
 from sandbox.results.classify import classify, sanitize
+from tests import executions
 
 JOB = Job(
     id="j",
@@ -70,19 +69,7 @@ STARTED, DONE = new_event("started", pid=1), new_event("done", peak_rss_bytes=0)
 
 
 def execution(*events: Event, **facts) -> Execution:
-    base = Execution(
-        events=events,
-        exit_code=0,
-        signal=None,
-        timed_out=False,
-        cancelled=False,
-        wall_seconds=2.0,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
-    return dataclasses.replace(base, **facts)
+    return executions.execution(*events, **{"wall_seconds": 2.0, **facts})
 
 
 TABLE = [

@@ -1,6 +1,5 @@
 """classify() for every limit: each hit is a user-visible status that names the limit and its size."""
 
-import dataclasses
 import signal
 
 import pytest
@@ -16,6 +15,7 @@ from sandbox.protocol import (
     new_event,
 )
 from sandbox.results.classify import classify
+from tests import executions
 
 JOB = Job(
     id="j",
@@ -37,11 +37,7 @@ def error(type_: str, message: str) -> Event:
 
 
 def execution(*events: Event, **facts) -> Execution:
-    base = Execution(
-        events=events, exit_code=0, signal=None, timed_out=False, cancelled=False, wall_seconds=2.0,
-        stdout="", stderr="", stdout_truncated=False, stderr_truncated=False,
-    )  # fmt: skip
-    return dataclasses.replace(base, **facts)
+    return executions.execution(*events, **{"wall_seconds": 2.0, **facts})
 
 
 FORK_FAILED = error("BlockingIOError", "[Errno 11] Resource temporarily unavailable")

@@ -12,7 +12,6 @@ from sandbox.protocol import (
     CaseResult,
     ErrorInfo,
     Event,
-    Execution,
     InterpretOptions,
     IrText,
     Job,
@@ -27,6 +26,7 @@ from sandbox.protocol import (
 )
 from sandbox.protocol.events import read_event
 from sandbox.results.classify import classify
+from tests.executions import finished
 
 JOB = Job(id="j", source="", chip="v5e", mode="auto", options=InterpretOptions(), limits=default_limits())
 ELEMENT_ERROR = ErrorInfo(
@@ -88,19 +88,7 @@ def case(passed: bool) -> Event:
 
 
 def run(*events: Event) -> RunResult:
-    ex = Execution(
-        events=(new_event("started", pid=1), *events, new_event("done", peak_rss_bytes=0)),
-        exit_code=0,
-        signal=None,
-        timed_out=False,
-        cancelled=False,
-        wall_seconds=1.0,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
-    return classify(JOB, ex)
+    return classify(JOB, finished(*events))
 
 
 def test_correct_in_the_simulator_but_rejected_by_the_compiler_is_rejected():

@@ -4,7 +4,6 @@ from sandbox.limits import default_limits
 from sandbox.protocol import (
     CaseResult,
     Event,
-    Execution,
     InterpretOptions,
     Job,
     OutputCheck,
@@ -15,6 +14,7 @@ from sandbox.protocol import (
     new_event,
 )
 from sandbox.results.classify import classify
+from tests.executions import finished as execution
 
 JOB = Job(
     id="j",
@@ -71,21 +71,6 @@ def case(name: str, races: tuple[Race, ...], note: str = "") -> Event:
         races=races,
     )
     return new_event("case", index=0, of=1, result=result)
-
-
-def execution(*events: Event) -> Execution:
-    return Execution(
-        events=(new_event("started", pid=1), *events, new_event("done", peak_rss_bytes=0)),
-        exit_code=0,
-        signal=None,
-        timed_out=False,
-        cancelled=False,
-        wall_seconds=1.0,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
 
 
 def test_race_summary_names_the_first_race_of_the_first_failing_case():

@@ -15,6 +15,8 @@ from sandbox.protocol import (
 )
 from sandbox.protocol.events import new_event
 from sandbox.results.classify import classify
+from tests import executions
+from tests.executions import STARTED, finished
 
 JOB = Job(
     id="j",
@@ -61,19 +63,9 @@ def case(*outputs: OutputCheck) -> Event:
 
 
 def execution(*events: Event, timed_out: bool = False) -> Execution:
-    ending = () if timed_out else (new_event("done", peak_rss_bytes=0),)
-    return Execution(
-        events=(new_event("started", pid=1), *events, *ending),
-        exit_code=None if timed_out else 0,
-        signal=9 if timed_out else None,
-        timed_out=timed_out,
-        cancelled=False,
-        wall_seconds=60.0 if timed_out else 1.0,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
+    if not timed_out:
+        return finished(*events)
+    return executions.execution(STARTED, *events, exit_code=None, signal=9, timed_out=True, wall_seconds=60.0)
 
 
 def test_nan_mismatches_are_in_the_headline_with_where_they_are():

@@ -17,6 +17,7 @@ from sandbox.backends.pairing import RunSlots
 from sandbox.jobs.build import make_job
 from sandbox.protocol import Execution, Job, RunStatus, new_event
 from tests.api.fakes import expected_case, kernel_outputs
+from tests.executions import execution
 
 SOURCE = "def kernel(x): ...\ndef reference(x): ...\n"
 
@@ -58,18 +59,7 @@ class Timed:
 
 
 def _execution(events: list, cancelled: bool = False) -> Execution:
-    return Execution(
-        events=tuple(events),
-        exit_code=0,
-        signal=None,
-        timed_out=False,
-        cancelled=cancelled,
-        wall_seconds=0.1,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
+    return execution(*events, cancelled=cancelled, wall_seconds=0.1)
 
 
 def run(backend: Timed, slots: RunSlots | None, forwarded: list | None = None):

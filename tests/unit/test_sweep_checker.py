@@ -11,12 +11,13 @@ import pytest
 
 from sandbox.backends import checking
 from sandbox.jobs.build import make_sweep_job
-from sandbox.protocol import Case, ConfigResult, Event, Execution, SweepSpec, new_event
+from sandbox.protocol import Case, ConfigResult, Event, SweepSpec, new_event
 from sandbox.protocol.arrays import ArrayBytes
 from sandbox.protocol.events import CaseExpected
 from sandbox.results.classify import classify
 from sandbox.verdict import arrays
 from sandbox.verdict.judge import Expected
+from tests.executions import execution, finished
 
 SPEC = SweepSpec(params={"bm": (128, 256)}, size={"m": 4096}, check_size={"m": 256}, bind={"bm": "m"})
 JOB = make_sweep_job("def kernel(x, *, bm): ...\ndef reference(x): ...\n", SPEC)
@@ -47,19 +48,7 @@ def ran(result: ConfigResult, got: np.ndarray | None = WANT, digest: str = "in",
 
 
 def rows(reference: checking.Reference | None, *events: Event) -> list[ConfigResult]:
-    execution = Execution(
-        events=(new_event("started", pid=1), *events, new_event("done", peak_rss_bytes=0)),
-        exit_code=0,
-        signal=None,
-        timed_out=False,
-        cancelled=False,
-        wall_seconds=1.0,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
-    result = classify(JOB, checking.Checker(JOB, reference).rewrite(execution))
+    result = classify(JOB, checking.Checker(JOB, reference).rewrite(finished(*events)))
     return list(result.sweep.configs) if result.sweep is not None else []
 
 
@@ -143,9 +132,7 @@ def test_a_catalog_config_whose_program_has_no_pallas_kernel_is_not_ok():
     entry = load_catalog().get("tiled_matmul_pallas_call")
     job = make_sweep_job("def matmul(x, y, *, bm): ...\n", SPEC, entry=entry)
     events = (ran(account(), kernels=0), ran(account(index=1)))  # the second never said: not judged so
-    found = checking.Checker(job, reference()).rewrite(
-        Execution(events, 0, None, False, False, 1.0, "", "", False, False)
-    )
+    found = checking.Checker(job, reference()).rewrite(execution(*events))
     rows = {e.data["result"]["index"]: e.data["result"] for e in found.events if e.kind == "config"}
     assert rows[0]["status"] == "error" and "no Pallas kernel ran" in rows[0]["reason"]
     assert rows[1]["status"] == "ok"
