@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
-import os
 import statistics
 import tempfile
 import threading
@@ -25,7 +24,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from e2e_latency import KERNEL, free_port, serve
+from e2e_latency import KERNEL, start_server
 
 
 def call(
@@ -91,17 +90,9 @@ def student_run(base: str, token: str, tag: str, barrier) -> dict:
 
 
 def start(sandbox: str, data_dir: Path) -> tuple:
-    """The server, as `e2e_latency.start_server` starts it (no cache), given up to two minutes to
-    start (its warm sandbox pool takes a while on a loaded machine)."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "PLAYGROUND_PORT": str(port),
-        "PLAYGROUND_SANDBOX": sandbox,
-        "PLAYGROUND_DATA_DIR": str(data_dir),
-        "PLAYGROUND_CACHE_SIZE": "0",
-    }
-    return serve(env, port, "/api/health", tries=1200)
+    """The server with its default slots and no cache, given up to two minutes to start (its warm
+    sandbox pool takes a while on a loaded machine)."""
+    return start_server(sandbox, data_dir, slots=None, tries=1200)
 
 
 def main() -> None:

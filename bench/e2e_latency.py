@@ -127,8 +127,11 @@ def http_run(base: str, run: dict[str, str] | None = None, status: str = "passed
     return {"arrivals": seen, "phases": result.get("phases") or {}}  # older servers have none
 
 
-def start_server(sandbox: str, data_dir: Path, slots: int | None = 1) -> tuple[subprocess.Popen[bytes], str]:
-    """A web server (`slots` None: its default) with no result cache; other benchmarks use it too."""
+def start_server(
+    sandbox: str, data_dir: Path, slots: int | None = 1, tries: int = 600
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A web server (`slots` None: its default) with no result cache, given `tries` tenths of a second
+    to answer; other benchmarks use it too."""
     port = free_port()
     env = {
         **os.environ,
@@ -139,7 +142,7 @@ def start_server(sandbox: str, data_dir: Path, slots: int | None = 1) -> tuple[s
     }
     if slots is not None:
         env["PLAYGROUND_SLOTS"] = str(slots)
-    return serve(env, port, "/api/health")
+    return serve(env, port, "/api/health", tries=tries)
 
 
 def serve(
