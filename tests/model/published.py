@@ -77,6 +77,13 @@ def call(measurement: Measurement) -> tuple[Any, tuple[Any, ...]]:
         shape = raw["shape"]
         q = _abstract(shape["batch"], shape["heads"], shape["seq"], shape["head_dim"])
         return kernels.flash_attention, (q, q, q)
+    if raw["kernel"] == "splash_attention":
+        shape, blocks = raw["shape"], raw["blocks"]
+        q = _abstract(shape["batch"], shape["seq"], shape["heads"], shape["head_dim"])
+        fn = functools.partial(
+            kernels.splash_attention, causal=raw["causal"], layouts=tuple(raw["layouts"]), **blocks
+        )
+        return fn, (q, q, q)
     if raw["kernel"] == "gmm":
         size, tiling = raw["size"], raw["tiling"]
         m, k, n, g = size["m"], size["k"], size["n"], size["groups"]

@@ -11,6 +11,9 @@ this test from their documentation (same grids, BlockSpecs, scratch and body; ou
 - `flash_attention`, `gmm`: JAX's own shipped kernels (jax.experimental.pallas.ops.tpu), called as
   the published measurements called them (flash attention) or as the stand-in for tokamax's
   ragged_dot, which shares megablox gmm's grid and prefetch scheme (see the data file).
+- `splash_attention`: JAX's splash attention forward, called as tokamax's splash op calls its own copy
+  of that kernel (q, k, v as (batch, seq, heads, head_dim), transposed to heads-major, one
+  `make_splash_mha` kernel vmapped over the batch).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import numpy as np
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas.ops.tpu import flash_attention as _flash
+from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as _splash
+from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as _splash_mask
 
 # The package re-exports the function `gmm` under the module's name: import the module itself.
 _megablox = importlib.import_module("jax.experimental.pallas.ops.tpu.megablox.gmm")
@@ -33,6 +38,26 @@ def flash_attention(q, k, v):
     """JAX's flash attention forward with its default block sizes (128), non-causal, as called in
     jax-ml/jax#24633 (sm_scale does not change the work)."""
     return _flash.flash_attention(q, k, v, causal=False, sm_scale=1.0)
+
+
+def splash_attention(q, k, v, *, causal, block_q, block_kv, block_kv_compute, layouts):
+    """Splash attention forward on (batch, seq, heads, head_dim) inputs at tokamax's tuned blocks and
+    q/k/v layouts (1 head-dim minor, 2 sequence minor), as tokamax/_src/ops/attention/pallas_mosaic_tpu.py
+    calls it: the transposes around the kernel are XLA's (the model does not cost them)."""
+    _, seq, heads, _ = q.shape
+    mask = _splash_mask.CausalMask((seq, seq)) if causal else _splash_mask.FullMask((seq, seq))
+    q_layout, k_layout, v_layout = (_splash.QKVLayout(x) for x in layouts)
+    sizes = _splash.BlockSizes(
+        block_q, block_kv, block_kv_compute, q_layout=q_layout, k_layout=k_layout, v_layout=v_layout
+    )
+    kernel = _splash.make_splash_mha_single_device(
+        _splash_mask.MultiHeadMask([mask] * heads),
+        block_sizes=sizes,
+        mask_value=float(jnp.finfo(jnp.float32).min),
+        downcast_smem_data=False,
+    )
+    q, k, v = (jnp.swapaxes(x, 1, 2) for x in (q, k, v))
+    return jnp.swapaxes(jax.vmap(kernel)(q, k, v), 1, 2)
 
 
 def gmm(lhs, rhs, group_sizes, *, tiling, transpose_rhs):

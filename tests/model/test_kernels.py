@@ -161,3 +161,28 @@ def test_dma_issues_and_scalar_work_add_per_step():
     with_scalar = dataclasses.replace(V5E, scalar_seconds=real.scalar_seconds)
     ops = (estimate(matmul, args, with_scalar).seconds - base) / real.scalar_seconds
     assert ops == pytest.approx(16 * 4, abs=1e-6)  # per step: k == 0, k == 3 and their branch indices
+
+
+def test_vmapped_kernel_body_sees_its_own_grid_axes():
+    """`jax.vmap` of a pallas_call prepends a grid axis, but the body's `program_id(0)` is still
+    its own first axis (Mosaic skips `vmapped_dims`): the dot runs at the last of each batch's 2
+    steps, 3 dots in all, not at every step of batch element 1 (2 dots)."""
+    from jax.experimental import pallas as pl
+
+    def body(x_ref, y_ref, o_ref):
+        @pl.when(pl.program_id(0) == pl.num_programs(0) - 1)
+        def _():
+            o_ref[...] = jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+    def one(x, y):
+        return pl.pallas_call(
+            body,
+            grid=(2,),
+            in_specs=[pl.BlockSpec((128, 128), lambda i: (0, 0))] * 2,
+            out_specs=pl.BlockSpec((128, 128), lambda i: (0, 0)),
+            out_shape=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+        )(x, y)
+
+    x = jax.ShapeDtypeStruct((3, 128, 128), BF16)
+    e = estimate(jax.vmap(one), (x, x), V5E, timeline=False)
+    assert e.flops == 3 * 2 * 128**3

@@ -7,7 +7,8 @@ Fit and validation (docs/tpu-time-model.md reports the same numbers):
 - validation, every other point: the matmul guide (17 dense points, the masked block-sparse one and
   the DSD one, v5e), flash attention at three more sequence lengths (v5e), and tokamax's autotuned
   grouped-matmul winners on v5e, v5p, v6e and TPU7x (half of the v6e and TPU7x ones fitted those
-  chips' vector rate and MXU share: `calibration = true`).
+  chips' vector rate and MXU share: `calibration = true`), and tokamax's Splash attention forward
+  winners on v5p, v6e and TPU7x (a known miss, 2-6x slow: held to its range so a change shows).
 The everyday tier checks the matmul and attention points (seconds); the grouped-matmul points cost
 one host compile of their group tables each (5-10 s here) and run with `--runtimes` (CI passes it).
 """
@@ -32,6 +33,7 @@ FAMILY_OF = {
     "masked_matmul": families.BLOCK_SPARSE,
     "flash_attention": families.SOFTMAX_LIKE,
     "gmm": families.GROUPED,
+    "splash_attention": families.SPARSE_ATTENTION,
 }
 
 
@@ -62,6 +64,8 @@ def test_estimate_within_band(measurement, quick):
         assert abs(error) < 0.005
     elif measurement.kernel == "dsd_matmul":  # the one memory-bound guide point: a known miss
         assert -0.35 < error < 0.0
+    elif measurement.kernel == "splash_attention":  # a known miss, 2-6x slow (docs/tpu-time-model.md)
+        assert 0.8 < error < 5.7, f"{measurement.id}: model {error:+.1%} off the published time"
     else:
         assert abs(error) < BAND, f"{measurement.id}: model {error:+.1%} off the published time"
 
@@ -150,12 +154,17 @@ def test_grouped_matmul_points_and_their_bands(grouped, quick):
 
 
 def test_each_published_kernel_is_put_in_its_family_and_says_its_band():
+    from sandbox.protocol.chips import chip_info
+
     for m in QUICK:
         e = model(m)
         assert e.family == FAMILY_OF[m.kernel], m.id
-        assert e.validation.startswith("±") and "published kernels of this family on TPU v5e" in e.validation
+        title = chip_info(m.chip).title
+        assert e.validation.startswith("±") and f"published kernels of this family on {title}" in e.validation
         assert e.low_seconds is not None and e.high_seconds is not None
-        assert e.low_seconds <= e.high_seconds and e.high_seconds >= e.seconds
+        band = next(b for b in families.BANDS if (b.family, b.chip) == (e.family, m.chip))
+        assert e.low_seconds == pytest.approx(e.seconds / (1 + band.high))
+        assert e.high_seconds == pytest.approx(e.seconds / (1 + band.low))
     (matmul,) = [m for m in QUICK if m.calibration and m.kernel == "matmul"]
     assert model(matmul).validation.startswith("±5.4 % on 17 published kernels of this family on TPU v5e")
 

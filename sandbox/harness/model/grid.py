@@ -91,8 +91,13 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
     operands = [_operand(bm, program_ids, prefetch, grid, steps) for bm in mapping.block_mappings]
     body = jaxpr_of(eqn.params["jaxpr"])
     env = _body_env(body, prefetch, operands, mapping)
+    axes = _user_axes(mapping, grid)
     walker = Walker(
-        steps=steps, program_ids=program_ids, grid=grid, sublanes=chip.sublanes, mxu=chip.mxu_size
+        steps=steps,
+        program_ids={user: ids[axis] for user, axis in enumerate(axes)},
+        grid=tuple(grid[axis] for axis in axes),
+        sublanes=chip.sublanes,
+        mxu=chip.mxu_size,
     )
     walker.run(body, dict(env))
     notes += sorted(n for n in walker.notes if n)
@@ -170,6 +175,14 @@ def _smem_ref(key: Any, var: Any, value: Any) -> Ref:
     aval = inner(var.aval)
     values = np.asarray(value) if value is not None else None
     return Ref(key, tuple(aval.shape), aval.dtype, "smem", values)
+
+
+def _user_axes(mapping: Any, grid: tuple[int, ...]) -> list[int]:
+    """The grid dimensions the kernel body sees, in order. `jax.vmap` of a `pallas_call` adds a
+    grid dimension per mapped axis (`vmapped_dims`): the index maps get its index, but the body's
+    `program_id(a)` and `num_programs(a)` count only the other dimensions (as Mosaic lowers them)."""
+    vmapped = set(getattr(mapping, "vmapped_dims", ()))
+    return [axis for axis in range(len(grid)) if axis not in vmapped]
 
 
 def _operand(
@@ -264,10 +277,13 @@ def _program(
     chip: ChipInfo,
 ) -> Program:
     """A pallas_call whose body synchronises itself: simulate its grid step by step, block copies included."""
+    axes = _user_axes(eqn.params["grid_mapping"], grid)
     events: list[list[Event]] = []
     for c in range(cores):
         steps = np.nonzero(core == c)[0]
-        walker = Walker(steps=None, grid=grid, core=c, sublanes=chip.sublanes, mxu=chip.mxu_size)
+        walker = Walker(
+            steps=None, grid=tuple(grid[a] for a in axes), core=c, sublanes=chip.sublanes, mxu=chip.mxu_size
+        )
         pending: list[_Operand] = []  # write-backs started at the previous step, waited during this one
         for s in steps:
             if s == steps[0]:
@@ -276,7 +292,7 @@ def _program(
             _waits(walker.events, inputs, changed, s, "in")
             if s != steps[-1]:
                 _copies(walker.events, inputs, changed, s + 1, "in")
-            walker.program_ids = {axis: int(ids[axis, s]) for axis in range(ids.shape[0])}
+            walker.program_ids = {user: int(ids[axis, s]) for user, axis in enumerate(axes)}
             walker.run(body, dict(env))
             walker.flush()
             written = [o for o in outputs if o.copied and (s == steps[-1] or changed[id(o)][s + 1])]
