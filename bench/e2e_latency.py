@@ -186,12 +186,49 @@ def kernel(x):
 def reference(x):
     return jnp.tanh(x) * 2
 """
-WITHOUT_REFERENCE = WITH_REFERENCE.split("def reference")[0]
+# A scratch file as a learner writes one: a gridded matmul (2 x 2 x 2 steps of 128-blocks, f32 256³).
+MATMUL_WITH_REFERENCE = """
+import functools
+import jax, jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+def make_inputs(seed):
+    kx, ky = jax.random.split(jax.random.key(seed))
+    return jax.random.normal(kx, (256, 256)), jax.random.normal(ky, (256, 256))
+
+def body(x_ref, y_ref, o_ref, acc_ref):
+    @pl.when(pl.program_id(2) == 0)
+    def _():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+    @pl.when(pl.program_id(2) == pl.num_programs(2) - 1)
+    def _():
+        o_ref[...] = acc_ref[...]
+
+@jax.jit
+def kernel(x, y):
+    return pl.pallas_call(
+        body,
+        out_shape=jax.ShapeDtypeStruct((256, 256), x.dtype),
+        grid=(2, 2, 2),
+        in_specs=[pl.BlockSpec((128, 128), lambda i, j, k: (i, k)),
+                  pl.BlockSpec((128, 128), lambda i, j, k: (k, j))],
+        out_specs=pl.BlockSpec((128, 128), lambda i, j, k: (i, j)),
+        scratch_shapes=[pltpu.VMEM((128, 128), jnp.float32)],
+    )(x, y)
+
+def reference(x, y):
+    return jnp.dot(x, y, precision="highest")
+"""
+SCRATCH_FILES = {"one block, tanh": WITH_REFERENCE, "gridded matmul 256³": MATMUL_WITH_REFERENCE}
 
 
-def verdict_cost(sandbox: str, repeats: int, slots: int) -> tuple[float, float]:
-    """Median seconds to `done` of the scratch file with its reference, and without, on `slots` slots."""
-    with_ref, without = {"source": WITH_REFERENCE}, {"source": WITHOUT_REFERENCE}
+def verdict_cost(sandbox: str, repeats: int, slots: int, source: str) -> tuple[float, float]:
+    """Median seconds to `done` of a scratch file with its reference, and without, on `slots` slots."""
+    with_ref, without = {"source": source}, {"source": source.split("def reference")[0]}
     with tempfile.TemporaryDirectory() as tmp:
         proc, base = start_server(sandbox, Path(tmp), slots=slots)
         try:
@@ -215,13 +252,14 @@ def print_verdict_cost(sandbox: str, repeats: int) -> None:
     interleaved, through servers of one slot (the two jobs one after the other) and of two (the
     reference's job beside the kernel's when a slot is free)."""
     print("\nthe verdict's added cost (scratch file with its own reference vs the same file without one):")
-    for slots, how in ((1, "one after the other"), (2, "the reference's job beside the kernel's")):
-        checked, alone = verdict_cost(sandbox, repeats, slots)
-        added = checked - alone
-        print(
-            f"  {slots} slot(s), {how}: {checked:.3f} s checked, {alone:.3f} s unchecked: "
-            f"+{added:.3f} s ({added / checked:.0%} of the checked run)"
-        )
+    for name, source in SCRATCH_FILES.items():
+        for slots, how in ((1, "one after the other"), (2, "the reference's job beside the kernel's")):
+            checked, alone = verdict_cost(sandbox, repeats, slots, source)
+            added = checked - alone
+            print(
+                f"  {name}, {slots} slot(s), {how}: {checked:.3f} s checked, {alone:.3f} s unchecked: "
+                f"+{added:.3f} s ({added / checked:.0%} of the checked run)"
+            )
 
 
 def median(values: list[float]) -> float:

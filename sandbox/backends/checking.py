@@ -59,6 +59,9 @@ class Reference:
     tolerances: dict[str, Tolerance]
     nbytes: int = 0
     by_config: dict[int, Expected] = field(default_factory=dict)  # a sweep's: per config index
+    # What a scratch file's code printed in the reference's job (its `make_inputs`, its `reference`);
+    # a catalog reference's job runs no user code, and its output is never shown.
+    stdout: str = ""
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,10 @@ def _reference(job: Job, execution: Execution) -> Reference:
     # A sweep's check size sent without outputs was past the caps: its configs get none to match.
     by_config = {i: x for x in expected.values() if x.outputs for i in x.event.configs}
     of = events[0].of if events else 0
-    return Reference(expected=expected, of=of, tolerances=declared, nbytes=nbytes, by_config=by_config)
+    stdout = execution.stdout if job.entry is None else ""
+    return Reference(
+        expected=expected, of=of, tolerances=declared, nbytes=nbytes, by_config=by_config, stdout=stdout
+    )
 
 
 class Pending(Protocol):

@@ -33,6 +33,7 @@ from sandbox.backends.base import Backend
 from sandbox.backends.checking import Reference
 from sandbox.host.runtimes import RuntimeSet, discover
 from sandbox.protocol import CaseInputs, Job, from_json_dict, to_json_dict
+from sandbox.protocol.arrays import GIVEN_INPUT_BYTES
 from sandbox.protocol.codec import DecodeError
 from sandbox.protocol.events import CaseExpected
 from sandbox.verdict import arrays
@@ -43,9 +44,6 @@ log = logging.getLogger(__name__)
 # Bumped when what a reference's job sends changes meaning: older files are then never read.
 FORMAT = 1
 STORE_BYTES = 512 << 20
-# Inputs given to a kernel's job travel inside the job (stdin, or the job-runner service's one line,
-# at most 4 MiB): larger ones are made again by the job, as before.
-GIVEN_INPUT_BYTES = 2 << 20
 
 
 class ReferenceStore:
@@ -167,14 +165,10 @@ def remember(backend: Backend, job: Job) -> None:
 
 
 def with_inputs(job: Job, reference: object) -> Job:
-    """`job` with every case's inputs from `reference`, when it is a kept `Reference` that has them
-    all (else unchanged: a reference still computing beside the kernel's job gives none)."""
-    if (
-        job.entry is None
-        or job.sweep is not None
-        or not isinstance(reference, Reference)
-        or not reference.expected
-    ):
+    """`job` with every case's inputs from `reference`, when it is a computed `Reference` that has them
+    all: kept (a catalog entry's) or computed just before (a scratch file's, in the run's own slot).
+    Else unchanged: a reference still computing beside the kernel's job gives none."""
+    if job.sweep is not None or not isinstance(reference, Reference) or not reference.expected:
         return job
     given = [CaseInputs(i, e.event.inputs) for i, e in sorted(reference.expected.items())]
     if (

@@ -21,7 +21,7 @@ from sandbox.harness import calls, sweep_plan, usercode
 from sandbox.harness.session import SCRATCH_CASE, Failed, Session, _require
 from sandbox.harness.target import configure
 from sandbox.protocol import Case
-from sandbox.protocol.arrays import MAX_CASE_ARRAY_BYTES, MAX_JOB_ARRAY_BYTES, ArrayBytes
+from sandbox.protocol.arrays import GIVEN_INPUT_BYTES, MAX_CASE_ARRAY_BYTES, MAX_JOB_ARRAY_BYTES, ArrayBytes
 from sandbox.verdict import arrays
 from sandbox.verdict.tolerances import scratch_tolerances
 
@@ -122,6 +122,9 @@ class ReferenceSession(Session):
         """Send one case's expected outputs; their size in bytes. With `room` (a sweep's check sizes),
         outputs past it or past one case's cap are not computed or sent: that config's row says so."""
         inputs = self._phase("make_inputs", lambda: tuple(make_inputs(case)), files)
+        # Taken before the reference runs: a scratch file's `reference` may change its inputs in place.
+        digest, shapes = arrays.digest(calls.leaves(inputs)), tuple(tuple(np.shape(x)) for x in inputs)
+        given = given_inputs(inputs, scratch=self.job.entry is None) if self._gives_inputs() else ()
         cap = min(room, MAX_CASE_ARRAY_BYTES) if room is not None else None
         expected: list[tuple[str, Any]] = []
         if cap is None or _output_bytes(reference, inputs) <= cap:
@@ -136,29 +139,39 @@ class ReferenceSession(Session):
             index=index,
             of=of,
             case=case,
-            inputs_digest=arrays.digest(calls.leaves(inputs)),
-            input_shapes=tuple(tuple(np.shape(x)) for x in inputs),
+            inputs_digest=digest,
+            input_shapes=shapes,
             outputs=self._phase("reference", lambda: arrays.encode(expected), files),
             tolerances=tolerances,
             configs=configs,
-            inputs=given_inputs(inputs) if self._gives_inputs() else (),
+            inputs=given,
         )
         return nbytes
 
     def _gives_inputs(self) -> bool:
-        """A catalog run's inputs are kept by the host for later kernel's jobs (not a sweep's, not a
-        multi-device entry's, which may place its inputs on a mesh)."""
-        return self.job.entry is not None and self.job.sweep is None and self.job.devices == 1
+        """A run's inputs for its kernel's job, which then does not make them again: a catalog entry's
+        are kept by the host for every later run; a scratch file's serve the kernel's job that runs
+        after this one (not beside it). Not a sweep's, not a multi-device run's (which may place its
+        inputs on a mesh)."""
+        return self.job.sweep is None and self.job.devices == 1
 
 
-def given_inputs(inputs: tuple[Any, ...]) -> tuple[ArrayBytes, ...]:
-    """A catalog case's inputs for later kernel's jobs, when each one is a plain array (else none:
-    those jobs make them again); one case's inputs stay within the channel's cap like its outputs."""
+def given_inputs(inputs: tuple[Any, ...], *, scratch: bool = False) -> tuple[ArrayBytes, ...]:
+    """A case's inputs for kernel's jobs, when each one is a plain numeric array (else none: those
+    jobs make them again); one case's inputs stay within the channel's cap like its outputs.
+
+    The kernel's job rebuilds each as a committed JAX array, so a scratch file's are given only when
+    that is what its `make_inputs` made: not a NumPy array (the kernel may treat it as one), not a
+    weakly typed one or a scalar (a rebuilt one would promote dtypes differently)."""
     if not all(isinstance(x, (np.ndarray, jax.Array)) for x in inputs):
+        return ()
+    if scratch and not all(isinstance(x, jax.Array) and not x.weak_type and x.ndim for x in inputs):
+        return ()
+    if sum(int(x.nbytes) for x in inputs) > GIVEN_INPUT_BYTES:
         return ()
     try:
         return arrays.encode((f"input[{i}]", np.asarray(x)) for i, x in enumerate(inputs))
-    except arrays.ChannelError:
+    except (arrays.ChannelError, TypeError, ValueError):  # e.g. PRNG keys, which have no NumPy form
         return ()
 
 

@@ -36,11 +36,11 @@ def encode(named: Iterable[tuple[str, np.ndarray]]) -> tuple[ArrayBytes, ...]:
     """Arrays as wire records; `ChannelError` if together they pass the per-case cap."""
     records, total = [], 0
     for name, array in named:
-        array = np.ascontiguousarray(np.asarray(array))
+        array = np.asarray(array)  # not ascontiguousarray: it makes a 0-d array 1-d
         total += array.nbytes
         if total > MAX_CASE_ARRAY_BYTES:
             raise ChannelError(_too_big(total))
-        data = base64.b64encode(array.tobytes()).decode("ascii")
+        data = base64.b64encode(array.tobytes(order="C")).decode("ascii")
         records.append(ArrayBytes(name=name, dtype=str(array.dtype), shape=tuple(array.shape), data=data))
     return tuple(records)
 

@@ -91,3 +91,40 @@ def test_the_first_verdict_comes_before_what_it_does_not_need(runs):
         )
         # The rest of the result (the other case, the lowering check, timing, memory) came after.
         assert phases.done > phases.first_verdict
+
+
+SCRATCH = """
+import jax, jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def make_inputs(seed):
+    print("making inputs", flush=True)
+    return (jax.random.normal(jax.random.key(seed), (8, 128)),)
+
+def body(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2
+
+def kernel(x):
+    return pl.pallas_call(body, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+def reference(x):
+    out = x * 2
+    x.block_until_ready()
+    return out
+"""
+
+
+def test_a_scratch_kernel_after_its_reference_is_given_the_inputs_it_made():
+    """In the run's own slot (no second one free) the reference's job runs first: the kernel's job
+    gets the inputs it made instead of compiling `make_inputs` again, and the verdict is the same."""
+    backend = Recording(create_backend(default_backend_name()))
+    try:
+        job = make_job(SCRATCH, timing_budget_seconds=0.1)
+        finished = execute(backend, job, threading.Event(), lambda kind, data: None)
+    finally:
+        backend.close()
+    assert finished.result.status is RunStatus.PASSED, finished.result.summary
+    assert [j.role for j in backend.jobs] == ["reference", "kernel"]
+    assert [g.index for g in backend.jobs[-1].inputs] == [0]
+    # The kernel's job did not make them; what `make_inputs` printed (in the reference's job) is shown once.
+    assert finished.result.stdout.count("making inputs") == 1, finished.result.stdout

@@ -9,8 +9,12 @@ the backend a server here would pick (`hardened` when this machine supports it, 
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from sandbox.backends.execute import execute
+from sandbox.backends.pairing import RunSlots
 from sandbox.catalog.entries import load_catalog
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
@@ -149,9 +153,15 @@ def test_the_catalog_solution_passes_and_counts_its_kernel(backend) -> None:
 
 
 def test_inputs_that_are_not_a_function_of_the_seed_are_named(backend) -> None:
+    """Beside its reference's job (a second slot free), the kernel's job makes its own inputs: other
+    ones than the reference's, and the case says why. After it, in the run's own slot, the kernel's
+    job is given the reference's inputs and is judged on those."""
     random_inputs = ZEROS_SCRATCH.replace(
         "jax.random.key(seed)", "jax.random.key(__import__('os').getpid())"
     ).replace("o_ref[...] = jnp.zeros_like(x_ref)", "o_ref[...] = x_ref[...] * 2")
-    result = run(backend, random_inputs)
-    assert result.status == RunStatus.MISMATCH, result.summary
-    assert "make_inputs must depend on its seed only" in result.cases[0].note
+    job = make_job(random_inputs, timing_budget_seconds=0.0, trace=False)
+    beside = execute(backend, job, threading.Event(), lambda kind, data: None, RunSlots(2)).result
+    assert beside.status == RunStatus.MISMATCH, beside.summary
+    assert "make_inputs must depend on its seed only" in beside.cases[0].note
+    after = run(backend, random_inputs)
+    assert after.status == RunStatus.PASSED, after.summary

@@ -25,8 +25,10 @@ def test_arrays_round_trip_with_their_dtype_and_shape():
     import ml_dtypes
 
     named = [("a", WANT), ("b", WANT.astype(ml_dtypes.bfloat16)), ("c", np.array([True, False]))]
+    named += [("scalar", np.float32(2.5)), ("strided", WANT.T)]  # a scalar stays 0-d; a view, C order
     for (name, want), (got_name, got) in zip(named, arrays.decode(arrays.encode(named)), strict=True):
-        assert got_name == name and got.dtype == want.dtype and np.array_equal(got, want)
+        assert got_name == name and got.dtype == want.dtype and got.shape == np.shape(want)
+        assert np.array_equal(got, want)
 
 
 @pytest.mark.parametrize(
