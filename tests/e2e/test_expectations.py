@@ -124,6 +124,35 @@ def test_shortcut_sheet_opens_on_question_mark(page, live_server):
     expect(sheet).to_be_hidden()
 
 
+def test_the_link_shown_is_the_newest_shares_whichever_answers_last(page, live_server):
+    """Share, then tick "with its result" at once: two shares in flight. The plain one, answered last,
+    must not put its link under the "with its result" label (it once did, one CI run in two)."""
+    goto(page, live_server, "/?scratch")
+    set_source(page, SCRATCH_PRINTS_MARKUP.replace("x * 2", "x * 17"))
+    assert run_and_wait(page) == "ran"
+    page.click("#share")  # the panel is open: its Share button and its box can be used at once
+    expect(page.locator("#share-url")).not_to_have_value("")
+    held = []
+
+    def hold_plain_shares(route):
+        if "run" in (route.request.post_data_json or {}):
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/api/shares", hold_plain_shares)
+    page.click("#share")
+    page.check("#share-with-result")
+    url = page.locator("#share-url")
+    expect(url).to_have_attribute("data-with-result", "1")
+    with_result = url.input_value()
+    assert len(held) == 1
+    with page.expect_response(lambda r: r.request.method == "POST" and "/api/shares" in r.url):
+        held[0].continue_()
+    page.evaluate("() => new Promise((done) => setTimeout(done, 100))")  # the page has read the answer
+    assert url.input_value() == with_result and url.get_attribute("data-with-result") == "1"
+
+
 def test_a_share_carries_its_result_until_it_is_run_again(page, open_page, live_server):
     goto(page, live_server, "/?scratch")
     set_source(page, SCRATCH_PRINTS_MARKUP.replace("x * 2", "x * 13"))

@@ -121,6 +121,7 @@ def test_overlap_trace_shows_sparsecore_gather_beside_tensorcore_matmul(open_pag
     assert run_and_wait(page) == "passed"
     page.click("#open-trace")
     lanes = page.locator("g.tl-lane")
+    expect(lanes).to_have_count(8)  # drawn after the tab opens
     names = [lanes.nth(i).locator(".tl-label").text_content() for i in range(lanes.count())]
     assert names == [f"device {d} · {kind} 0" for d in range(4) for kind in ("SparseCore", "TensorCore")]
     assert page.locator("rect.tl-dma[data-core-kind='sparse_core'].remote").count() >= 4 * 3, (

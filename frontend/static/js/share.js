@@ -18,6 +18,7 @@ export class SharePanel {
     this.root = root;
     this.hooks = hooks;
     this.shared = null;
+    this.latest = 0; // the newest share request: an older one that answers later is dropped
     wireCopyButtons(root);
     $("#share-close", root).addEventListener("click", () => this.close());
     $("#share-with-result", root).addEventListener("change", () => this.share());
@@ -31,17 +32,22 @@ export class SharePanel {
     withResult.disabled = !run;
     withResult.title = run ? "Keep this run's result with the link" : "Run this exact kernel first: the link keeps the result of a run of exactly what it shares";
     if (!run) withResult.checked = false;
+    // Share, then tick "with its result" at once: two requests in flight. The link shown is the
+    // newest request's, and says what that request asked for, whichever answers first.
+    const request = ++this.latest;
+    const keepResult = withResult.checked;
     let created;
     try {
-      created = await api.createShare(withResult.checked ? { ...state, run } : state);
+      created = await api.createShare(keepResult ? { ...state, run } : state);
     } catch (error) {
-      this.hooks.notices.problem(error, "Could not share");
+      if (request === this.latest) this.hooks.notices.problem(error, "Could not share");
       return;
     }
+    if (request !== this.latest) return;
     this.shared = created;
     const url = $("#share-url", this.root);
     url.value = new URL(created.url, location.origin).href;
-    url.dataset.withResult = withResult.checked ? "1" : "0";
+    url.dataset.withResult = keepResult ? "1" : "0";
     $("#copy-status", this.root).textContent = "";
     this.root.hidden = false;
     url.focus();
