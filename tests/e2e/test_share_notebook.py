@@ -3,11 +3,9 @@ user-reported; a pasted line that is not a measurement is refused with the serve
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 import httpx
 
+from tests.api.test_notebooks import line
 from tests.e2e.test_playground import goto
 
 SOURCE = "# measured\ndef matmul(x, y):\n    return x @ y\n"
@@ -17,13 +15,8 @@ def test_a_share_offers_its_notebook_and_lists_measurements(page, live_server):
     share = httpx.post(
         f"{live_server.url}/api/shares", json={"source": SOURCE, "entry": "tiled_matmul", "chip": "v5e"}
     ).json()["id"]
-    line = {
-        "pallas_playground_measurement": 1, "share": share, "chip": "v5e", "device_kind": "TPU v5 lite",
-        "interpret": False, "jax": "0.12.0.1", "jaxlib": "0.12.0.1",
-        "kernel_sha256": hashlib.sha256(SOURCE.encode()).hexdigest(), "case": "f32 256x256x256",
-        "verdict": "passed", "device_seconds": 0.00192, "wall_seconds": None, "method": "profiler",
-    }  # fmt: skip
-    added = httpx.post(f"{live_server.url}/api/shares/{share}/measurements", json={"line": json.dumps(line)})
+    measured = line(share, SOURCE, wall_seconds=None)
+    added = httpx.post(f"{live_server.url}/api/shares/{share}/measurements", json={"line": measured})
     assert added.status_code == 201
 
     goto(page, live_server, f"/s/{share}")

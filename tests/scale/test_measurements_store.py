@@ -5,8 +5,6 @@ takes a line and lists it from PostgreSQL."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 
 import psycopg
@@ -20,6 +18,7 @@ from server.store.measurements import Measurement
 from server.store.quota import StoreQuota
 from server.store.sqlite import FILE_NAME, open_database
 from tests.api.fakes import FakeBackend
+from tests.api.test_notebooks import line
 from tests.scale.test_store_contract import database, kind, schema_url  # noqa: F401  (fixtures)
 
 ONE = Measurement(
@@ -91,13 +90,8 @@ def test_the_api_takes_a_measurement_into_postgres(schema_url, tmp_path):  # noq
         share = client.post(
             "/api/shares", json={"source": source, "entry": "tiled_matmul", "chip": "v5e"}
         ).json()["id"]
-        line = {
-            "pallas_playground_measurement": 1, "share": share, "chip": "v5e", "device_kind": "TPU v5 lite",
-            "interpret": False, "jax": "0.12.0.1", "jaxlib": "0.12.0.1",
-            "kernel_sha256": hashlib.sha256(source.encode()).hexdigest(), "case": "f32 256x256x256",
-            "verdict": "passed", "device_seconds": 0.00192, "wall_seconds": None, "method": "profiler",
-        }  # fmt: skip
-        added = client.post(f"/api/shares/{share}/measurements", json={"line": json.dumps(line)})
+        measured = line(share, source, wall_seconds=None)
+        added = client.post(f"/api/shares/{share}/measurements", json={"line": measured})
         assert added.status_code == 201, added.text
         listed = client.get(f"/api/shares/{share}/measurements").json()["measurements"]
     assert [m["text"] for m in listed] == ["measured on a TPU v5e (user-reported): 1.92 ms"]
