@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sandbox.backends import checking, create_backend, default_backend_name
+from sandbox.backends import create_backend, default_backend_name, kept_references
 from sandbox.backends.execute import execute
 from sandbox.backends.pairing import RunSlots
 from sandbox.catalog.entries import load_catalog
@@ -68,7 +68,7 @@ class Timed:
 def one(backend: Timed, job, *, keep: bool, paired: bool) -> tuple[float, float, float, str]:
     """(whole run, reference's job, kernel's job) seconds and the status."""
     if not keep:
-        checking.CACHES.clear()
+        kept_references.CACHES.clear()
     backend.walls = {}
     slots = RunSlots(2) if paired else None  # a second slot free (paired), or none (serial)
     started = time.monotonic()

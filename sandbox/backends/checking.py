@@ -15,25 +15,20 @@ check size, its kernel's job each config's account and outputs (`config_outputs`
 makes each `config` event (`sandbox.verdict.configs`); a `config` event a sweep's process writes
 itself is dropped like any other verdict.
 
-A catalog entry's expected outputs depend only on the entry, the runtime, the mode, the chip and
-the devices (and, for a sweep, its spec): they are computed once per backend process and kept
-(bounded by bytes).
+Kept references: `sandbox.backends.kept_references`.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 import logging
 import threading
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from sandbox.backends.base import Backend
-from sandbox.protocol import ErrorInfo, Event, Execution, Job, Tolerance, new_event, to_json_dict
+from sandbox.backends.kept_references import Reference, ReferenceCache, cache_key, cache_of
+from sandbox.protocol import ErrorInfo, Event, Execution, Job, new_event
 from sandbox.protocol.codec import DecodeError, from_json_dict
 from sandbox.protocol.events import CaseExpected, CaseRan, ConfigRan
 from sandbox.verdict import arrays
@@ -43,25 +38,10 @@ from sandbox.verdict.summary import summarize_output
 
 log = logging.getLogger(__name__)
 
-REFERENCE_CACHE_BYTES = 64 << 20
 # Verdicts only the checker makes: a job's process that writes one is ignored.
 CHECKER_KINDS = frozenset({"case", "outputs", "expected", "config"})
 # What a kernel's process sends for the checker to judge, in order.
 JUDGED_KINDS = frozenset({"case_outputs", "config_outputs"})
-
-
-@dataclass(frozen=True)
-class Reference:
-    """What the reference's job computed: per case index, the expected outputs (none: nothing to check)."""
-
-    expected: dict[int, Expected]
-    of: int
-    tolerances: dict[str, Tolerance]
-    nbytes: int = 0
-    by_config: dict[int, Expected] = field(default_factory=dict)  # a sweep's: per config index
-    # What a scratch file's code printed in the reference's job (its `make_inputs`, its `reference`);
-    # a catalog reference's job runs no user code, and its output is never shown.
-    stdout: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,52 +88,6 @@ def defines_reference(source: str) -> bool:
     return False
 
 
-class ReferenceCache:
-    """Catalog references by what they depend on, least recently used dropped first, bounded by bytes."""
-
-    def __init__(self, max_bytes: int = REFERENCE_CACHE_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[str, Reference] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> Reference | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: str, reference: Reference) -> None:
-        if reference.nbytes > self.max_bytes:
-            return
-        with self._lock:
-            self._items[key] = reference
-            while sum(r.nbytes for r in self._items.values()) > self.max_bytes:
-                self._items.popitem(last=False)
-
-
-# One cache per backend (weakly held): a backend's references are its own runs' (a test's fake backend
-# must never answer for a real one in the same process), and go when the backend goes.
-CACHES: weakref.WeakKeyDictionary[Backend, ReferenceCache] = weakref.WeakKeyDictionary()
-_CACHES_LOCK = threading.Lock()
-
-
-def cache_of(backend: Backend) -> ReferenceCache | None:
-    """The backend's reference cache (None if it cannot be held weakly: then nothing is kept)."""
-    with _CACHES_LOCK:
-        try:
-            return CACHES.setdefault(backend, ReferenceCache())
-        except TypeError:
-            return None
-
-
-def cache_key(job: Job) -> str | None:
-    if job.entry is None:
-        return None  # a scratch reference is the user's code: run every time, never shared
-    facts = [to_json_dict(job.entry), job.runtime, job.mode, job.chip, job.devices, to_json_dict(job.sweep)]
-    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
-
-
 def expected_for(
     backend: Backend, job: Job, cancel: threading.Event, cache: ReferenceCache | None = None
 ) -> Reference | ReferenceFailed | None:
@@ -180,7 +114,8 @@ def expected_for(
 
 
 def kept(backend: Backend, job: Job, cache: ReferenceCache | None = None) -> Reference | None:
-    """The reference an earlier run of the same catalog job left in the backend's cache, if any."""
+    """The reference an earlier run of the same catalog job, or of a scratch file with the same
+    reference, left in the backend's cache, if any."""
     cache = cache or cache_of(backend)
     key = cache_key(job) if cache is not None else None
     return cache.get(key) if cache is not None and key else None
@@ -203,13 +138,9 @@ def _reference(job: Job, execution: Execution) -> Reference:
     expected = {e.index: Expected.of(e) for e in events}
     declared = job.entry.tolerances if job.entry is not None else (events[0].tolerances if events else {})
     nbytes = sum(a.nbytes for x in expected.values() for _, a in x.outputs)
-    # A sweep's check size sent without outputs was past the caps: its configs get none to match.
-    by_config = {i: x for x in expected.values() if x.outputs for i in x.event.configs}
     of = events[0].of if events else 0
     stdout = execution.stdout if job.entry is None else ""
-    return Reference(
-        expected=expected, of=of, tolerances=declared, nbytes=nbytes, by_config=by_config, stdout=stdout
-    )
+    return Reference(expected=expected, of=of, tolerances=declared, nbytes=nbytes, stdout=stdout)
 
 
 class Pending(Protocol):

@@ -28,7 +28,7 @@ import weakref
 from dataclasses import replace
 from pathlib import Path
 
-from sandbox.backends import checking
+from sandbox.backends import checking, kept_references
 from sandbox.backends.base import Backend
 from sandbox.backends.checking import Reference
 from sandbox.host.runtimes import RuntimeSet, discover
@@ -55,9 +55,9 @@ class ReferenceStore:
         self._lock = threading.Lock()
 
     def key(self, job: Job) -> str | None:
-        key = checking.cache_key(job)
-        if key is None:
-            return None
+        key = kept_references.cache_key(job)
+        if key is None or job.entry is None:
+            return None  # a scratch file's reference is the user's code's: kept in memory only
         runtime = job.runtime or self.default_runtime
         return hashlib.sha256(f"{key}|{runtime}".encode()).hexdigest()
 
@@ -138,7 +138,7 @@ def store_of(backend: Backend) -> ReferenceStore | None:
 def recall(backend: Backend, job: Job) -> bool:
     """Put `job`'s kept reference file into the backend's memory cache, unless it is there already;
     whether either had it (then there is nothing new to keep after the run)."""
-    cache, key, store = checking.cache_of(backend), checking.cache_key(job), store_of(backend)
+    cache, key, store = kept_references.cache_of(backend), kept_references.cache_key(job), store_of(backend)
     if cache is None or key is None or store is None:
         return True  # nothing is kept on disk for this backend or this job
     if cache.get(key) is not None:
@@ -153,7 +153,7 @@ def recall(backend: Backend, job: Job) -> bool:
 def remember(backend: Backend, job: Job) -> None:
     """Keep on disk the reference the run's reference's job just computed (in the memory cache by now,
     if it ended well), and count its inputs in the memory cache's bound."""
-    cache, key, store = checking.cache_of(backend), checking.cache_key(job), store_of(backend)
+    cache, key, store = kept_references.cache_of(backend), kept_references.cache_key(job), store_of(backend)
     reference = checking.kept(backend, job)
     if cache is None or key is None or store is None or reference is None:
         return

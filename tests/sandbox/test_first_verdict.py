@@ -128,3 +128,40 @@ def test_a_scratch_kernel_after_its_reference_is_given_the_inputs_it_made():
     assert [g.index for g in backend.jobs[-1].inputs] == [0]
     # The kernel's job did not make them; what `make_inputs` printed (in the reference's job) is shown once.
     assert finished.result.stdout.count("making inputs") == 1, finished.result.stdout
+
+
+def test_a_learner_who_edits_only_the_kernel_is_checked_against_the_kept_reference():
+    """The reference's job runs for the first run of a scratch file, and again only when an edit
+    touches what it runs (`make_inputs`, `reference`); each edited kernel is judged against the
+    kept outputs and given the kept inputs."""
+    backend = Recording(create_backend(default_backend_name()))
+    doubled_by_adding = SCRATCH.replace("o_ref[...] = x_ref[...] * 2", "o_ref[...] = x_ref[...] + x_ref[...]")
+    tripled = SCRATCH.replace("o_ref[...] = x_ref[...] * 2", "o_ref[...] = x_ref[...] * 3")
+    tripled_reference = tripled.replace("out = x * 2", "out = x * 3")
+    runs = {}
+    try:
+        for name, source in (
+            ("first", SCRATCH),
+            ("kernel edited", doubled_by_adding),
+            ("kernel broken", tripled),
+            ("reference edited", tripled_reference),
+        ):
+            before = len(backend.jobs)
+            finished = execute(
+                backend, make_job(source, timing_budget_seconds=0.1), threading.Event(), lambda k, d: None
+            )
+            runs[name] = (finished.result, [j.role for j in backend.jobs[before:]], backend.jobs[-1])
+    finally:
+        backend.close()
+    statuses = {name: (r.status, roles) for name, (r, roles, _) in runs.items()}
+    assert statuses == {
+        "first": (RunStatus.PASSED, ["reference", "kernel"]),
+        "kernel edited": (RunStatus.PASSED, ["kernel"]),
+        "kernel broken": (RunStatus.MISMATCH, ["kernel"]),
+        "reference edited": (RunStatus.PASSED, ["reference", "kernel"]),
+    }, {name: r.summary for name, (r, _, _) in runs.items()}
+    for name in ("kernel edited", "kernel broken"):
+        result, _, kernel_job = runs[name]
+        assert [g.index for g in kernel_job.inputs] == [0]
+        assert result.stdout.count("making inputs") == 1, result.stdout
+        assert result.phases.reference < 0.05 < runs["first"][0].phases.reference

@@ -71,6 +71,9 @@ class Deployment:
         argv = [sys.executable, "-m", "sandbox.worker", "--redis", self.redis_url, "--prefix", self.prefix]
         argv += ["--pool", "interpret", "--slots", str(slots), "--backend", backend, "--name", name]
         argv += ["--lease-seconds", str(lease), "--heartbeat-seconds", "0.3", "--log-format", "json"]
+        # The deployment's own (a restarted worker reads what the one before kept), never the checkout's
+        # `var/references`: files an earlier session left there once hid a bug from CI's clean clone.
+        argv += ["--reference-dir", str(self.directory / "references")]
         return self._start(name, argv, dict(os.environ), "")
 
     def _start(self, name: str, argv: list[str], env: dict[str, str], url: str) -> Process:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from sandbox.backends import checking
+from sandbox.backends import checking, kept_references
 from sandbox.jobs.build import make_job
 from sandbox.protocol import Case, Event, Execution, RunStatus, new_event
 from sandbox.protocol.arrays import MAX_CASE_ARRAY_BYTES, ArrayBytes
@@ -160,13 +161,35 @@ def test_a_catalog_exercise_that_matches_without_a_kernel_is_no_kernel():
 
 
 def test_the_reference_cache_is_bounded_by_bytes():
-    cache = checking.ReferenceCache(max_bytes=100)
+    cache = kept_references.ReferenceCache(max_bytes=100)
     small = checking.Reference(expected={}, of=1, tolerances={}, nbytes=60)
     cache.put("a", small)
     cache.put("b", small)
     assert cache.get("a") is None and cache.get("b") is small
     cache.put("huge", checking.Reference(expected={}, of=1, tolerances={}, nbytes=101))
     assert cache.get("huge") is None
+
+
+def test_scratch_references_cannot_push_the_catalogs_out():
+    cache = kept_references.ReferenceCache(max_bytes=100, scratch_bytes=100)
+    entry = checking.Reference(expected={}, of=1, tolerances={}, nbytes=60)
+    cache.put("entry", entry)
+    for n in range(5):
+        cache.put(
+            f"{kept_references.SCRATCH}{n}", checking.Reference(expected={}, of=1, tolerances={}, nbytes=60)
+        )
+    assert cache.get("entry") is entry
+    assert [cache.get(f"{kept_references.SCRATCH}{n}") is not None for n in range(5)] == [False] * 4 + [True]
+
+
+def test_a_scratch_file_with_the_same_reference_on_another_target_is_another_reference():
+    source = "def kernel(x):\n    return x + 1\n\ndef reference(x):\n    return x + 1\n"
+    edited = make_job(source.replace("return x + 1\n\ndef", "return 1 + x\n\ndef"))
+    key = kept_references.cache_key(make_job(source))
+    assert key is not None and key.startswith(kept_references.SCRATCH)
+    assert kept_references.cache_key(edited) == key
+    assert kept_references.cache_key(make_job(source, chip="v5e")) != key
+    assert kept_references.cache_key(replace(make_job(source), devices=2)) != key
 
 
 def test_each_backend_keeps_its_own_references():

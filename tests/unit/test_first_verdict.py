@@ -15,7 +15,7 @@ from sandbox.backends import checking, references
 from sandbox.backends.phases import PhaseClock, with_queued
 from sandbox.catalog.entries import load_catalog
 from sandbox.jobs.build import make_job
-from sandbox.protocol import Case, InterpretOptions, Phases, RunResult, RunStatus
+from sandbox.protocol import Case, InterpretOptions, Phases, RunResult, RunStatus, Tolerance
 from sandbox.protocol.events import CaseExpected
 from sandbox.verdict import arrays
 from sandbox.verdict.judge import Expected
@@ -162,5 +162,22 @@ def test_the_vacuous_check_of_a_kept_reference_is_judged_once(monkeypatch):
     expected = _expected(0)
     for _ in range(3):
         expected.vacuous({})
-    expected.vacuous({"float32": checking.Tolerance(rtol=1.0, atol=1.0)})
+    expected.vacuous({"float32": Tolerance(rtol=1.0, atol=1.0)})
     assert len(calls) == 2
+
+
+def test_a_sweeps_reference_read_back_from_disk_still_names_each_configs_outputs(tmp_path):
+    # A worker restarted over its reference directory once read sweeps' references without the
+    # config index → check size map: every config of a sweep of that entry was then an error.
+    from sandbox.jobs.build import make_sweep_job
+    from sandbox.protocol.sweep import SweepSpec
+
+    spec = SweepSpec(params={"bm": (128, 256)}, size={"m": 4096}, check_size={"m": 256}, bind={"bm": "m"})
+    job = make_sweep_job("", spec, entry=ENTRY)
+    size = Case(name="m=256", dtype="float32", seed=0, dims={"m": 256})
+    event = CaseExpected(0, 1, size, "in", ((3, 4),), arrays.encode([("out", np.ones(3))]), configs=(0, 1))
+    store = references.ReferenceStore(tmp_path)
+    store.save(store.key(job), checking.Reference(expected={0: Expected.of(event)}, of=1, tolerances={}))
+    loaded = store.load(store.key(job), job)
+    assert loaded is not None and sorted(loaded.by_config) == [0, 1]
+    assert loaded.by_config[1].event == event

@@ -29,9 +29,7 @@ def reference(*, of: int = 1) -> checking.Reference:
     size = Case(name="m=256", dtype="float32", seed=0, dims={"m": 256})
     event = CaseExpected(0, 1, size, "in", ((3, 4),), arrays.encode([("out", WANT)]), configs=(0, 1))
     expected = Expected.of(event)
-    return checking.Reference(
-        expected={0: expected}, of=of, tolerances={}, by_config={0: expected, 1: expected} if of else {}
-    )
+    return checking.Reference(expected={0: expected} if of else {}, of=of, tolerances={})
 
 
 def account(index: int = 0, status: str = "ok", **changes) -> ConfigResult:
