@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from sandbox.limits import JOB_NICE
@@ -226,19 +227,38 @@ def reference(x, y):
 SCRATCH_FILES = {"one block, tanh": WITH_REFERENCE, "gridded matmul 256³": MATMUL_WITH_REFERENCE}
 
 
-def verdict_cost(sandbox: str, repeats: int, slots: int, source: str) -> tuple[float, float]:
-    """Median seconds to `done` of a scratch file with its reference, and without, on `slots` slots."""
-    with_ref, without = {"source": source}, {"source": source.split("def reference")[0]}
+def as_new_file(source: str, n: int) -> str:
+    """`source` as another file: a top-level line its reference's job runs (nothing of it is kept)."""
+    return f"_FILE = {n}\n{source}"
+
+
+def kernel_edited(source: str, n: int) -> str:
+    """`source` with its Pallas body edited (a learner's next try): its reference's job is unchanged."""
+    head, body = source.split("def body(", 1)
+    signature, rest = body.split("\n", 1)
+    return f"{head}def body({signature}\n    _try = {n}\n{rest}"
+
+
+EDITS = {"a new file each run": as_new_file, "the kernel edited each run": kernel_edited}
+
+
+def verdict_cost(
+    sandbox: str, repeats: int, slots: int, source: str, edit: Callable[[str, int], str]
+) -> tuple[float, float]:
+    """Median seconds to `done` of a scratch file with its reference, and without, on `slots` slots,
+    each run's file `edit(source, n)`: no run reuses another's result, and only what the edit leaves
+    of the reference's job may be kept."""
+    unchecked = source.split("def reference")[0]
     with tempfile.TemporaryDirectory() as tmp:
         proc, base = start_server(sandbox, Path(tmp), slots=slots)
         try:
-            http_run(base, run=with_ref)  # warm the pool
+            http_run(base, run={"source": source})  # warm the pool (and keep the unedited reference)
             pairs = [
                 (
-                    http_run(base, run=with_ref)["arrivals"]["done"],  # type: ignore[index]
-                    http_run(base, run=without, status="ran")["arrivals"]["done"],  # type: ignore[index]
+                    http_run(base, run={"source": edit(source, n)})["arrivals"]["done"],  # type: ignore[index]
+                    http_run(base, run={"source": edit(unchecked, n)}, status="ran")["arrivals"]["done"],  # type: ignore[index]
                 )
-                for _ in range(repeats)
+                for n in range(1, repeats + 1)
             ]
         finally:
             proc.terminate()
@@ -250,16 +270,18 @@ def print_verdict_cost(sandbox: str, repeats: int) -> None:
     """The separate checker's cost (issue 22): a scratch file with its own `reference` (a reference's
     job, then the checker, outside the kernel's process) against the same file without one,
     interleaved, through servers of one slot (the two jobs one after the other) and of two (the
-    reference's job beside the kernel's when a slot is free)."""
+    reference's job beside the kernel's when a slot is free); for a file run for the first time, and
+    for a learner's next try (only the kernel edited: the reference kept from the try before)."""
     print("\nthe verdict's added cost (scratch file with its own reference vs the same file without one):")
     for name, source in SCRATCH_FILES.items():
-        for slots, how in ((1, "one after the other"), (2, "the reference's job beside the kernel's")):
-            checked, alone = verdict_cost(sandbox, repeats, slots, source)
-            added = checked - alone
-            print(
-                f"  {name}, {slots} slot(s), {how}: {checked:.3f} s checked, {alone:.3f} s unchecked: "
-                f"+{added:.3f} s ({added / checked:.0%} of the checked run)"
-            )
+        for how_edited, edit in EDITS.items():
+            for slots, how in ((1, "one after the other"), (2, "the reference's job beside the kernel's")):
+                checked, alone = verdict_cost(sandbox, repeats, slots, source, edit)
+                added = checked - alone
+                print(
+                    f"  {name}, {how_edited}, {slots} slot(s), {how}: {checked:.3f} s checked, "
+                    f"{alone:.3f} s unchecked: +{added:.3f} s ({added / checked:.0%} of the checked run)"
+                )
 
 
 def median(values: list[float]) -> float:
