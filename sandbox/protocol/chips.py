@@ -63,9 +63,11 @@ class ChipInfo:
     def mxu_rate(self, kind: str) -> float:
         """MXU ops per second for a dot of `kind`: "bf16", "f32" (6 bf16 passes), "f32_3pass", "int8", "fp8".
 
-        f32 operands: Mosaic's default contract precision for f32 is fp32, which the MXU runs as 6
-        bf16 passes (`jax.lax.Precision.HIGHEST`'s doc: "performs float32 computations in 6 bfloat16
-        [passes]"); `Precision.HIGH` is 3 passes. A chip without an int8/fp8 rate runs those as bf16.
+        f32 operands at `Precision.HIGHEST` (Mosaic's fp32 contract precision) take 6 bf16 passes
+        (`jax.lax.Precision.HIGHEST`'s doc: "performs float32 computations in 6 bfloat16 [passes]"),
+        at `Precision.HIGH` (bf16x3) 3. At the default precision they are rounded to bf16 and run
+        as a "bf16" dot (`ops.dot_kind`; JAX's Pallas TPU guide, details.rst "Precision control").
+        A chip without an int8/fp8 rate runs those as bf16.
         """
         if kind == "f32":
             return self.bf16_flops / 6

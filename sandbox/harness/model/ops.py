@@ -76,12 +76,18 @@ def scan_counts(params: dict[str, Any]) -> tuple[int, int]:
 
 
 def dot_kind(eqn: Any) -> str:
+    """The MXU rate a dot runs at. f32 operands are rounded to bf16 (one pass) unless a higher
+    precision is asked for: Pallas lowers `precision=None` and `DEFAULT` to no Mosaic contract
+    precision, and JAX's Pallas TPU guide (docs/pallas/tpu/details.rst, "Precision control") says
+    32-bit operands "will be rounded to bfloat16 unless float32 precision is requested"; `HIGH` is
+    Mosaic's bf16x3 (3 passes), `HIGHEST` its fp32 (6 passes, `lax.Precision`'s doc)."""
     lhs, rhs = (str(v.aval.dtype) for v in eqn.invars[:2])
     types = {lhs, rhs}
     if types & {"float32", "float64"}:
         precision = eqn.params.get("precision")
         first = precision[0] if isinstance(precision, tuple) else precision
-        return "f32_3pass" if str(getattr(first, "name", "")) == "HIGH" else "f32"
+        name = str(getattr(first, "name", ""))
+        return {"HIGHEST": "f32", "HIGH": "f32_3pass"}.get(name, "bf16")
     if all(t.startswith(("int", "uint")) for t in types):
         return "int8"
     if any("float8" in t for t in types):

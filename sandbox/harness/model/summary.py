@@ -30,8 +30,9 @@ ASSUMPTIONS = (
     "Copies run at the chip's HBM bandwidth per TensorCore, one after another on the core's DMA "
     "engine; on-chip (VMEM to VMEM) copies are free; partial edge blocks count as whole blocks. "
     "A remote DMA runs over one ICI link at its one-way bandwidth plus a hop's latency.",
-    "Dots run at the MXU's peak for their operand type (f32 operands: 6 bf16 passes, Precision.HIGH "
-    "3), their contraction and output columns padded to the MXU's width; vector work (element ops, "
+    "Dots run at the MXU's peak for their operand type (f32 operands are rounded to bf16, one "
+    "pass, unless Precision.HIGH asks for 3 passes or HIGHEST for 6), their contraction and output "
+    "columns padded to the MXU's width; vector work (element ops, "
     "VMEM loads and stores) is counted in whole (sublanes, 128) vregs, transcendentals at twice a "
     "VALU op (the EUP), lane reductions and transposes at 7 (the cross-lane unit), at a vector "
     "rate fitted to a published flash-attention point; within a step the MXU and the vector unit "
