@@ -117,14 +117,14 @@ class ChipInfo:
 #   grouped-matmul winners on that chip (its 1st, 3rd, 5th... in tests/data/published_tpu_timings.toml,
 #   marked `calibration`; the other half validates them): `python -m tests.model.fit v6e|tpu7x`
 #   (mean |log error| on the fit half: v6e 2.9 %, TPU7x 9.2 %). The vector rates (v6e 6.2, TPU7x 10.8
-#   vregs per cycle at the assumed clock; v5e 1.87) absorb both the newer VPUs (bf16 VALUs on v6e and
+#   vregs per cycle at the assumed clock; v5e 1.83) absorb both the newer VPUs (bf16 VALUs on v6e and
 #   later; widths and clocks not published) and how tokamax's kernel differs in vector work from the
 #   megablox gmm the model costs in its place; 0.80 and 0.75 of the MXU peak are what their
 #   compute-bound points reach.
 # Per-cycle costs are otherwise the same on every chip (ASSUMED: only v5e timings fix them); each
 # chip's clock turns them into seconds.
 STEP_CYCLES = 343.1
-VECTOR_VREGS_PER_CYCLE = 1.8715
+VECTOR_VREGS_PER_CYCLE = 1.8346
 DMA_ISSUE_CYCLES = 32.0
 SCALAR_CYCLES = 1.0
 LAUNCH_SECONDS = 1e-6

@@ -67,7 +67,7 @@ def test_estimate_within_band(measurement, quick):
     elif measurement.kernel == "splash_attention" and measurement.chip == "v5p":  # a known miss
         assert 1.0 < error < 5.7, f"{measurement.id}: model {error:+.1%} off the published time"
     elif measurement.kernel == "splash_attention":  # held to its range so a change shows
-        assert -0.3 < error < 0.65, f"{measurement.id}: model {error:+.1%} off the published time"
+        assert -0.35 < error < 0.1, f"{measurement.id}: model {error:+.1%} off the published time"
     else:
         assert abs(error) < BAND, f"{measurement.id}: model {error:+.1%} off the published time"
 
@@ -145,9 +145,9 @@ def test_grouped_matmul_points_and_their_bands(grouped, quick):
     assert not keys
     errors = {**quick, **grouped}
     # Ranking within each family on each chip: of the 882 grouped-matmul pairs more than 15 % apart,
-    # 9 are swapped, each with one of the points the model misses by more than 15 %.
+    # 10 are swapped, each with one of the points the model misses by more than 15 %.
     swapped = _keeps_ranking(GROUPED, errors, 1.15)
-    assert len(swapped) <= 9, swapped
+    assert len(swapped) <= 10, swapped
     misses = {m.id for m in GROUPED if abs(errors[m.id]) > BAND}
     assert all(a in misses or b in misses for a, b in swapped), swapped
     checked = [m for m in MEASUREMENTS if not m.calibration]
