@@ -55,6 +55,7 @@ class ChipInfo:
     ici_hop_seconds: float = 0.0  # latency of one ICI hop
     host_dispatch_seconds: float | None = None  # one call's host dispatch, when timed from the host
     mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
+    megacore: bool = False  # its TensorCores are one device: "parallel" grid dims are split across them
 
     def roofline_seconds(self, flops: float, bytes_accessed: float, cores: int = 1) -> float:
         """Lower bound on run time: the slower of compute at peak and HBM traffic at full bandwidth."""
@@ -83,6 +84,9 @@ class ChipInfo:
 # Sources of the time model's rates (docs/tpu-time-model.md says which published points check them):
 # - int8_ops / fp8_ops, mxu_size (mxu_column_size), sublanes (num_sublanes): `pltpu.get_tpu_info()`
 #   in jax 0.12.0.1, like the fields above (tests/model/test_chip_table.py re-derives them).
+# - megacore: `ChipVersion.supports_megacore` in jax 0.12.0.1 (v4 and v5p; TPU7x and TPU8i have two
+#   TensorCores without it); JAX's Pallas TPU pipelining guide: on a megacore chip a pallas_call's
+#   "parallel" grid dimensions run "simultaneously on each TensorCore", elsewhere they are a no-op.
 # - clock_hz: v5e 1.5 GHz (scaling-book, "How to Scale Your Model", tpus.md: "5e13 bf16 FLOPs/s per
 #   MXU at 1.5GHz", jax-ml/scaling-book@0819a7d); v5p 1.75 GHz (= its bf16 peak / (4 MXUs x 128 x 128
 #   MACs x 2), both from get_tpu_info). v6e, TPU7x, TPU8i, TPU8t: not published; 1.75 GHz ASSUMED.
@@ -189,6 +193,7 @@ _TABLE = (
         sparse_core=SparseCore(cores=4, subcores=16, lanes=8, vmem_bytes=512 << 10),
         int8_ops=459e12,
         **_model_rates(1.75e9, 9e10, mxu=128, sublanes=8),
+        megacore=True,
     ),
     ChipInfo(
         name="v6e",

@@ -79,10 +79,10 @@ BANDS: tuple[Band, ...] = (
 )
 _SPLASH = (
     "tokamax's autotuned Splash attention forward winners (openxla/tokamax@783ea95), JAX's splash kernel "
-    "costed in their place; on v5p a known miss, 4-5x too slow (docs/tpu-time-model.md)"
+    "costed in their place; on v5p a known miss, 2-2.6x too slow (docs/tpu-time-model.md)"
 )
 BANDS += (
-    Band(SPARSE_ATTENTION, "v5p", 2.8139, 4.1447, 4, _SPLASH),
+    Band(SPARSE_ATTENTION, "v5p", 0.9085, 1.5729, 4, _SPLASH),
     Band(SPARSE_ATTENTION, "v6e", -0.3127, 0.0592, 4, _SPLASH),
     Band(SPARSE_ATTENTION, "tpu7x", -0.3181, -0.1241, 4, _SPLASH),
 )
