@@ -79,7 +79,7 @@ BANDS: tuple[Band, ...] = (
 )
 _SPLASH = (
     "tokamax's autotuned Splash attention forward winners (openxla/tokamax@783ea95), JAX's splash kernel "
-    "costed in their place; on v5p a known miss, 2-2.6x too slow (docs/tpu-time-model.md)"
+    "costed in their place; on v5p a known miss, 1.9-2.6x too slow (docs/tpu-time-model.md)"
 )
 BANDS += (
     Band(SPARSE_ATTENTION, "v5p", 0.9085, 1.5729, 4, _SPLASH),
