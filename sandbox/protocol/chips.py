@@ -55,6 +55,7 @@ class ChipInfo:
     ici_hop_seconds: float = 0.0  # latency of one ICI hop
     host_dispatch_seconds: float | None = None  # one call's host dispatch, when timed from the host
     mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
+    megacore: bool = False  # its TensorCores are one device: "parallel" grid dims are split across them
 
     def roofline_seconds(self, flops: float, bytes_accessed: float, cores: int = 1) -> float:
         """Lower bound on run time: the slower of compute at peak and HBM traffic at full bandwidth."""
@@ -63,9 +64,11 @@ class ChipInfo:
     def mxu_rate(self, kind: str) -> float:
         """MXU ops per second for a dot of `kind`: "bf16", "f32" (6 bf16 passes), "f32_3pass", "int8", "fp8".
 
-        f32 operands: Mosaic's default contract precision for f32 is fp32, which the MXU runs as 6
-        bf16 passes (`jax.lax.Precision.HIGHEST`'s doc: "performs float32 computations in 6 bfloat16
-        [passes]"); `Precision.HIGH` is 3 passes. A chip without an int8/fp8 rate runs those as bf16.
+        f32 operands at `Precision.HIGHEST` (Mosaic's fp32 contract precision) take 6 bf16 passes
+        (`jax.lax.Precision.HIGHEST`'s doc: "performs float32 computations in 6 bfloat16 [passes]"),
+        at `Precision.HIGH` (bf16x3) 3. At the default precision they are rounded to bf16 and run
+        as a "bf16" dot (`ops.dot_kind`; JAX's Pallas TPU guide, details.rst "Precision control").
+        A chip without an int8/fp8 rate runs those as bf16.
         """
         if kind == "f32":
             return self.bf16_flops / 6
@@ -81,6 +84,9 @@ class ChipInfo:
 # Sources of the time model's rates (docs/tpu-time-model.md says which published points check them):
 # - int8_ops / fp8_ops, mxu_size (mxu_column_size), sublanes (num_sublanes): `pltpu.get_tpu_info()`
 #   in jax 0.12.0.1, like the fields above (tests/model/test_chip_table.py re-derives them).
+# - megacore: `ChipVersion.supports_megacore` in jax 0.12.0.1 (v4 and v5p; TPU7x and TPU8i have two
+#   TensorCores without it); JAX's Pallas TPU pipelining guide: on a megacore chip a pallas_call's
+#   "parallel" grid dimensions run "simultaneously on each TensorCore", elsewhere they are a no-op.
 # - clock_hz: v5e 1.5 GHz (scaling-book, "How to Scale Your Model", tpus.md: "5e13 bf16 FLOPs/s per
 #   MXU at 1.5GHz", jax-ml/scaling-book@0819a7d); v5p 1.75 GHz (= its bf16 peak / (4 MXUs x 128 x 128
 #   MACs x 2), both from get_tpu_info). v6e, TPU7x, TPU8i, TPU8t: not published; 1.75 GHz ASSUMED.
@@ -115,14 +121,14 @@ class ChipInfo:
 #   grouped-matmul winners on that chip (its 1st, 3rd, 5th... in tests/data/published_tpu_timings.toml,
 #   marked `calibration`; the other half validates them): `python -m tests.model.fit v6e|tpu7x`
 #   (mean |log error| on the fit half: v6e 2.9 %, TPU7x 9.2 %). The vector rates (v6e 6.2, TPU7x 10.8
-#   vregs per cycle at the assumed clock; v5e 1.87) absorb both the newer VPUs (bf16 VALUs on v6e and
+#   vregs per cycle at the assumed clock; v5e 1.83) absorb both the newer VPUs (bf16 VALUs on v6e and
 #   later; widths and clocks not published) and how tokamax's kernel differs in vector work from the
 #   megablox gmm the model costs in its place; 0.80 and 0.75 of the MXU peak are what their
 #   compute-bound points reach.
 # Per-cycle costs are otherwise the same on every chip (ASSUMED: only v5e timings fix them); each
 # chip's clock turns them into seconds.
 STEP_CYCLES = 343.1
-VECTOR_VREGS_PER_CYCLE = 1.8715
+VECTOR_VREGS_PER_CYCLE = 1.8346
 DMA_ISSUE_CYCLES = 32.0
 SCALAR_CYCLES = 1.0
 LAUNCH_SECONDS = 1e-6
@@ -187,6 +193,7 @@ _TABLE = (
         sparse_core=SparseCore(cores=4, subcores=16, lanes=8, vmem_bytes=512 << 10),
         int8_ops=459e12,
         **_model_rates(1.75e9, 9e10, mxu=128, sublanes=8),
+        megacore=True,
     ),
     ChipInfo(
         name="v6e",

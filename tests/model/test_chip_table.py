@@ -13,7 +13,9 @@ from sandbox.protocol.chips import CHIPS, chip_info
 @pytest.mark.parametrize("chip", CHIPS)
 def test_chip_table_matches_jax_tpu_info(chip):
     ours = chip_info(chip)
-    jax_info = pltpu.get_tpu_info_for_chip(tpu_info.chip_version_from_device_kind(ours.device_kind), 1)
+    version = tpu_info.chip_version_from_device_kind(ours.device_kind)
+    jax_info = pltpu.get_tpu_info_for_chip(version, 1)
+    assert ours.megacore == version.supports_megacore
     assert ours.vmem_bytes == jax_info.vmem_capacity_bytes
     assert ours.smem_bytes == jax_info.smem_capacity_bytes
     assert ours.hbm_bytes == jax_info.hbm_capacity_bytes

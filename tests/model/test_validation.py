@@ -8,7 +8,7 @@ Fit and validation (docs/tpu-time-model.md reports the same numbers):
   the DSD one, v5e), flash attention at three more sequence lengths (v5e), and tokamax's autotuned
   grouped-matmul winners on v5e, v5p, v6e and TPU7x (half of the v6e and TPU7x ones fitted those
   chips' vector rate and MXU share: `calibration = true`), and tokamax's Splash attention forward
-  winners on v5p, v6e and TPU7x (a known miss, 2-6x slow: held to its range so a change shows).
+  winners on v5p, v6e and TPU7x (on v5p a known miss; each held to its range so a change shows).
 The everyday tier checks the matmul and attention points (seconds); the grouped-matmul points cost
 one host compile of their group tables each (5-10 s here) and run with `--runtimes` (CI passes it).
 """
@@ -64,8 +64,10 @@ def test_estimate_within_band(measurement, quick):
         assert abs(error) < 0.005
     elif measurement.kernel == "dsd_matmul":  # the one memory-bound guide point: a known miss
         assert -0.35 < error < 0.0
-    elif measurement.kernel == "splash_attention":  # a known miss, 2-6x slow (docs/tpu-time-model.md)
-        assert 0.8 < error < 5.7, f"{measurement.id}: model {error:+.1%} off the published time"
+    elif measurement.kernel == "splash_attention" and measurement.chip == "v5p":  # a known miss
+        assert 0.8 < error < 1.7, f"{measurement.id}: model {error:+.1%} off the published time"
+    elif measurement.kernel == "splash_attention":  # held to its range so a change shows
+        assert -0.35 < error < 0.1, f"{measurement.id}: model {error:+.1%} off the published time"
     else:
         assert abs(error) < BAND, f"{measurement.id}: model {error:+.1%} off the published time"
 
@@ -143,9 +145,9 @@ def test_grouped_matmul_points_and_their_bands(grouped, quick):
     assert not keys
     errors = {**quick, **grouped}
     # Ranking within each family on each chip: of the 882 grouped-matmul pairs more than 15 % apart,
-    # 9 are swapped, each with one of the points the model misses by more than 15 %.
+    # 10 are swapped, each with one of the points the model misses by more than 15 %.
     swapped = _keeps_ranking(GROUPED, errors, 1.15)
-    assert len(swapped) <= 9, swapped
+    assert len(swapped) <= 10, swapped
     misses = {m.id for m in GROUPED if abs(errors[m.id]) > BAND}
     assert all(a in misses or b in misses for a, b in swapped), swapped
     checked = [m for m in MEASUREMENTS if not m.calibration]

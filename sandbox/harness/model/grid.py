@@ -7,10 +7,15 @@ known. A block is copied when its index differs from the previous step's on the 
 The body's work per step comes from `walker.Walker` in grid mode. A body that starts its own DMAs
 or signals semaphores is simulated step by step instead (`cost.Program`), with the same block copies.
 
-A grid runs on one TensorCore unless a dimension is marked `pltpu.CORE_PARALLEL`: then its
-outermost such dimension is split across the chip's TensorCores in contiguous parts. A plain
-"parallel" dimension is not split: tokamax's published grouped-matmul timings on a v5p (26 points,
-tests/data/published_tpu_timings.toml) run at one TensorCore's rate with a "parallel" first axis.
+A grid runs on one TensorCore unless it is split across the chip's TensorCores: a dimension marked
+`pltpu.CORE_PARALLEL` (the outermost such one, in contiguous parts) on any chip with several, or,
+on a megacore chip (v5p: its two TensorCores are one JAX device), the grid's leading "parallel"
+dimensions (vmapped axes are "parallel", as Pallas lowers them). That is what JAX's Pallas TPU
+pipelining guide states ("By specifying `dimension_semantics`, we now execute the kernel
+simultaneously on each TensorCore"; a no-op on chips without megacore) and how JAX's own TPU
+interpret mode divides a grid between a device's cores: the subgrid of the leading "parallel"
+dimensions, flattened in grid order, in contiguous parts of ceil(points / cores)
+(`interpret_pallas_call.py`, jax-ml/jax@cec06d1).
 """
 
 from __future__ import annotations
@@ -72,7 +77,7 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
     if steps == 0:
         raise ModelLimitError(f"{name}: its grid {grid} has no steps at this size")
     ids = np.indices(grid).reshape(len(grid), -1).astype(np.int32)
-    core, cores = _cores(grid, ids, eqn.params.get("compiler_params"), chip)
+    core, cores = _cores(grid, ids, eqn.params.get("compiler_params"), mapping, chip)
     if cores > 1:  # each core's steps together, in grid order within the core
         order = np.argsort(core, kind="stable")
         ids, core = ids[:, order], core[order]
@@ -157,18 +162,33 @@ def _grid(name: str, grid: Sequence[Any], bounds: Sequence[Any]) -> tuple[int, .
     return tuple(sizes)
 
 
-def _cores(grid: tuple[int, ...], ids: np.ndarray, params: Any, chip: ChipInfo) -> tuple[np.ndarray, int]:
-    semantics = tuple(getattr(params, "dimension_semantics", None) or ())
-    if chip.tensor_cores > 1:
-        for axis, meaning in enumerate(semantics):
-            if (
-                "core_parallel" in str(meaning).lower()
-                and axis < len(grid)
-                and grid[axis] >= chip.tensor_cores
-            ):
-                chunk = -(-grid[axis] // chip.tensor_cores)
-                return ids[axis] // chunk, chip.tensor_cores
-    return np.zeros(ids.shape[1], dtype=np.int32), 1
+def _cores(
+    grid: tuple[int, ...], ids: np.ndarray, params: Any, mapping: Any, chip: ChipInfo
+) -> tuple[np.ndarray, int]:
+    one = np.zeros(ids.shape[1], dtype=np.int32), 1
+    if chip.tensor_cores < 2:
+        return one
+    semantics = _semantics(params, mapping, len(grid))
+    for axis, meaning in enumerate(semantics):
+        if meaning == "core_parallel" and grid[axis] >= chip.tensor_cores:
+            chunk = -(-grid[axis] // chip.tensor_cores)
+            return ids[axis] // chunk, chip.tensor_cores
+    lead = next((axis for axis, meaning in enumerate(semantics) if meaning != "parallel"), len(grid))
+    points = math.prod(grid[:lead])
+    if not chip.megacore or points < 2:
+        return one
+    flat = np.ravel_multi_index(tuple(ids[:lead]), grid[:lead]) if lead > 1 else ids[0]
+    return (flat // -(-points // chip.tensor_cores)).astype(np.int32), chip.tensor_cores
+
+
+def _semantics(params: Any, mapping: Any, rank: int) -> tuple[str, ...]:
+    """Each grid axis's meaning: the user's `dimension_semantics` ("arbitrary" where none is given),
+    with "parallel" for the axes `jax.vmap` added (Pallas's Mosaic lowering does the same)."""
+    given = iter(
+        str(getattr(m, "value", m)).lower() for m in (getattr(params, "dimension_semantics", None) or ())
+    )
+    vmapped = set(getattr(mapping, "vmapped_dims", ()))
+    return tuple("parallel" if axis in vmapped else next(given, "arbitrary") for axis in range(rank))
 
 
 def _smem_ref(key: Any, var: Any, value: Any) -> Ref:

@@ -76,12 +76,18 @@ def scan_counts(params: dict[str, Any]) -> tuple[int, int]:
 
 
 def dot_kind(eqn: Any) -> str:
+    """The MXU rate a dot runs at. f32 operands are rounded to bf16 (one pass) unless a higher
+    precision is asked for: Pallas lowers `precision=None` and `DEFAULT` to no Mosaic contract
+    precision, and JAX's Pallas TPU guide (docs/pallas/tpu/details.rst, "Precision control") says
+    32-bit operands "will be rounded to bfloat16 unless float32 precision is requested"; `HIGH` is
+    Mosaic's bf16x3 (3 passes), `HIGHEST` its fp32 (6 passes, `lax.Precision`'s doc)."""
     lhs, rhs = (str(v.aval.dtype) for v in eqn.invars[:2])
     types = {lhs, rhs}
     if types & {"float32", "float64"}:
         precision = eqn.params.get("precision")
         first = precision[0] if isinstance(precision, tuple) else precision
-        return "f32_3pass" if str(getattr(first, "name", "")) == "HIGH" else "f32"
+        name = str(getattr(first, "name", ""))
+        return {"HIGHEST": "f32", "HIGH": "f32_3pass"}.get(name, "bf16")
     if all(t.startswith(("int", "uint")) for t in types):
         return "int8"
     if any("float8" in t for t in types):
@@ -103,10 +109,16 @@ def dot_flops(eqn: Any) -> int:
 # So an operation's cost is its padded elements: leading dims x ceil(rows / sublanes) x
 # ceil(cols / 128) x a vreg's elements. Weights say what the operation costs in VALU issue slots:
 # transcendentals run on the EUP (one vreg per cycle where the VALUs issue two: weight 2; a `div`
-# is an EUP reciprocal and a multiply), a reduction over lanes goes through the cross-lane unit
-# (a rotate-and-combine tree over a vreg's 128 lanes, log2(128) = 7 steps: weight 7) and counts the
-# tile it reduces, not its output. Weights are assumptions from that structure (scaling-book,
-# tpus.md: VPU, EUP and XLU are separate units); the overall vector rate is fitted (chips.py).
+# is an EUP reciprocal and a multiply). A reduction over lanes is lowered as Mosaic's
+# apply_vector_layout lowers it (vector_multi_reduction_rule, jax-ml/jax@43d14af^): the source
+# vregs of each result vreg are combined element-wise on the VALU (one op per extra vreg, weight
+# 1), then the combined vreg goes once through the cross-lane unit (`tpu.all_reduce`, a
+# rotate-and-combine tree over 128 lanes, log2(128) = 7 steps: weight 7). At 128-wide tiles that
+# is 7 per vreg reduced; a (1024, 256) tile costs 128 x 1 + 128 x 7 vregs, not 256 x 7. The XLU
+# weight is an assumption from that structure (scaling-book, tpus.md: VPU, EUP and XLU are separate
+# units); transposes and scans count it per vreg. A `tile` or `concatenate` of whole vregs (the
+# running max tiled across a wide logits chunk) moves no data: the result is the same vregs.
+# The overall vector rate is fitted (chips.py).
 LANES = 128
 LDST_WEIGHT = 1.0  # a VMEM load or store of one vreg, in VALU issue slots
 EUP_WEIGHT = 2.0
@@ -138,12 +150,9 @@ def vector_cost(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> float:
         return 0.0
     out = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
     if name in REDUCTIONS:
-        operand = getattr(eqn.invars[0].aval, "shape", ())
-        if size(operand) <= 1:
-            return 0.0
-        axes = tuple(eqn.params.get("axes", ()) or (eqn.params.get("axis", -1),))
-        across = (len(operand) - 1) in {a % max(len(operand), 1) for a in axes}
-        return padded_elements(operand, sublanes, lanes=lanes) * (XLU_WEIGHT if across else 1.0)
+        return _reduction_cost(eqn, sublanes, lanes)
+    if name in {"tile", "concatenate"} and _whole_vregs(eqn, sublanes, lanes):
+        return 0.0
     if out <= 1:
         return 0.0
     shape = max((getattr(v.aval, "shape", ()) for v in eqn.outvars), key=size)
@@ -155,6 +164,38 @@ def vector_cost(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> float:
     if name in CROSS_LANE:
         return elements * XLU_WEIGHT
     return float(elements)
+
+
+def _reduction_cost(eqn: Any, sublanes: int, lanes: int) -> float:
+    operand = getattr(eqn.invars[0].aval, "shape", ())
+    if size(operand) <= 1:
+        return 0.0
+    axes = tuple(eqn.params.get("axes", ()) or (eqn.params.get("axis", -1),))
+    reduced = {a % max(len(operand), 1) for a in axes}
+    elements = padded_elements(operand, sublanes, lanes=lanes)
+    if (len(operand) - 1) not in reduced:
+        return float(elements)
+    # Mosaic's lane reduction: each result vreg's source vregs are combined element-wise
+    # (one VALU op per extra vreg), then one cross-lane reduction of the combined vreg.
+    kept = tuple(1 if axis in reduced else dim for axis, dim in enumerate(operand))
+    results = padded_elements(kept, sublanes, lanes=lanes)
+    return float(elements - results + results * XLU_WEIGHT)
+
+
+def _whole_vregs(eqn: Any, sublanes: int, lanes: int) -> bool:
+    """Whether a `tile` or `concatenate` only places whole vregs: Pallas lowers `tile` to
+    `tpu.concatenate`, whose vregs are the operands' own when every piece starts on a vreg boundary
+    (`tpu_concatenate_rule`); a piece cut across a vreg needs a select."""
+    shape = tuple(getattr(eqn.invars[0].aval, "shape", ()))
+    if eqn.primitive.name == "tile":
+        axes = [a for a, r in enumerate(eqn.params["reps"]) if r > 1]
+        pieces = [shape]
+    else:
+        axes = [int(eqn.params["dimension"])]
+        pieces = [tuple(getattr(v.aval, "shape", ())) for v in eqn.invars]
+    packing = max(4 // max(int(getattr(eqn.invars[0].aval.dtype, "itemsize", 4) or 4), 1), 1)
+    tile = {len(shape) - 1: lanes, len(shape) - 2: sublanes * packing}
+    return all(piece[a] % tile.get(a, 1) == 0 for a in axes for piece in pieces)
 
 
 def memory_cost(shape: Any, dtype: Any, sublanes: int = 8, lanes: int = LANES) -> float:

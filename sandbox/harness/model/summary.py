@@ -30,8 +30,9 @@ ASSUMPTIONS = (
     "Copies run at the chip's HBM bandwidth per TensorCore, one after another on the core's DMA "
     "engine; on-chip (VMEM to VMEM) copies are free; partial edge blocks count as whole blocks. "
     "A remote DMA runs over one ICI link at its one-way bandwidth plus a hop's latency.",
-    "Dots run at the MXU's peak for their operand type (f32 operands: 6 bf16 passes, Precision.HIGH "
-    "3), their contraction and output columns padded to the MXU's width; vector work (element ops, "
+    "Dots run at the MXU's peak for their operand type (f32 operands are rounded to bf16, one "
+    "pass, unless Precision.HIGH asks for 3 passes or HIGHEST for 6), their contraction and output "
+    "columns padded to the MXU's width; vector work (element ops, "
     "VMEM loads and stores) is counted in whole (sublanes, 128) vregs, transcendentals at twice a "
     "VALU op (the EUP), lane reductions and transposes at 7 (the cross-lane unit), at a vector "
     "rate fitted to a published flash-attention point; within a step the MXU and the vector unit "
@@ -40,9 +41,11 @@ ASSUMPTIONS = (
     "it starts (32 cycles, assumed) and each scalar operation of its body and index maps (1 cycle); "
     "a loop iteration counts as a step when it starts or waits for a DMA. A kernel launch costs "
     "launch_seconds. Host dispatch is not in the estimate; where it is known it is reported apart.",
-    "A grid runs on one TensorCore unless a dimension is CORE_PARALLEL: then the outermost such "
-    "dimension is split across the chip's TensorCores in contiguous parts (a plain 'parallel' "
-    "dimension is not: published v5p timings show one core's rate). Each core has its own share "
+    "A grid runs on one TensorCore unless a dimension is CORE_PARALLEL (the outermost such "
+    "dimension is split across the chip's TensorCores in contiguous parts) or the chip is a "
+    "megacore (v5p), where the grid's leading 'parallel' dimensions (vmapped axes included) are "
+    "split in contiguous parts, as JAX's Pallas guide and its TPU interpret mode divide them; "
+    "pltpu.emit_pipeline splits only with a core_axis. Each core has its own share "
     "of HBM bandwidth; a pl.kernel core mesh runs one program per core.",
     "A branch runs the cost of the branch its predicate selects at that step; when the predicate "
     "depends on data the model cannot see, the costlier branch is assumed (noted per kernel).",
