@@ -85,10 +85,19 @@ BANDS += (
     Band(SPARSE_ATTENTION, "v5p", 4.1216, 5.6425, 4, _SPLASH),
     Band(SPARSE_ATTENTION, "v6e", 0.8788, 1.9796, 4, _SPLASH),
     Band(SPARSE_ATTENTION, "tpu7x", 0.9586, 2.0338, 4, _SPLASH),
+    Band(
+        SPARSE_CORE,
+        "tpu7x",
+        -0.6725,
+        0.0121,
+        2,
+        "JAX's SparseCore guide (2026-02-13), host-timed: an add-one, mostly host dispatch, and a gather "
+        "the model puts 3x too fast (a known miss, docs/tpu-time-model.md)",
+    ),
 )
-# Of every published point that fitted nothing (94), the share the model puts within ±15 %
+# Of every published point that fitted nothing (96), the share the model puts within ±15 %
 # (tests/model/test_validation.py checks it stays there).
-WITHIN_15_PERCENT = 73 / 94
+WITHIN_15_PERCENT = 74 / 96
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,8 @@ def _sparse_core(eqn: Any, name: str, mesh: Any, body: Any, known: Sequence[Any]
     subcores = int(getattr(mesh, "num_subcores", sc.subcores) or sc.subcores) if vector else 1
     notes = [
         f"SparseCore: {cores} core(s) x {subcores} {'vector' if vector else 'scalar'} subcore program(s); "
-        "its DMA rate and step cost are assumed (no published SparseCore timing), so this is not validated"
+        "its DMA rate and step cost are assumed; on the one published SparseCore gather (JAX's guide, "
+        "TPU7x) the real chip took 3x the model's time, so a copy-bound SparseCore estimate is likely optimistic"
     ]
     events = []
     for core in range(cores):
