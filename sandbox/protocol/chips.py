@@ -105,7 +105,9 @@ class ChipInfo:
 #   worked problem 5: "the 1us latency" per hop).
 # - host_dispatch_seconds: what one call costs on the host when a kernel is timed around
 #   `block_until_ready` (reported beside the estimate, never added to it). v5e: 108.53 us, from the
-#   matmul guide's own XLA 1024^3 matmul (119.43 us printed, 10.90 us roofline). Elsewhere unknown.
+#   matmul guide's own XLA 1024^3 matmul (119.43 us printed, 10.90 us roofline). TPU7x: 111.87 us,
+#   from JAX's SparseCore guide's XLA x + 1 on int32[4096, 128] (113 us printed, 1.13 us roofline at
+#   one device's 3.7 TB/s; the same cell hints a SparseCore call costs more). Elsewhere unknown.
 # - launch_seconds: the device-side cost of one kernel launch; not separable from host dispatch in
 #   the published timings. 1 us, ASSUMED for every chip; it matters only for kernels of a few us.
 # - TPU8i and TPU8t: every number JAX reports is from `pltpu.get_tpu_info_for_chip(ChipVersion.TPU_8I
@@ -128,6 +130,7 @@ SCALAR_CYCLES = 1.0
 LAUNCH_SECONDS = 1e-6
 ICI_HOP_SECONDS = 1e-6
 V5E_HOST_DISPATCH = 108.53e-6
+TPU7X_HOST_DISPATCH = 111.87e-6
 V6E_VECTOR_VREGS = 6.1877
 V6E_MXU_EFFICIENCY = 0.80
 TPU7X_VECTOR_VREGS = 10.8224
@@ -230,6 +233,7 @@ _TABLE = (
             vregs_per_cycle=TPU7X_VECTOR_VREGS,
             mxu_efficiency=TPU7X_MXU_EFFICIENCY,
         ),
+        host_dispatch_seconds=TPU7X_HOST_DISPATCH,
     ),
     ChipInfo(
         name="tpu8i",

@@ -159,6 +159,17 @@ def test_grouped_matmul_points_and_their_bands(grouped, quick):
     assert within >= families.WITHIN_15_PERCENT - 1e-9, f"{within:.1%} of {len(checked)} points within ±15 %"
 
 
+def test_host_timed_points_take_off_their_chips_host_dispatch():
+    """A host-timed source's dispatch (derived in the data file) is the one the chip table reports
+    beside every estimate on that chip."""
+    from sandbox.protocol.chips import chip_info
+
+    host_timed = [m for m in MEASUREMENTS if m.host_seconds]
+    assert {m.chip for m in host_timed} == {"v5e", "tpu7x"}
+    for m in host_timed:
+        assert m.host_seconds == chip_info(m.chip).host_dispatch_seconds, m.id
+
+
 def test_each_published_kernel_is_put_in_its_family_and_says_its_band():
     from sandbox.protocol.chips import chip_info
 
