@@ -11,7 +11,7 @@ Fit and validation (docs/tpu-time-model.md reports the same numbers):
   winners on v5p, v6e and TPU7x (a known miss, 2-6x slow: held to its range so a change shows), and
   JAX's SparseCore guide on TPU7x (an add-one, mostly host dispatch, and a gather the model puts 67 %
   fast: a known miss, held to its range).
-The everyday tier checks the matmul and attention points (seconds); the grouped-matmul points cost
+The everyday tier checks the matmul, attention and SparseCore points (seconds); the grouped-matmul points cost
 one host compile of their group tables each (5-10 s here) and run with `--runtimes` (CI passes it).
 """
 
