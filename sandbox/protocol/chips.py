@@ -39,7 +39,8 @@ class ChipInfo:
     hbm_bytes: int
     hbm_bandwidth: float  # bytes per second, per TensorCore
     bf16_flops: float  # ops per second, per TensorCore
-    sparse_core: SparseCore | None
+    sparse_core: SparseCore | None  # per JAX device, as get_tpu_info reports it
+    device_tensor_cores: int = 1  # TensorCores one JAX device spans: 2 on megacore chips, else 1
     # -- the time model's rates (per TensorCore), sources at the table --------------------------
     int8_ops: float = 0.0  # MXU int8 ops per second (get_tpu_info); 0: not supported
     fp8_ops: float = 0.0  # MXU fp8 ops per second (get_tpu_info); 0: not supported
@@ -77,8 +78,21 @@ class ChipInfo:
             return self.fp8_ops
         return self.bf16_flops
 
+    @property
+    def device_hbm_bandwidth(self) -> float:
+        """Bytes per second of HBM one JAX device has: what its SparseCores share among them."""
+        return self.hbm_bandwidth * self.device_tensor_cores
+
 
 # Sources of the time model's rates (docs/tpu-time-model.md says which published points check them):
+# - device_tensor_cores, and what a JAX device's SparseCores share: jax/_src/tpu_info.py in jax
+#   0.12.0.1. Its ChipVersion table gives v4 and v5p megacore (one device spans both TensorCores, as
+#   the playground targets v5p) and TPU7x and TPU8i "2" TensorCores per chip but no megacore, so a
+#   device there is one TensorCore (`get_tpu_info_for_chip` refuses any other count for them); v5e,
+#   v6e and TPU8t have one per chip. `sparse_core` is per device (TPU7x: 2 of the chip's 4, JAX's
+#   SparseCore guide's table "2 (4 physical cores)"), so a device's SparseCores share that device's
+#   HBM bandwidth: `device_hbm_bandwidth`, the per-TensorCore figure x device_tensor_cores.
+#   tests/model/test_chip_table.py re-derives device_tensor_cores from `supports_megacore`.
 # - int8_ops / fp8_ops, mxu_size (mxu_column_size), sublanes (num_sublanes): `pltpu.get_tpu_info()`
 #   in jax 0.12.0.1, like the fields above (tests/model/test_chip_table.py re-derives them).
 # - clock_hz: v5e 1.5 GHz (scaling-book, "How to Scale Your Model", tpus.md: "5e13 bf16 FLOPs/s per
@@ -188,6 +202,7 @@ _TABLE = (
         hbm_bandwidth=1230e9,
         bf16_flops=229.5e12,
         sparse_core=SparseCore(cores=4, subcores=16, lanes=8, vmem_bytes=512 << 10),
+        device_tensor_cores=2,
         int8_ops=459e12,
         **_model_rates(1.75e9, 9e10, mxu=128, sublanes=8),
     ),
