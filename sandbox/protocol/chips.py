@@ -39,7 +39,7 @@ class ChipInfo:
     hbm_bytes: int
     hbm_bandwidth: float  # bytes per second, per TensorCore
     bf16_flops: float  # ops per second, per TensorCore
-    sparse_core: SparseCore | None
+    sparse_core: SparseCore | None  # per JAX device, as get_tpu_info reports it
     # -- the time model's rates (per TensorCore), sources at the table --------------------------
     int8_ops: float = 0.0  # MXU int8 ops per second (get_tpu_info); 0: not supported
     fp8_ops: float = 0.0  # MXU fp8 ops per second (get_tpu_info); 0: not supported
@@ -80,8 +80,26 @@ class ChipInfo:
             return self.fp8_ops
         return self.bf16_flops
 
+    @property
+    def device_tensor_cores(self) -> int:
+        """TensorCores one JAX device spans: all of a megacore chip's, else one."""
+        return self.tensor_cores if self.megacore else 1
+
+    @property
+    def device_hbm_bandwidth(self) -> float:
+        """Bytes per second of HBM one JAX device has: what its SparseCores share among them."""
+        return self.hbm_bandwidth * self.device_tensor_cores
+
 
 # Sources of the time model's rates (docs/tpu-time-model.md says which published points check them):
+# - device_tensor_cores, and what a JAX device's SparseCores share: jax/_src/tpu_info.py in jax
+#   0.12.0.1. Its ChipVersion table gives v4 and v5p megacore (one device spans both TensorCores, as
+#   the playground targets v5p) and TPU7x and TPU8i "2" TensorCores per chip but no megacore, so a
+#   device there is one TensorCore (`get_tpu_info_for_chip` refuses any other count for them); v5e,
+#   v6e and TPU8t have one per chip. `sparse_core` is per device (TPU7x: 2 of the chip's 4, JAX's
+#   SparseCore guide's table "2 (4 physical cores)"), so a device's SparseCores share that device's
+#   HBM bandwidth: `device_hbm_bandwidth`, the per-TensorCore figure x device_tensor_cores.
+#   tests/model/test_chip_table.py checks `megacore` against `supports_megacore`.
 # - int8_ops / fp8_ops, mxu_size (mxu_column_size), sublanes (num_sublanes): `pltpu.get_tpu_info()`
 #   in jax 0.12.0.1, like the fields above (tests/model/test_chip_table.py re-derives them).
 # - megacore: `ChipVersion.supports_megacore` in jax 0.12.0.1 (v4 and v5p; TPU7x and TPU8i have two
@@ -111,7 +129,9 @@ class ChipInfo:
 #   worked problem 5: "the 1us latency" per hop).
 # - host_dispatch_seconds: what one call costs on the host when a kernel is timed around
 #   `block_until_ready` (reported beside the estimate, never added to it). v5e: 108.53 us, from the
-#   matmul guide's own XLA 1024^3 matmul (119.43 us printed, 10.90 us roofline). Elsewhere unknown.
+#   matmul guide's own XLA 1024^3 matmul (119.43 us printed, 10.90 us roofline). TPU7x: 111.87 us,
+#   from JAX's SparseCore guide's XLA x + 1 on int32[4096, 128] (113 us printed, 1.13 us roofline at
+#   one device's 3.7 TB/s; the same cell hints a SparseCore call costs more). Elsewhere unknown.
 # - launch_seconds: the device-side cost of one kernel launch; not separable from host dispatch in
 #   the published timings. 1 us, ASSUMED for every chip; it matters only for kernels of a few us.
 # - TPU8i and TPU8t: every number JAX reports is from `pltpu.get_tpu_info_for_chip(ChipVersion.TPU_8I
@@ -134,6 +154,7 @@ SCALAR_CYCLES = 1.0
 LAUNCH_SECONDS = 1e-6
 ICI_HOP_SECONDS = 1e-6
 V5E_HOST_DISPATCH = 108.53e-6
+TPU7X_HOST_DISPATCH = 111.87e-6
 V6E_VECTOR_VREGS = 6.1877
 V6E_MXU_EFFICIENCY = 0.80
 TPU7X_VECTOR_VREGS = 10.8224
@@ -237,6 +258,7 @@ _TABLE = (
             vregs_per_cycle=TPU7X_VECTOR_VREGS,
             mxu_efficiency=TPU7X_MXU_EFFICIENCY,
         ),
+        host_dispatch_seconds=TPU7X_HOST_DISPATCH,
     ),
     ChipInfo(
         name="tpu8i",

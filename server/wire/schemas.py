@@ -233,6 +233,10 @@ class ChipOut(Wire):
     hbm_bandwidth: float = Field(..., description="Bytes per second.")
     bf16_flops: float = Field(..., description="bf16 operations per second at peak.")
     sparse_core: SparseCoreOut | None
+    megacore: bool = Field(
+        ...,
+        description="One JAX device spans the chip's TensorCores ('parallel' grid dimensions are split across them).",
+    )
     # The TPU time model's rates (sources in sandbox/protocol/chips.py).
     int8_ops: float = Field(..., description="MXU int8 operations per second (0: not supported).")
     fp8_ops: float = Field(..., description="MXU fp8 operations per second (0: not supported).")

@@ -110,7 +110,7 @@ def solve_chip(name: str) -> tuple[float, float, float, float]:
 
     from tests.model.published import load
 
-    _, points = load()
+    points = load()
     fit_half = _plans([m for m in points if m.chip == name and m.calibration])
     chip = chips.chip_info(name)  # type: ignore[arg-type]
     best = (math.inf, 0.0, 0.0, 0.0)

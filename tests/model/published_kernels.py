@@ -14,6 +14,8 @@ this test from their documentation (same grids, BlockSpecs, scratch and body; ou
 - `splash_attention`: JAX's splash attention forward, called as tokamax's splash op calls its own copy
   of that kernel (q, k, v as (batch, seq, heads, head_dim), transposed to heads-major, one
   `make_splash_mha` kernel vmapped over the batch).
+- `sparsecore_add_one`, `sparsecore_gather`: JAX's SparseCore guide (docs/pallas/tpu/sparsecore):
+  `pl.kernel`s on a `VectorSubcoreMesh` of every SparseCore and subcore, each an `emit_pipeline`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import tpu_sc as plsc
 from jax.experimental.pallas.ops.tpu import flash_attention as _flash
 from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as _splash
 from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as _splash_mask
@@ -209,3 +212,55 @@ def tril_prefetch_maps(blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     next_i[skipped], next_j[skipped] = i[skipped] + 1, 0
     kind[skipped] = 1  # the next non-zero block, (i + 1, 0), is all ones
     return mask, kind, next_i.astype(np.int32), next_j.astype(np.int32)
+
+
+def _vector_subcores() -> plsc.VectorSubcoreMesh:
+    return plsc.VectorSubcoreMesh(core_axis_name="core", subcore_axis_name="subcore")
+
+
+def sparsecore_add_one(x, *, block, lanes):
+    """x + 1: `block`s pipelined over every (core, subcore), one row of `lanes` per vector op."""
+
+    def body(in_vmem, out_vmem):
+        @pl.loop(0, in_vmem.shape[0])
+        def _(row):
+            @pl.loop(0, in_vmem.shape[1], step=lanes)
+            def _(col):
+                part = (pl.ds(row, 1), pl.ds(col, lanes))
+                out_vmem.at[*part][...] = in_vmem.at[*part][...] + 1
+
+    def kernel(x_hbm, o_hbm):
+        spec = pl.BlockSpec(block_shape=block, index_map=lambda i, j: (i, j))
+        pltpu.emit_pipeline(
+            body,
+            grid=(x.shape[0] // block[0], x.shape[1] // block[1]),
+            in_specs=[spec],
+            out_specs=[spec],
+            core_axis_name=("core", "subcore"),
+            dimension_semantics=(pltpu.PARALLEL, pltpu.PARALLEL),
+        )(x_hbm, o_hbm)
+
+    return pl.kernel(kernel, out_type=x, mesh=_vector_subcores(), scratch_types=[])(x)
+
+
+def sparsecore_gather(x, indices, *, window):
+    """x[indices]: windows of `window` indices pipelined into each subcore's VMEM, each gathered by
+    one indexed DMA. As the guide writes it, the windows are split over the 'subcore' axis only, so
+    every SparseCore runs all of them."""
+    count, width = indices.shape[0], x.shape[1]
+
+    def kernel(x_hbm, i_hbm, o_hbm):
+        def body(i_vmem, o_vmem):
+            pltpu.sync_copy(x_hbm.at[i_vmem.at[0]], o_vmem)  # the gather: one indexed DMA
+
+        pltpu.emit_pipeline(
+            body,
+            grid=(count // window,),
+            in_specs=[pl.BlockSpec((1, window), index_map=lambda i: (0, i))],
+            out_specs=[pl.BlockSpec((window, width), index_map=lambda i: (i, 0))],
+            core_axis_name="subcore",
+            dimension_semantics=(pltpu.PARALLEL,),
+        )(i_hbm, o_hbm)
+
+    out = jax.ShapeDtypeStruct((count, width), x.dtype)
+    return pl.kernel(kernel, out_type=out, mesh=_vector_subcores())(x, indices.reshape(1, count))

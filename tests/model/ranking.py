@@ -52,7 +52,7 @@ if __name__ == "__main__":
 
     from tests.model.published import load
 
-    _, points = load()
+    points = load()
     for m in points:
         if m.kernel == "gmm" and m.chip in sys.argv[1:]:
             est = ranked(m)

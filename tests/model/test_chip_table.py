@@ -33,6 +33,11 @@ def test_chip_table_matches_jax_tpu_info(chip):
             sc.num_lanes,
         )
         assert ours.sparse_core.vmem_bytes == sc.vmem_capacity_bytes
+    # a megacore device spans the chip's TensorCores; elsewhere a device is one TensorCore
+    version = tpu_info.chip_version_from_device_kind(ours.device_kind)
+    assert ours.device_tensor_cores == (ours.tensor_cores if version.supports_megacore else 1)
+    # JAX accepts that count for the chip and reports the same SparseCores for one such device
+    assert pltpu.get_tpu_info_for_chip(version, ours.device_tensor_cores).sparse_core == sc
     assert ours.mxu_size == jax_info.mxu_column_size and ours.sublanes == jax_info.num_sublanes
     if sc is not None and sc.num_cores:
         assert ours.sparse_core is not None

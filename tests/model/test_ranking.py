@@ -10,7 +10,7 @@ import pytest
 from tests.model.published import load
 from tests.model.ranking import WITHIN, ranked
 
-_, POINTS = load()
+POINTS = load()
 WINNERS = [m for m in POINTS if m.kernel == "gmm"]
 KEPT = {
     "v5e": 7 / 9,

@@ -8,8 +8,10 @@ Fit and validation (docs/tpu-time-model.md reports the same numbers):
   the DSD one, v5e), flash attention at three more sequence lengths (v5e), and tokamax's autotuned
   grouped-matmul winners on v5e, v5p, v6e and TPU7x (half of the v6e and TPU7x ones fitted those
   chips' vector rate and MXU share: `calibration = true`), and tokamax's Splash attention forward
-  winners on v5p, v6e and TPU7x (on v5p a known miss; each held to its range so a change shows).
-The everyday tier checks the matmul and attention points (seconds); the grouped-matmul points cost
+  winners on v5p, v6e and TPU7x (on v5p a known miss; each held to its range so a change shows), and
+  JAX's SparseCore guide on TPU7x (an add-one, mostly host dispatch, and a gather the model puts 38 %
+  fast: a known miss, held to its range).
+The everyday tier checks the matmul, attention and SparseCore points (seconds); the grouped-matmul points cost
 one host compile of their group tables each (5-10 s here) and run with `--runtimes` (CI passes it).
 """
 
@@ -23,7 +25,7 @@ import pytest
 from sandbox.harness.model import families
 from tests.model.published import Measurement, load, model
 
-OVERHEAD, MEASUREMENTS = load()
+MEASUREMENTS = load()
 BAND = 0.15
 QUICK = [m for m in MEASUREMENTS if m.kernel != "gmm"]
 GROUPED = [m for m in MEASUREMENTS if m.kernel == "gmm"]
@@ -34,6 +36,8 @@ FAMILY_OF = {
     "flash_attention": families.SOFTMAX_LIKE,
     "gmm": families.GROUPED,
     "splash_attention": families.SPARSE_ATTENTION,
+    "sparsecore_add_one": families.SPARSE_CORE,
+    "sparsecore_gather": families.SPARSE_CORE,
 }
 
 
@@ -42,7 +46,7 @@ def _errors(points: Iterable[Measurement]) -> dict[str, float]:
     against the published time, as estimate / published - 1."""
     found = {}
     for m in points:
-        seconds = model(m).seconds + (OVERHEAD if m.host_dispatch else 0.0)
+        seconds = model(m).seconds + m.host_seconds
         found[m.id] = seconds / m.seconds - 1
     return found
 
@@ -68,6 +72,8 @@ def test_estimate_within_band(measurement, quick):
         assert 0.8 < error < 1.7, f"{measurement.id}: model {error:+.1%} off the published time"
     elif measurement.kernel == "splash_attention":  # held to its range so a change shows
         assert -0.35 < error < 0.1, f"{measurement.id}: model {error:+.1%} off the published time"
+    elif measurement.kernel == "sparsecore_gather":  # a known miss, 38 % fast (docs/tpu-time-model.md)
+        assert -0.45 < error < -0.3, f"{measurement.id}: model {error:+.1%} off the published time"
     else:
         assert abs(error) < BAND, f"{measurement.id}: model {error:+.1%} off the published time"
 
@@ -153,6 +159,17 @@ def test_grouped_matmul_points_and_their_bands(grouped, quick):
     checked = [m for m in MEASUREMENTS if not m.calibration]
     within = sum(abs(errors[m.id]) <= BAND for m in checked) / len(checked)
     assert within >= families.WITHIN_15_PERCENT - 1e-9, f"{within:.1%} of {len(checked)} points within ±15 %"
+
+
+def test_host_timed_points_take_off_their_chips_host_dispatch():
+    """A host-timed source's dispatch (derived in the data file) is the one the chip table reports
+    beside every estimate on that chip."""
+    from sandbox.protocol.chips import chip_info
+
+    host_timed = [m for m in MEASUREMENTS if m.host_seconds]
+    assert {m.chip for m in host_timed} == {"v5e", "tpu7x"}
+    for m in host_timed:
+        assert m.host_seconds == chip_info(m.chip).host_dispatch_seconds, m.id
 
 
 def test_each_published_kernel_is_put_in_its_family_and_says_its_band():

@@ -74,14 +74,16 @@ class Rates:
 
     @classmethod
     def of_sparse_core(cls, chip: ChipInfo, programs_per_core: int) -> Rates:
-        """One SparseCore program's rates (all ASSUMED, no published SparseCore timing): the chip's HBM
-        bandwidth shared equally by its SparseCores, and by the programs on one SparseCore; vector
-        work one row of the subcore's lanes per cycle; the TensorCore's per-cycle step, DMA-issue and
-        scalar costs at the same clock."""
+        """One SparseCore program's rates: the JAX device's HBM bandwidth (its SparseCores are per
+        device, and a TPU7x or TPU8i device is one of the chip's two TensorCores: the chip table's
+        sources) shared equally by its SparseCores, and by the programs on one SparseCore. ASSUMED:
+        the equal split at streaming speed (JAX's published gather on TPU7x took 1.65x the time it
+        gives), vector work one row of the subcore's lanes per cycle, and the TensorCore's per-cycle
+        step, DMA-issue and scalar costs at the same clock."""
         sc = chip.sparse_core
         assert sc is not None
         tc = cls.of(chip)
-        share = chip.hbm_bandwidth * chip.tensor_cores / sc.cores / max(programs_per_core, 1)
+        share = chip.device_hbm_bandwidth / sc.cores / max(programs_per_core, 1)
         return dataclasses.replace(tc, bandwidth=share, vector=sc.lanes * chip.clock_hz, cores=sc.cores)
 
     def compute(self, mxu: Mapping[str, Any], vector: Any) -> Any:

@@ -85,10 +85,19 @@ BANDS += (
     Band(SPARSE_ATTENTION, "v5p", 0.9085, 1.5729, 4, _SPLASH),
     Band(SPARSE_ATTENTION, "v6e", -0.3127, 0.0592, 4, _SPLASH),
     Band(SPARSE_ATTENTION, "tpu7x", -0.3181, -0.1241, 4, _SPLASH),
+    Band(
+        SPARSE_CORE,
+        "tpu7x",
+        -0.3847,
+        0.0121,
+        2,
+        "JAX's SparseCore guide (2026-02-13), host-timed: an add-one, mostly host dispatch, and a gather "
+        "the model puts 38 % too fast (a known miss, docs/tpu-time-model.md)",
+    ),
 )
-# Of every published point that fitted nothing (94), the share the model puts within ±15 %
+# Of every published point that fitted nothing (96), the share the model puts within ±15 %
 # (tests/model/test_validation.py checks it stays there).
-WITHIN_15_PERCENT = 76 / 94
+WITHIN_15_PERCENT = 77 / 96
 
 
 @dataclass(frozen=True)
