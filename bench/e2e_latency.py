@@ -280,7 +280,7 @@ def print_verdict_cost(sandbox: str, repeats: int) -> None:
                 added = checked - alone
                 print(
                     f"  {name}, {how_edited}, {slots} slot(s), {how}: {checked:.3f} s checked, "
-                    f"{alone:.3f} s unchecked: +{added:.3f} s ({added / checked:.0%} of the checked run)"
+                    f"{alone:.3f} s unchecked: {added:+.3f} s ({added / checked:+.0%} of the checked run)"
                 )
 
 

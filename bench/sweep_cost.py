@@ -27,13 +27,13 @@ import jax
 import jax.numpy as jnp
 
 from sandbox.backends import create_backend
+from sandbox.backends.execute import execute
 from sandbox.catalog.entries import load_catalog
 from sandbox.harness import usercode
 from sandbox.harness.model.estimate import chip_context, estimate_jaxpr, known_values, trace
 from sandbox.jobs import sweeps
 from sandbox.jobs.build import make_sweep_job
 from sandbox.protocol import chip_info
-from sandbox.results.classify import classify
 
 BLOCKS = {"bm": [128, 512, 4096], "bk": [64, 256, 1024], "bn": [128, 512, 4096]}
 CHIP = chip_info("v5e")
@@ -110,7 +110,9 @@ def whole_sweep() -> None:
     backend = create_backend("local")
     t0 = time.perf_counter()
     try:
-        result = classify(job, backend.run(job, lambda event: None, threading.Event()))
+        # Through `execute`, as the server runs it: the reference's job, then the checker makes each
+        # config's row (a sweep's own process sends outputs only, since the checker moved out of it).
+        result = execute(backend, job, threading.Event(), lambda kind, data: None).result
     finally:
         backend.close()
     wall = time.perf_counter() - t0
