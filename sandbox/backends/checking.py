@@ -139,8 +139,7 @@ def _reference(job: Job, execution: Execution) -> Reference:
     declared = job.entry.tolerances if job.entry is not None else (events[0].tolerances if events else {})
     nbytes = sum(a.nbytes for x in expected.values() for _, a in x.outputs)
     of = events[0].of if events else 0
-    stdout = execution.stdout if job.entry is None else ""
-    return Reference(expected=expected, of=of, tolerances=declared, nbytes=nbytes, stdout=stdout)
+    return Reference(expected=expected, of=of, tolerances=declared, nbytes=nbytes)
 
 
 class Pending(Protocol):

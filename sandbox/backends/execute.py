@@ -123,9 +123,6 @@ def _execute(
 
         given = references.with_inputs(job, reference)  # a computed reference's inputs: none to make
         ran = backend.run(given, sink, pairing.kernel_cancel(reference, cancel))
-        if given.inputs and isinstance(reference, checking.Reference) and reference.stdout:
-            # The kernel's job did not run the file's `make_inputs`: what it printed comes first.
-            ran = replace(ran, stdout=reference.stdout + ran.stdout)
         failed = checker.settle()
         if failed is not None:
             return _reference_failed(job, failed, cancelled=cancel.is_set())

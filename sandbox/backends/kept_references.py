@@ -36,9 +36,6 @@ class Reference:
     of: int
     tolerances: dict[str, Tolerance]
     nbytes: int = 0
-    # What a scratch file's code printed in the reference's job (its `make_inputs`, its `reference`);
-    # a catalog reference's job runs no user code, and its output is never shown.
-    stdout: str = ""
 
     @functools.cached_property
     def by_config(self) -> dict[int, Expected]:

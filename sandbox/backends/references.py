@@ -170,7 +170,7 @@ def with_inputs(job: Job, reference: object) -> Job:
     Else unchanged: a reference still computing beside the kernel's job gives none."""
     if job.sweep is not None or not isinstance(reference, Reference) or not reference.expected:
         return job
-    given = [CaseInputs(i, e.event.inputs) for i, e in sorted(reference.expected.items())]
+    given = [CaseInputs(i, e.event.inputs, e.event.printed) for i, e in sorted(reference.expected.items())]
     if (
         any(not g.arrays for g in given)
         or sum(len(a.data) for g in given for a in g.arrays) > GIVEN_INPUT_BYTES

@@ -10,6 +10,7 @@ compares with the reference's, as for inputs it made itself.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,13 @@ def given_inputs(job: Job, index: int) -> tuple[Any, ...] | None:
 
 
 def case_inputs(job: Job, index: int, case: Case, make_inputs: Callable[[Case], Any]) -> tuple[Any, ...]:
-    """The case's inputs: the host's copy of the reference's (catalog), else made here."""
+    """The case's inputs: the host's copy of the reference's, else made here. Given ones come with
+    what `make_inputs` printed making them, printed here, where this job would have called it."""
     given = given_inputs(job, index)
-    return given if given is not None else tuple(make_inputs(case))
+    if given is None:
+        return tuple(make_inputs(case))
+    printed = next((g.printed for g in job.inputs if g.index == index), "")
+    if printed:
+        sys.stdout.write(printed)
+        sys.stdout.flush()
+    return given

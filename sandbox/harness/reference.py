@@ -10,6 +10,8 @@ per distinct size among the job's configs, naming the configs checked at it (`sw
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import types
 from typing import Any
@@ -24,6 +26,8 @@ from sandbox.protocol import Case
 from sandbox.protocol.arrays import GIVEN_INPUT_BYTES, MAX_CASE_ARRAY_BYTES, MAX_JOB_ARRAY_BYTES, ArrayBytes
 from sandbox.verdict import arrays
 from sandbox.verdict.tolerances import scratch_tolerances
+
+PRINTED_CHARS = 64 << 10
 
 
 class ReferenceSession(Session):
@@ -121,7 +125,9 @@ class ReferenceSession(Session):
     ) -> int:
         """Send one case's expected outputs; their size in bytes. With `room` (a sweep's check sizes),
         outputs past it or past one case's cap are not computed or sent: that config's row says so."""
-        inputs = self._phase("make_inputs", lambda: tuple(make_inputs(case)), files)
+        printed = _Printed()
+        with contextlib.redirect_stdout(printed) if self.job.entry is None else contextlib.nullcontext():
+            inputs = self._phase("make_inputs", lambda: tuple(make_inputs(case)), files)
         # Taken before the reference runs: a scratch file's `reference` may change its inputs in place.
         digest, shapes = arrays.digest(calls.leaves(inputs)), tuple(tuple(np.shape(x)) for x in inputs)
         given = given_inputs(inputs, scratch=self.job.entry is None) if self._gives_inputs() else ()
@@ -145,6 +151,7 @@ class ReferenceSession(Session):
             tolerances=tolerances,
             configs=configs,
             inputs=given,
+            printed=printed.text() if given else "",
         )
         return nbytes
 
@@ -154,6 +161,22 @@ class ReferenceSession(Session):
         after this one (not beside it). Not a sweep's, not a multi-device run's (which may place its
         inputs on a mesh)."""
         return self.job.sweep is None and self.job.devices == 1
+
+
+class _Printed(io.StringIO):
+    """What a scratch file's `make_inputs` prints, up to `PRINTED_CHARS` (a flood is cut, not kept):
+    it travels with the inputs to the kernel's job, which prints it in `make_inputs`' place."""
+
+    cut = False
+
+    def write(self, text: str) -> int:
+        room = PRINTED_CHARS - self.tell()
+        super().write(text[: max(room, 0)])
+        self.cut = self.cut or len(text) > room
+        return len(text)
+
+    def text(self) -> str:
+        return self.getvalue() + ("\n[make_inputs printed more: cut]\n" if self.cut else "")
 
 
 def given_inputs(inputs: tuple[Any, ...], *, scratch: bool = False) -> tuple[ArrayBytes, ...]:

@@ -182,6 +182,8 @@ class CaseExpected:
     # A catalog case's inputs themselves (when each is a plain array), kept by the host with the
     # expected outputs and given to every later kernel's job of the entry (`Job.inputs`).
     inputs: tuple[ArrayBytes, ...] = ()
+    # What a scratch file's `make_inputs` printed while making them (capped), given with them.
+    printed: str = ""
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,9 @@ class CaseInputs:
 
     index: int
     arrays: tuple[ArrayBytes, ...]
+    # What a scratch file's `make_inputs` printed making them: the kernel's job prints it where it
+    # would have called `make_inputs`, so the run's output reads as if it had.
+    printed: str = ""
 
 
 @dataclass(frozen=True)

@@ -181,3 +181,20 @@ def test_a_sweeps_reference_read_back_from_disk_still_names_each_configs_outputs
     loaded = store.load(store.key(job), job)
     assert loaded is not None and sorted(loaded.by_config) == [0, 1]
     assert loaded.by_config[1].event == event
+
+
+def test_what_make_inputs_prints_travels_with_its_inputs_cut_at_a_bound():
+    import contextlib
+
+    from sandbox.harness.reference import PRINTED_CHARS, _Printed
+
+    quiet, flood = _Printed(), _Printed()
+    with contextlib.redirect_stdout(quiet):
+        print("making inputs")
+    with contextlib.redirect_stdout(flood):
+        for _ in range(PRINTED_CHARS // 10):
+            print("x" * 99)
+    assert quiet.text() == "making inputs\n"
+    assert len(flood.text()) < PRINTED_CHARS + 100 and flood.text().endswith(
+        "[make_inputs printed more: cut]\n"
+    )
