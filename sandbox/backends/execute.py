@@ -102,6 +102,7 @@ def _execute(
     clock = PhaseClock(started)
     try:
         on_disk = references.recall(backend, job)  # a kept reference file, into the backend's memory
+        earlier = checking.kept(backend, job)
         reference = pairing.start_reference(backend, job, cancel, slots)
         clock.reference_done()
         if isinstance(reference, checking.ReferenceFailed):
@@ -129,7 +130,7 @@ def _execute(
         for seen in checker.flush():  # outputs that waited for a reference computed beside them
             clock.saw(seen.kind)
             deliver(seen)
-        execution = checker.rewrite(ran)
+        execution = replace(checker.rewrite(ran), reference_kept=earlier is not None and reference is earlier)
         if not on_disk:
             references.remember(backend, job)
     except Exception as exc:  # a backend fault: the run fails cleanly, the caller carries on

@@ -357,6 +357,9 @@ class Execution:
     disk_limit_hit: bool = False
     # The child's events could not be read (malformed or over a cap): the job was stopped.
     report_error: str | None = None
+    # Set by the host, never by a job: the verdict used a reference an earlier run computed
+    # (`sandbox.backends.kept_references`), so this run ran no reference's job.
+    reference_kept: bool = False
 
 
 def never_ran(reason: str | None, *, wall_seconds: float = 0.0, cancelled: bool = False) -> Execution:

@@ -56,6 +56,11 @@ CHECKED_BY_CATALOG = "the catalog entry's reference, computed and compared outsi
 CHECKED_BY_AUTHOR = (
     "the author's own reference (this file's `reference`), computed and compared outside the kernel's process"
 )
+CHECKED_BY_AUTHOR_KEPT = (
+    "the author's own reference (this file's `reference`), computed outside the kernel's process by an "
+    "earlier run of the same `make_inputs` and `reference` (only code they never run has changed since), "
+    "and compared outside it"
+)
 
 
 def classify(job: Job, execution: Execution) -> RunResult:
@@ -93,14 +98,16 @@ def classify(job: Job, execution: Execution) -> RunResult:
         trace=facts.trace,
         estimate=facts.estimate,
         sweep=sweep,
-        checked_by=_checked_by(job, facts),
+        checked_by=_checked_by(job, facts, kept=execution.reference_kept),
     )
 
 
-def _checked_by(job: Job, facts: _Facts) -> str:
+def _checked_by(job: Job, facts: _Facts, *, kept: bool) -> str:
     if not facts.cases:
         return ""
-    return CHECKED_BY_CATALOG if job.entry is not None else CHECKED_BY_AUTHOR
+    if job.entry is not None:
+        return CHECKED_BY_CATALOG
+    return CHECKED_BY_AUTHOR_KEPT if kept else CHECKED_BY_AUTHOR
 
 
 class _Facts:

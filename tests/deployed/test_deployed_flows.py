@@ -90,6 +90,27 @@ def run(web: Process, body: dict) -> dict:
     return events[-1][2]
 
 
+def test_a_learners_next_try_is_checked_against_the_kept_reference(web):
+    # Its own reference text (the module's other tests run SCRATCH itself): nothing kept before it.
+    source = f"_TRY = {web.name!r}\n" + SCRATCH
+    tries = {
+        "first": source,
+        "kernel edited": source.replace("x_ref[...] * 2.0", "x_ref[...] + x_ref[...]"),
+        "kernel broken": source.replace("x_ref[...] * 2.0", "x_ref[...] * 3.0"),
+    }
+    results = {name: run(web, {"source": text, "chip": "v5p", "fresh": True}) for name, text in tries.items()}
+    statuses = {name: r["status"] for name, r in results.items()}
+    assert statuses == {"first": "passed", "kernel edited": "passed", "kernel broken": "mismatch"}, {
+        name: r["summary"] for name, r in results.items()
+    }
+    # The first computed its reference (beside its kernel's job, or before it); the next tries were
+    # answered with it, and say so.
+    assert "earlier run" not in results["first"]["checked_by"], results["first"]["checked_by"]
+    for name in ("kernel edited", "kernel broken"):
+        assert "earlier run of the same `make_inputs` and `reference`" in results[name]["checked_by"]
+        assert results[name]["phases"]["reference"] < 0.05
+
+
 def test_health_lists_every_capability_as_serving(web):
     status, health = get(web, "/api/health")
     assert status == 200 and health["status"] == "ok", health
