@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Iterator
 
 from sandbox.protocol.chips import chip_info
+from sandbox.protocol.estimate import Estimate
 from tests.model.published import Measurement, model
 
 WITHIN = 0.05
@@ -32,19 +33,42 @@ def neighbours(m: Measurement) -> Iterator[tuple[int, int, int]]:
                 yield tuple(tile)  # type: ignore[misc]
 
 
-def _fits(tile: tuple[int, ...], chip: str) -> bool:
+def vmem_bytes(tile: tuple[int, ...]) -> int:
+    """The tiles' VMEM: bf16 lhs, rhs and out blocks double-buffered, the f32 accumulator."""
     tm, tk, tn = tile
-    vmem = 2 * 2 * (tm * tk + tk * tn + tm * tn) + 4 * tm * tn  # bf16 double-buffered, f32 acc
-    return vmem <= chip_info(chip).vmem_bytes  # type: ignore[arg-type]
+    return 2 * 2 * (tm * tk + tk * tn + tm * tn) + 4 * tm * tn
+
+
+def _fits(tile: tuple[int, ...], chip: str) -> bool:
+    return vmem_bytes(tile) <= chip_info(chip).vmem_bytes  # type: ignore[arg-type]
+
+
+def estimate_at(m: Measurement, tile: tuple[int, ...]) -> Estimate:
+    raw = {**m.raw, "tiling": dict(zip(("tm", "tk", "tn"), tile, strict=True))}
+    return model(dataclasses.replace(m, raw=raw))
 
 
 def ranked(m: Measurement) -> dict[tuple[int, int, int], float]:
     """The model's estimate for the winner and each neighbour."""
-    found = {}
-    for tile in neighbours(m):
-        raw = {**m.raw, "tiling": dict(zip(("tm", "tk", "tn"), tile, strict=True))}
-        found[tile] = model(dataclasses.replace(m, raw=raw)).seconds
-    return found
+    return {tile: estimate_at(m, tile).seconds for tile in neighbours(m)}
+
+
+def explain(m: Measurement, tile: tuple[int, ...]) -> list[str]:
+    """Why the model costs a tiling as it does: its split, and its costliest kinds of step."""
+    e = estimate_at(m, tile)
+    lines = [
+        f"  {tile}: {e.seconds * 1e3:.3f} ms, {e.kernels[0].steps} steps, {e.hbm_bytes / 1e9:.2f} GB moved, "
+        f"VMEM {vmem_bytes(tile) / 2**20:.2f} MiB; compute {e.compute_seconds * 1e3:.3f} ms, "
+        f"memory {e.memory_seconds * 1e3:.3f} ms, per-step overhead {e.overhead_seconds * 1e3:.3f} ms"
+    ]
+    for c in sorted(e.classes, key=lambda c: -c.count * c.seconds)[:3]:
+        lines.append(
+            f"    {c.count:6d} x {c.seconds * 1e6:5.2f} us: in {c.copy_in_bytes / 1e6:5.2f} MB, "
+            f"out {c.copy_out_bytes / 1e6:4.2f} MB, compute {c.compute_seconds * 1e6:5.2f} us "
+            f"({c.mxu_flops / 1e9:.2f} GFLOP, {c.vector_ops / 1e6:.2f} M vector ops), "
+            f"DMA {c.copy_seconds * 1e6:5.2f} us, overhead {c.overhead_seconds * 1e6:.2f} us ({c.bound})"
+        )
+    return lines
 
 
 if __name__ == "__main__":
@@ -52,13 +76,13 @@ if __name__ == "__main__":
 
     from tests.model.published import load
 
-    points = load()
-    for m in points:
+    # python -m tests.model.ranking <chip>... [--explain]: each winner's gap; with --explain, a miss's
+    # winner and the model's best step by step.
+    for m in load():
         if m.kernel == "gmm" and m.chip in sys.argv[1:]:
             est = ranked(m)
-            winner = next(iter(est))
-            gap = est[winner] / min(est.values()) - 1
-            print(
-                f"{gap:+.3f} {'ok' if gap <= WITHIN else 'MISS'} {m.id} best={min(est, key=est.get)}",
-                flush=True,
-            )
+            winner, best = next(iter(est)), min(est, key=est.get)
+            gap = est[winner] / est[best] - 1
+            print(f"{gap:+.3f} {'ok' if gap <= WITHIN else 'MISS'} {m.id} best={best}", flush=True)
+            if gap > WITHIN and "--explain" in sys.argv:
+                print("\n".join(explain(m, winner) + explain(m, best)), flush=True)
