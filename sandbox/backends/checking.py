@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from sandbox.backends.base import Backend
-from sandbox.backends.kept_references import Reference, ReferenceCache, cache_key, cache_of
+from sandbox.backends.kept_references import Reference, ReferenceCache, cache_key, cache_of, nbytes_of
 from sandbox.protocol import ErrorInfo, Event, Execution, Job, new_event
 from sandbox.protocol.codec import DecodeError, from_json_dict
 from sandbox.protocol.events import CaseExpected, CaseRan, ConfigRan
@@ -137,7 +137,7 @@ def _reference(job: Job, execution: Execution) -> Reference:
     events = [from_json_dict(CaseExpected, e.data) for e in execution.events if e.kind == "expected"]
     expected = {e.index: Expected.of(e) for e in events}
     declared = job.entry.tolerances if job.entry is not None else (events[0].tolerances if events else {})
-    nbytes = sum(a.nbytes for x in expected.values() for _, a in x.outputs)
+    nbytes = nbytes_of(expected)  # the inputs it gives count too, kept on disk or not
     of = events[0].of if events else 0
     return Reference(expected=expected, of=of, tolerances=declared, nbytes=nbytes)
 

@@ -46,6 +46,13 @@ class Reference:
         return {i: x for x in self.expected.values() if x.outputs for i in x.event.configs}
 
 
+def nbytes_of(expected: dict[int, Expected]) -> int:
+    """Memory a kept reference holds: the decoded outputs and the encoded inputs."""
+    outputs = sum(a.nbytes for x in expected.values() for _, a in x.outputs)
+    inputs = sum(len(a.data) for x in expected.values() for a in x.event.inputs)
+    return outputs + inputs
+
+
 class ReferenceCache:
     """References by what they depend on, least recently used dropped first, bounded by bytes: the
     catalog's and scratch files' each in their own budget."""

@@ -31,6 +31,7 @@ from pathlib import Path
 from sandbox.backends import checking, kept_references
 from sandbox.backends.base import Backend
 from sandbox.backends.checking import Reference
+from sandbox.backends.kept_references import nbytes_of
 from sandbox.host.runtimes import RuntimeSet, discover
 from sandbox.protocol import CaseInputs, Job, from_json_dict, to_json_dict
 from sandbox.protocol.arrays import GIVEN_INPUT_BYTES
@@ -105,13 +106,6 @@ class ReferenceStore:
             path.unlink(missing_ok=True)
 
 
-def nbytes_of(expected: dict[int, Expected]) -> int:
-    """Memory a kept reference holds: the decoded outputs and the encoded inputs."""
-    outputs = sum(a.nbytes for x in expected.values() for _, a in x.outputs)
-    inputs = sum(len(a.data) for x in expected.values() for a in x.event.inputs)
-    return outputs + inputs
-
-
 STORES: weakref.WeakKeyDictionary[Backend, ReferenceStore] = weakref.WeakKeyDictionary()
 
 
@@ -152,15 +146,10 @@ def recall(backend: Backend, job: Job) -> bool:
 
 def remember(backend: Backend, job: Job) -> None:
     """Keep on disk the reference the run's reference's job just computed (in the memory cache by now,
-    if it ended well), and count its inputs in the memory cache's bound."""
-    cache, key, store = kept_references.cache_of(backend), kept_references.cache_key(job), store_of(backend)
-    reference = checking.kept(backend, job)
-    if cache is None or key is None or store is None or reference is None:
-        return
-    reference = replace(reference, nbytes=nbytes_of(reference.expected))
-    cache.put(key, reference)
-    file_key = store.key(job)
-    if file_key is not None:
+    if it ended well, its inputs counted in the cache's bound)."""
+    store, reference = store_of(backend), checking.kept(backend, job)
+    file_key = store.key(job) if store is not None else None
+    if store is not None and reference is not None and file_key is not None:
         store.save(file_key, reference)
 
 
