@@ -74,7 +74,7 @@ def model(measurement: Measurement) -> Estimate:
     """The model's device-time estimate for one measurement (traced abstractly: nothing is allocated)."""
     fn, args = call(measurement)
     chip = chip_info(measurement.chip)  # type: ignore[arg-type]
-    if measurement.kernel == "gmm":
+    if measurement.kernel in ("gmm", "quantized_gmm"):
         # tokamax's ragged_dot is a gridless pallas_call (its dimension_semantics emptied) whose body
         # runs `pltpu.emit_pipeline` over megablox's grid without a `core_axis`, so its grid is not
         # split between a megacore's TensorCores (`custom_buffered_pallas_call` in tokamax/_src/
@@ -82,6 +82,22 @@ def model(measurement: Measurement) -> Estimate:
         # own pallas_call, costed in its place, would be: cost it on one core, as tokamax runs.
         chip = dataclasses.replace(chip, megacore=False)
     return estimate(fn, args, chip, timeline=False)
+
+
+def _quantized_gmm(raw: dict[str, Any]) -> tuple[Any, tuple[Any, ...]]:
+    """fp8 values and bf16 scales, the scales repeated to whole vregs as tokamax's kernel gets them."""
+    size, tiling, per = raw["size"], raw["tiling"], raw["per_scale"]
+    m, k, n, g = size["m"], size["k"], size["n"], size["groups"]
+    fp8 = jnp.float8_e4m3fn
+    args = (
+        _abstract(m, k, dtype=fp8),
+        _abstract(m, k // per * 128),
+        _abstract(g, k, n, dtype=fp8),
+        _abstract(g, k // per * 16, n),
+        group_sizes(raw),
+    )
+    tiles = (tiling["tm"], tiling["tk"], tiling["tn"])
+    return functools.partial(kernels.quantized_gmm, tiling=tiles, per_scale=per), args
 
 
 def call(measurement: Measurement) -> tuple[Any, tuple[Any, ...]]:
@@ -115,6 +131,8 @@ def call(measurement: Measurement) -> tuple[Any, tuple[Any, ...]]:
             kernels.gmm, tiling=(tiling["tm"], tiling["tk"], tiling["tn"]), transpose_rhs=raw["transpose_rhs"]
         )
         return fn, (_abstract(m, k), rhs, group_sizes(raw))
+    if raw["kernel"] == "quantized_gmm":
+        return _quantized_gmm(raw)
     size, blocks = raw["size"], raw["blocks"]
     m, k, n = size["m"], size["k"], size["n"]
     if raw["kernel"] == "matmul":

@@ -11,6 +11,9 @@ this test from their documentation (same grids, BlockSpecs, scratch and body; ou
 - `flash_attention`, `gmm`: JAX's own shipped kernels (jax.experimental.pallas.ops.tpu), called as
   the published measurements called them (flash attention) or as the stand-in for tokamax's
   ragged_dot, which shares megablox gmm's grid and prefetch scheme (see the data file).
+- `quantized_gmm`: tokamax's ragged_dot forward on quantized operands (fp8 values, bf16 scales per
+  256 of K), rebuilt on megablox gmm's grid and group tables (megablox refuses fp8): per 256-wide
+  slice of the K tile one fp8 dot into f32, scaled by both operands' scales, added to the accumulator.
 - `splash_attention`: JAX's splash attention forward, called as tokamax's splash op calls its own copy
   of that kernel (q, k, v as (batch, seq, heads, head_dim), transposed to heads-major, one
   `make_splash_mha` kernel vmapped over the batch).
@@ -68,6 +71,80 @@ def gmm(lhs, rhs, group_sizes, *, tiling, transpose_rhs):
     return _megablox.gmm(
         lhs, rhs, group_sizes, preferred_element_type=jnp.bfloat16, tiling=tiling, transpose_rhs=transpose_rhs
     )
+
+
+def _quantized_gmm_body(
+    meta, offset, lhs_ref, lhs_scale_ref, rhs_ref, rhs_scale_ref, o_ref, acc_ref, *, slices, steps
+):
+    """tokamax's gmm `kernel` on QArrays (pallas_mosaic_tpu_kernel.py, openxla/tokamax@e13801c): each
+    K tile is `slices` sub-dots, one per scale; the scale blocks are repeated to whole vregs
+    (`mosaic_tpu.quant_block_spec`), so each sub-dot's scales are a lane-wide and a sublane-deep
+    slice, tiled over the output tile."""
+    del offset
+    tm, tn = acc_ref.shape
+    depth, lanes, rows = (
+        lhs_ref.shape[1] // slices,
+        lhs_scale_ref.shape[1] // slices,
+        rhs_scale_ref.shape[0] // slices,
+    )
+    grid_id, k = pl.program_id(1), pl.program_id(2)
+
+    @pl.when(k == 0)
+    def _():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    for it in range(slices):
+        out = jax.lax.dot_general(
+            lhs_ref[:, it * depth : (it + 1) * depth],
+            rhs_ref[it * depth : (it + 1) * depth, :],
+            (((1,), (0,)), ((), ())),
+            preferred_element_type=jnp.float32,
+        )
+        out *= jnp.tile(lhs_scale_ref[:, it * lanes : (it + 1) * lanes], (1, tn // lanes))
+        out *= jnp.tile(rhs_scale_ref[it * rows : (it + 1) * rows, :], (tm // rows, 1))
+        acc_ref[...] += out
+
+    @pl.when(k == steps - 1)
+    def _():
+        mask = _megablox._get_store_mask(grid_id=grid_id, group_metadata=meta, tm=tm, tn=tn)
+        o_ref[...] = jax.lax.select(mask, acc_ref[...], o_ref[...].astype(jnp.float32)).astype(o_ref.dtype)
+
+
+def quantized_gmm(lhs, lhs_scale, rhs, rhs_scale, group_sizes, *, tiling, per_scale=256, sublanes=16):
+    """lhs (m, k) @ rhs (g, k, n) per group, both quantized along K (`per_scale` values per scale),
+    bf16 out, at a (tm, tk, tn) tiling. The scales arrive as tokamax's kernel receives them: lhs's
+    (m, k / per_scale) repeated 128 times along lanes, rhs's (g, k / per_scale, n) `sublanes` times
+    (TPU7x's, `_adaptive_sublane_size`); that repeat is XLA's, outside the kernel (not costed)."""
+    (m, k), n = lhs.shape, rhs.shape[2]
+    tm, tk, tn = tiling
+    slices = tk // per_scale
+    meta, tiles = _megablox.make_group_metadata(
+        group_sizes=group_sizes,
+        m=m,
+        tm=tm,
+        start_group=jnp.zeros((), jnp.int32),
+        num_nonzero_groups=rhs.shape[0],
+        visit_empty_groups=False,
+    )
+    lanes, rows = slices * 128, slices * sublanes
+    spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=2,
+        grid=(n // tn, tiles, k // tk),
+        in_specs=[
+            pl.BlockSpec((tm, tk), lambda j, i, kk, meta, off: (meta[2][i], kk)),
+            pl.BlockSpec((tm, lanes), lambda j, i, kk, meta, off: (meta[2][i], kk)),
+            pl.BlockSpec((None, tk, tn), lambda j, i, kk, meta, off: (meta[1][i], kk, j)),
+            pl.BlockSpec((None, rows, tn), lambda j, i, kk, meta, off: (meta[1][i], kk, j)),
+        ],
+        out_specs=pl.BlockSpec((tm, tn), lambda j, i, kk, meta, off: (meta[2][i], j)),
+        scratch_shapes=[pltpu.VMEM((tm, tn), jnp.float32)],
+    )
+    return pl.pallas_call(
+        functools.partial(_quantized_gmm_body, slices=slices, steps=k // tk),
+        grid_spec=spec,
+        out_shape=jax.ShapeDtypeStruct((m, n), jnp.bfloat16),
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "arbitrary", "arbitrary")),
+    )(meta, jnp.zeros((1,), jnp.int32), lhs, lhs_scale, rhs, rhs_scale)
 
 
 def _matmul_body(x_ref, y_ref, o_ref, acc_ref, *, steps, transpose_rhs, activation):

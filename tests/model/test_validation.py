@@ -7,7 +7,9 @@ Fit and validation (docs/tpu-time-model.md reports the same numbers):
 - validation, every other point: the matmul guide (17 dense points, the masked block-sparse one and
   the DSD one, v5e), flash attention at three more sequence lengths (v5e), and tokamax's autotuned
   grouped-matmul winners on v5e, v5p, v6e and TPU7x (half of the v6e and TPU7x ones fitted those
-  chips' vector rate and MXU share: `calibration = true`), and tokamax's Splash attention forward
+  chips' vector rate and MXU share: `calibration = true`; 4 fp8 TPU7x winners of an unmerged tokamax
+  pull request, tokamax's quantized body costed, a known miss 31-47 % fast, in that chip's band),
+  and tokamax's Splash attention forward
   winners on v5p, v6e and TPU7x (on v5p a known miss; each held to its range so a change shows), and
   JAX's SparseCore guide on TPU7x (an add-one, mostly host dispatch, and a gather the model puts 38 %
   fast: a known miss, held to its range).
@@ -27,14 +29,15 @@ from tests.model.published import Measurement, load, model
 
 MEASUREMENTS = load()
 BAND = 0.15
-QUICK = [m for m in MEASUREMENTS if m.kernel != "gmm"]
-GROUPED = [m for m in MEASUREMENTS if m.kernel == "gmm"]
+QUICK = [m for m in MEASUREMENTS if m.kernel not in ("gmm", "quantized_gmm")]
+GROUPED = [m for m in MEASUREMENTS if m.kernel in ("gmm", "quantized_gmm")]
 FAMILY_OF = {
     "matmul": families.MATMUL,
     "dsd_matmul": families.BLOCK_SPARSE,
     "masked_matmul": families.BLOCK_SPARSE,
     "flash_attention": families.SOFTMAX_LIKE,
     "gmm": families.GROUPED,
+    "quantized_gmm": families.GROUPED,
     "splash_attention": families.SPARSE_ATTENTION,
     "sparsecore_add_one": families.SPARSE_CORE,
     "sparsecore_gather": families.SPARSE_CORE,
@@ -150,10 +153,13 @@ def test_grouped_matmul_points_and_their_bands(grouped, quick):
     _check_shown(grouped, keys)
     assert not keys
     errors = {**quick, **grouped}
-    # Ranking within each family on each chip: of the 882 grouped-matmul pairs more than 15 % apart,
-    # 10 are swapped, each with one of the points the model misses by more than 15 %.
+    # Ranking within each family on each chip: of the 988 grouped-matmul pairs more than 15 % apart,
+    # 16 are swapped (6 with an fp8 point), each with one of the points the model misses by more than 15 %.
     swapped = _keeps_ranking(GROUPED, errors, 1.15)
-    assert len(swapped) <= 10, swapped
+    assert len(swapped) <= 16, swapped
+    for m in GROUPED:  # fp8: a known miss (docs/tpu-time-model.md), held to its range so a change shows
+        if m.kernel == "quantized_gmm":
+            assert -0.55 < errors[m.id] < -0.25, f"{m.id}: model {errors[m.id]:+.1%} off the published time"
     misses = {m.id for m in GROUPED if abs(errors[m.id]) > BAND}
     assert all(a in misses or b in misses for a, b in swapped), swapped
     checked = [m for m in MEASUREMENTS if not m.calibration]

@@ -71,10 +71,12 @@ BANDS: tuple[Band, ...] = (
     Band(
         GROUPED,
         "tpu7x",
-        -0.155,
+        -0.469,
         0.095,
-        13,
-        _TOKAMAX + "; the other 13 fitted TPU7x's vector rate and MXU share",
+        17,
+        _TOKAMAX + "; the other 13 fitted TPU7x's vector rate and MXU share; 4 of the 17 are fp8 winners "
+        "of an unmerged tokamax pull request (#876), tokamax's quantized body costed, a known miss "
+        "31-47 % too fast (docs/tpu-time-model.md)",
     ),
 )
 _SPLASH = (
@@ -95,9 +97,9 @@ BANDS += (
         "the model puts 38 % too fast (a known miss, docs/tpu-time-model.md)",
     ),
 )
-# Of every published point that fitted nothing (96), the share the model puts within ±15 %
+# Of every published point that fitted nothing (100), the share the model puts within ±15 %
 # (tests/model/test_validation.py checks it stays there).
-WITHIN_15_PERCENT = 77 / 96
+WITHIN_15_PERCENT = 77 / 100
 
 
 @dataclass(frozen=True)
