@@ -23,6 +23,7 @@ from sandbox.harness.model.ops import jaxpr_of
 MATMUL = "matmul (pallas_call, BlockSpec pipeline)"
 BLOCK_SPARSE = "block-sparse matmul (scalar-prefetched block tables)"
 GROUPED = "grouped matmul (grid sized by the inputs)"
+QUANTIZED_GROUPED = "quantized grouped matmul (fp8 or int8 dots, grid sized by the inputs)"
 SOFTMAX_LIKE = "pallas_call with reductions or transcendentals (attention, norms, softmax)"
 SPARSE_ATTENTION = "block-sparse attention (scalar-prefetched block masks with softmax: splash)"
 ELEMENTWISE = "element-wise pallas_call"
@@ -71,12 +72,19 @@ BANDS: tuple[Band, ...] = (
     Band(
         GROUPED,
         "tpu7x",
-        -0.469,
+        -0.155,
         0.095,
-        17,
-        _TOKAMAX + "; the other 13 fitted TPU7x's vector rate and MXU share; 4 of the 17 are fp8 winners "
-        "of an unmerged tokamax pull request (#876), tokamax's quantized body costed, a known miss "
-        "31-47 % too fast (docs/tpu-time-model.md)",
+        13,
+        _TOKAMAX + "; the other 13 fitted TPU7x's vector rate and MXU share",
+    ),
+    Band(
+        QUANTIZED_GROUPED,
+        "tpu7x",
+        -0.469,
+        -0.312,
+        4,
+        "tokamax's autotuned fp8 grouped-matmul winners of an unmerged pull request (openxla/tokamax#876), "
+        "tokamax's quantized body costed; a known miss, 31-47 % too fast (docs/tpu-time-model.md)",
     ),
 )
 _SPLASH = (
@@ -115,10 +123,28 @@ def grid_family(body: Any, *, prefetch: bool, dynamic: bool) -> str:
     if "dot_general" not in names:
         return SOFTMAX_LIKE if names & _SOFTMAX_PRIMITIVES else ELEMENTWISE
     if dynamic:
-        return GROUPED
+        return QUANTIZED_GROUPED if _quantized_dots(jaxpr_of(body)) else GROUPED
     if prefetch:
         return SPARSE_ATTENTION if names & _SOFTMAX_PRIMITIVES else BLOCK_SPARSE
     return SOFTMAX_LIKE if names & _SOFTMAX_PRIMITIVES else MATMUL
+
+
+_QUANTIZED = ("float8", "int8", "uint8", "int4", "uint4")
+
+
+def _quantized_dots(jaxpr: Any) -> bool:
+    """Whether a dot in `jaxpr` (or a jaxpr inside it) takes 8- or 4-bit operands."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "dot_general" and any(
+            str(getattr(v.aval, "dtype", "")).startswith(_QUANTIZED) for v in eqn.invars
+        ):
+            return True
+        for value in eqn.params.values():
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                sub = jaxpr_of(item)
+                if hasattr(sub, "eqns") and _quantized_dots(sub):
+                    return True
+    return False
 
 
 def primitives(jaxpr: Any) -> set[str]:
