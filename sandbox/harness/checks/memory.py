@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.harness.model.ops import jaxpr_of, sub_jaxprs
+
 
 @dataclass(frozen=True)
 class OnChip:
@@ -48,7 +50,7 @@ class OnChip:
 
 def kernel_memory(closed_jaxpr: Any) -> OnChip:
     """On-chip demand of every Pallas kernel reachable from a (closed) jaxpr."""
-    return _outside_kernels(_jaxpr_of(closed_jaxpr))
+    return _outside_kernels(jaxpr_of(closed_jaxpr))
 
 
 def _outside_kernels(jaxpr: Any) -> OnChip:
@@ -59,17 +61,17 @@ def _outside_kernels(jaxpr: Any) -> OnChip:
             total = total.union(_pallas_call(eqn))
         elif name == "mpmd_map":
             for kernel in eqn.params["jaxprs"]:
-                inner = _jaxpr_of(kernel)
+                inner = jaxpr_of(kernel)
                 total = total.union(_refs(v.aval for v in inner.invars) + _scopes(inner) + OnChip(kernels=1))
         else:
-            for sub in _sub_jaxprs(eqn):
+            for sub in sub_jaxprs(eqn):
                 total = total.union(_outside_kernels(sub))
     return total
 
 
 def _pallas_call(eqn: Any) -> OnChip:
     mapping = eqn.params["grid_mapping"]
-    kernel = _jaxpr_of(eqn.params["jaxpr"])
+    kernel = jaxpr_of(eqn.params["jaxpr"])
     buffers = 1 if _grid_points(mapping.grid) <= 1 else 2
     demand = OnChip(kernels=1)
     for block in mapping.block_mappings:
@@ -99,10 +101,10 @@ def _scopes(jaxpr: Any) -> OnChip:
     largest = OnChip()
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "run_scoped":
-            body = _jaxpr_of(eqn.params["jaxpr"])
+            body = jaxpr_of(eqn.params["jaxpr"])
             largest = largest.union(_refs(v.aval for v in body.invars) + _scopes(body))
         else:
-            for sub in _sub_jaxprs(eqn):
+            for sub in sub_jaxprs(eqn):
                 largest = largest.union(_scopes(sub))
     return OnChip(largest.vmem_bytes, largest.smem_bytes, largest.semaphores)
 
@@ -140,17 +142,3 @@ def _ref_bytes(aval: Any) -> int:
     except TypeError:
         return 0
     return int(math.prod(inner.shape)) * itemsize
-
-
-def _jaxpr_of(value: Any) -> Any:
-    return getattr(value, "jaxpr", value) if not hasattr(value, "eqns") else value
-
-
-def _sub_jaxprs(eqn: Any) -> list[Any]:
-    found = []
-    for value in eqn.params.values():
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            inner = _jaxpr_of(item)
-            if hasattr(inner, "eqns"):
-                found.append(inner)
-    return found

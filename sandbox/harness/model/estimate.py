@@ -25,7 +25,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness.model.cost import Grid, Rates, Steps, grid_steps
 from sandbox.harness.model.grid import model_pallas_call
-from sandbox.harness.model.ops import CALLS, jaxpr_of
+from sandbox.harness.model.ops import CALLS, jaxpr_of, sub_jaxprs
 from sandbox.harness.model.program import model_kernel
 from sandbox.harness.model.simulate import program_steps
 from sandbox.harness.model.summary import summarize
@@ -176,8 +176,8 @@ def _walk(
             outs = _walk(inner, [*getattr(closed, "consts", ()), *operands], chip, plans, inside_loop)
             env.update(zip(eqn.outvars, outs, strict=False))
             continue
-        elif _sub_jaxprs(eqn):
-            for sub in _sub_jaxprs(eqn):
+        elif sub_jaxprs(eqn):
+            for sub in sub_jaxprs(eqn):
                 _walk(sub, [None] * (len(sub.constvars) + len(sub.invars)), chip, plans, True)
             continue
         else:
@@ -283,14 +283,4 @@ def _evaluable(eqn: Any) -> bool:
         return False
     if any(math.prod(getattr(v.aval, "shape", ())) > MAX_KNOWN_ELEMENTS for v in eqn.outvars):
         return False
-    return all(_evaluable(e) for sub in _sub_jaxprs(eqn) for e in sub.eqns)
-
-
-def _sub_jaxprs(eqn: Any) -> list[Any]:
-    found = []
-    for value in eqn.params.values():
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            sub = jaxpr_of(item)
-            if hasattr(sub, "eqns"):
-                found.append(sub)
-    return found
+    return all(_evaluable(e) for sub in sub_jaxprs(eqn) for e in sub.eqns)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox.harness.model.ops import jaxpr_of
+from sandbox.harness.model.ops import jaxpr_of, sub_jaxprs
 
 MATMUL = "matmul (pallas_call, BlockSpec pipeline)"
 BLOCK_SPARSE = "block-sparse matmul (scalar-prefetched block tables)"
@@ -134,17 +134,14 @@ _QUANTIZED = ("float8", "int8", "uint8", "int4", "uint4")
 
 def _quantized_dots(jaxpr: Any) -> bool:
     """Whether a dot in `jaxpr` (or a jaxpr inside it) takes 8- or 4-bit operands."""
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name == "dot_general" and any(
-            str(getattr(v.aval, "dtype", "")).startswith(_QUANTIZED) for v in eqn.invars
-        ):
-            return True
-        for value in eqn.params.values():
-            for item in value if isinstance(value, (tuple, list)) else (value,):
-                sub = jaxpr_of(item)
-                if hasattr(sub, "eqns") and _quantized_dots(sub):
-                    return True
-    return False
+    return any(
+        (
+            eqn.primitive.name == "dot_general"
+            and any(str(getattr(v.aval, "dtype", "")).startswith(_QUANTIZED) for v in eqn.invars)
+        )
+        or any(_quantized_dots(sub) for sub in sub_jaxprs(eqn))
+        for eqn in jaxpr.eqns
+    )
 
 
 def primitives(jaxpr: Any) -> set[str]:
@@ -152,11 +149,8 @@ def primitives(jaxpr: Any) -> set[str]:
     found: set[str] = set()
     for eqn in jaxpr.eqns:
         found.add(eqn.primitive.name)
-        for value in eqn.params.values():
-            for item in value if isinstance(value, (tuple, list)) else (value,):
-                sub = jaxpr_of(item)
-                if hasattr(sub, "eqns"):
-                    found |= primitives(sub)
+        for sub in sub_jaxprs(eqn):
+            found |= primitives(sub)
     return found
 
 

@@ -54,17 +54,20 @@ def jaxpr_of(value: Any) -> Any:
     return value if hasattr(value, "eqns") else getattr(value, "jaxpr", value)
 
 
+def sub_jaxprs(eqn: Any) -> list[Any]:
+    """The jaxprs inside `eqn`'s params (a loop's body, a cond's branches, a closed call's)."""
+    found = []
+    for value in eqn.params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            sub = jaxpr_of(item)
+            if hasattr(sub, "eqns"):
+                found.append(sub)
+    return found
+
+
 @functools.lru_cache(maxsize=4096)
 def has_sync(jaxpr: Any) -> bool:
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name in SYNCS:
-            return True
-        for value in eqn.params.values():
-            for item in value if isinstance(value, (tuple, list)) else (value,):
-                sub = jaxpr_of(item)
-                if hasattr(sub, "eqns") and has_sync(sub):
-                    return True
-    return False
+    return any(eqn.primitive.name in SYNCS or any(has_sync(s) for s in sub_jaxprs(eqn)) for eqn in jaxpr.eqns)
 
 
 def scan_counts(params: dict[str, Any]) -> tuple[int, int]:
