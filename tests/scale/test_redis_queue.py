@@ -175,9 +175,13 @@ def test_runs_of_a_pool_left_without_workers_end_instead_of_waiting_forever(redi
     from sandbox.queue import WorkerQueue
 
     ghost = WorkerQueue(redis_service.url, "interpret", "ghost", prefix=prefix)
-    ghost.heartbeat(slots=1, busy=0, ttl_seconds=0.5, host="gone")  # live for half a second, then silent
     with web(redis_service, prefix, tmp_path, worker_grace_seconds=1.0) as a:
-        run_id = a.post("/api/runs", json={"source": SOURCE}).json()["id"]
+        # Live for half a second from here, then silent. (Sent before the server started, it had
+        # sometimes expired by the time a loaded machine had the server up: the run was refused.)
+        ghost.heartbeat(slots=1, busy=0, ttl_seconds=0.5, host="gone")
+        answer = a.post("/api/runs", json={"source": SOURCE})
+        assert answer.status_code == 201, answer.text
+        run_id = answer.json()["id"]
         result = wait_done(a, run_id, timeout=10)["result"]
         assert result["status"] == "error"
         assert "no runner for pool 'interpret' is live" in result["summary"]
