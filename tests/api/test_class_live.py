@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import json
 import queue
 import socket
@@ -78,10 +79,16 @@ def server(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
+ADDRESSES = itertools.count(1)  # each test's client its own address, on this module's server
+
+
 @pytest.fixture
 def http(server) -> Iterator[httpx.Client]:
-    """A client from an address of its own (behind the trusted proxy), so joins count per test."""
-    address = f"10.{threading.get_ident() % 250}.{time.monotonic_ns() % 250}.1"
+    """A client from an address of its own (behind the trusted proxy), so joins count per test. (An
+    address drawn from the clock's nanoseconds once matched the 21-join rate-limit test's, and a later
+    test's sixth join got 429.)"""
+    n = next(ADDRESSES)
+    address = f"10.{n // 250 % 250}.{n % 250}.1"
     with httpx.Client(base_url=server, timeout=10, headers={"X-Forwarded-For": address}) as client:
         yield client
 
