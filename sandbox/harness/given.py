@@ -20,22 +20,13 @@ from sandbox.protocol import Case, Job
 from sandbox.verdict import arrays
 
 
-def given_inputs(job: Job, index: int) -> tuple[Any, ...] | None:
-    """The case's inputs as device arrays, or None when the host gave none for it."""
-    for given in job.inputs:
-        if given.index == index:
-            return tuple(jnp.asarray(array) for _, array in arrays.decode(given.arrays))
-    return None
-
-
 def case_inputs(job: Job, index: int, case: Case, make_inputs: Callable[[Case], Any]) -> tuple[Any, ...]:
     """The case's inputs: the host's copy of the reference's, else made here. Given ones come with
     what `make_inputs` printed making them, printed here, where this job would have called it."""
-    given = given_inputs(job, index)
+    given = next((g for g in job.inputs if g.index == index), None)
     if given is None:
         return tuple(make_inputs(case))
-    printed = next((g.printed for g in job.inputs if g.index == index), "")
-    if printed:
-        sys.stdout.write(printed)
+    if given.printed:
+        sys.stdout.write(given.printed)
         sys.stdout.flush()
-    return given
+    return tuple(jnp.asarray(array) for _, array in arrays.decode(given.arrays))
