@@ -48,6 +48,11 @@ def render(result: RunResult, ir: str | None = None) -> str:
         if e.validation:
             validated = not e.validation.startswith("not validated")
             lines.append(f"    {e.family}: {e.validation}" if validated else f"    {e.validation}")
+        if e.outside_seconds:
+            lines.append(
+                f"    includes {e.outside_seconds * 1e6:.2f} µs of XLA ops outside the kernels "
+                f"({e.outside_bytes / 1e6:.3g} MB moved at HBM bandwidth)"
+            )
         if e.host_dispatch_seconds:
             lines.append(
                 f"    device time only: timed from the host, each call also pays ~{e.host_dispatch_seconds * 1e6:.1f} µs "

@@ -93,7 +93,9 @@ def _estimate(result: RunResult) -> dict[str, Any] | None:
         return None
     data = to_json_dict(result.estimate)
     keep = ("chip", "seconds", "low_seconds", "high_seconds", "bound", "roofline_seconds")
-    return {key: data.get(key) for key in (*keep, "roofline_fraction", "family", "validation")}
+    return {
+        key: data.get(key) for key in (*keep, "roofline_fraction", "family", "validation", "outside_seconds")
+    }
 
 
 def _lowering(check: LoweringCheck, ir: str | None) -> dict[str, Any]:

@@ -102,6 +102,37 @@ def test_a_validated_estimate_shows_its_band_and_range(page, live_server):
     assert "µs of host dispatch" in (page.locator("#estimate-host").text_content() or "")
 
 
+TRANSPOSED_AROUND = """
+import jax
+from jax.experimental import pallas as pl
+
+def double_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2.0
+
+def make_inputs(seed):
+    return (jax.random.normal(jax.random.key(seed), (256, 128)),)
+
+def reference(x):
+    return x * 2.0
+
+def kernel(x):  # XLA transposes before and after the kernel: the estimate includes both copies
+    double = pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.T.shape, x.dtype))
+    return double(x.T).T
+"""
+
+
+def test_xla_ops_around_the_kernel_are_in_the_estimate_and_said(page, live_server):
+    goto(page, live_server, "/?scratch")
+    set_source(page, TRANSPOSED_AROUND)
+    page.click("#chips label:has-text('v6e')")
+    assert run_and_wait(page) == "passed", page.inner_text("#result")
+    outside = page.locator("#estimate-outside")
+    # Two transposes of 128 KiB of f32, each read once and written once.
+    assert outside.get_attribute("data-bytes") == str(4 * 256 * 128 * 4)
+    assert float(outside.get_attribute("data-seconds") or 0) > 0
+    assert "of XLA ops outside the kernels" in (outside.text_content() or "")
+
+
 def test_wrong_kernel_is_a_mismatch_with_details(page, live_server):
     goto(page, live_server, "/?entry=tiled_matmul")
     page.select_option("#wrong", "stuck_k_index_map")

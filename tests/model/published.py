@@ -85,15 +85,15 @@ def model(measurement: Measurement) -> Estimate:
 
 
 def _quantized_gmm(raw: dict[str, Any]) -> tuple[Any, tuple[Any, ...]]:
-    """fp8 values and bf16 scales, the scales repeated to whole vregs as tokamax's kernel gets them."""
+    """fp8 values and bf16 scales, one per `per_scale` values along K (the stand-in repeats them)."""
     size, tiling, per = raw["size"], raw["tiling"], raw["per_scale"]
     m, k, n, g = size["m"], size["k"], size["n"], size["groups"]
     fp8 = jnp.float8_e4m3fn
     args = (
         _abstract(m, k, dtype=fp8),
-        _abstract(m, k // per * 128),
+        _abstract(m, k // per),
         _abstract(g, k, n, dtype=fp8),
-        _abstract(g, k // per * 16, n),
+        _abstract(g, k // per, n),
         group_sizes(raw),
     )
     tiles = (tiling["tm"], tiling["tk"], tiling["tn"])

@@ -111,10 +111,13 @@ def _quantized_gmm_body(
 
 
 def quantized_gmm(lhs, lhs_scale, rhs, rhs_scale, group_sizes, *, tiling, per_scale=256, sublanes=16):
-    """lhs (m, k) @ rhs (g, k, n) per group, both quantized along K (`per_scale` values per scale),
-    bf16 out, at a (tm, tk, tn) tiling. The scales arrive as tokamax's kernel receives them: lhs's
-    (m, k / per_scale) repeated 128 times along lanes, rhs's (g, k / per_scale, n) `sublanes` times
-    (TPU7x's, `_adaptive_sublane_size`); that repeat is XLA's, outside the kernel (not costed)."""
+    """lhs (m, k) @ rhs (g, k, n) per group, both quantized along K (`per_scale` values per scale:
+    lhs_scale (m, k / per_scale), rhs_scale (g, k / per_scale, n)), bf16 out, at a (tm, tk, tn)
+    tiling. As tokamax's `quant_block_spec` does, XLA first repeats the scales to whole vregs, lhs's
+    128 times along lanes and rhs's `sublanes` times (TPU7x's, `_adaptive_sublane_size`), and the
+    kernel receives those (the model costs that repeat as XLA's work outside the kernel)."""
+    lhs_scale = jnp.repeat(lhs_scale, 128, axis=1)
+    rhs_scale = jnp.repeat(rhs_scale, sublanes, axis=1)
     (m, k), n = lhs.shape, rhs.shape[2]
     tm, tk, tn = tiling
     slices = tk // per_scale

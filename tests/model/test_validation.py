@@ -8,7 +8,7 @@ Fit and validation (docs/tpu-time-model.md reports the same numbers):
   the DSD one, v5e), flash attention at three more sequence lengths (v5e), and tokamax's autotuned
   grouped-matmul winners on v5e, v5p, v6e and TPU7x (half of the v6e and TPU7x ones fitted those
   chips' vector rate and MXU share: `calibration = true`; 4 fp8 TPU7x winners of an unmerged tokamax
-  pull request, tokamax's quantized body costed, a known miss 31-47 % fast, in that chip's band),
+  pull request, tokamax's quantized body costed, a known miss 29-43 % fast, in that chip's band),
   and tokamax's Splash attention forward
   winners on v5p, v6e and TPU7x (on v5p a known miss; each held to its range so a change shows), and
   JAX's SparseCore guide on TPU7x (an add-one, mostly host dispatch, and a gather the model puts 38 %
@@ -76,9 +76,9 @@ def test_estimate_within_band(measurement, quick):
     elif measurement.kernel == "dsd_matmul":  # the one memory-bound guide point: a known miss
         assert -0.35 < error < 0.0
     elif measurement.kernel == "splash_attention" and measurement.chip == "v5p":  # a known miss
-        assert 0.8 < error < 1.7, f"{measurement.id}: model {error:+.1%} off the published time"
+        assert 1.0 < error < 1.8, f"{measurement.id}: model {error:+.1%} off the published time"
     elif measurement.kernel == "splash_attention":  # held to its range so a change shows
-        assert -0.35 < error < 0.1, f"{measurement.id}: model {error:+.1%} off the published time"
+        assert -0.2 < error < 0.25, f"{measurement.id}: model {error:+.1%} off the published time"
     elif measurement.kernel == "sparsecore_gather":  # a known miss, 38 % fast (docs/tpu-time-model.md)
         assert -0.45 < error < -0.3, f"{measurement.id}: model {error:+.1%} off the published time"
     else:

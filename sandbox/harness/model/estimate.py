@@ -3,8 +3,8 @@
 `trace` turns `fn(*args)` into a jaxpr the way the TPU would get it: interpret mode off, the chip's
 abstract device current (so `emit_pipeline` and `get_tpu_info` see the chip); `args` may be
 `jax.ShapeDtypeStruct`s, so a 4096^3 problem allocates nothing. `estimate_jaxpr` finds every
-Pallas kernel in it (`pallas_call` → `grid`, `pl.kernel` → `program`), costs them (`cost`) and
-sums them up (`summary`). Small concrete arguments (scalar-prefetch tables) are read as values.
+Pallas kernel in it (`pallas_call` → `grid`, `pl.kernel` → `program`), costs them (`cost`), costs
+XLA's ops around them (`outside`) and sums them up (`summary`). Small concrete arguments (scalar-prefetch tables) are read as values.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from jax.experimental.pallas import tpu as pltpu
 from sandbox.harness.model.cost import Grid, Rates, Steps, grid_steps
 from sandbox.harness.model.grid import model_pallas_call
 from sandbox.harness.model.ops import CALLS, jaxpr_of, sub_jaxprs
+from sandbox.harness.model.outside import outside_work
 from sandbox.harness.model.program import model_kernel
 from sandbox.harness.model.simulate import program_steps
 from sandbox.harness.model.summary import summarize
@@ -91,7 +92,10 @@ def estimate_jaxpr(
             steps.append(program_steps(plan, Rates.of_sparse_core(chip, plan.programs_per_core)))
         else:
             steps.append(program_steps(plan, rates))
-    return summarize(chip.name, rates, steps, model_seconds=time.perf_counter() - t0, timeline=timeline)
+    outside = outside_work(closed, chip) if steps else None
+    return summarize(
+        chip.name, rates, steps, model_seconds=time.perf_counter() - t0, timeline=timeline, outside=outside
+    )
 
 
 def known_values(args: Sequence[Any]) -> list[Any]:

@@ -15,6 +15,7 @@ import numpy as np
 from sandbox.harness.model import families
 from sandbox.harness.model.cost import Rates, Steps
 from sandbox.harness.model.ops import PADDING
+from sandbox.harness.model.outside import Outside
 from sandbox.protocol.chips import CHIP_TABLE
 from sandbox.protocol.estimate import Bound, Estimate, KernelEstimate, StepClass, StepTime
 
@@ -49,13 +50,25 @@ ASSUMPTIONS = (
     "of HBM bandwidth; a pl.kernel core mesh runs one program per core.",
     "A branch runs the cost of the branch its predicate selects at that step; when the predicate "
     "depends on data the model cannot see, the costlier branch is assumed (noted per kernel).",
+    "XLA's ops outside the kernels (transposes, casts, reductions around them) run before or after "
+    "them: each connected run of them is one fusion that reads what enters it and writes what "
+    "leaves it once, at the device's HBM bandwidth (a dot outside a kernel at the MXU's peak); pure "
+    "reshapes are free; collectives outside kernels are not costed.",
 )
 
 
 def summarize(
-    chip: str, rates: Rates, kernels: Sequence[Steps], model_seconds: float = 0.0, *, timeline: bool = True
+    chip: str,
+    rates: Rates,
+    kernels: Sequence[Steps],
+    model_seconds: float = 0.0,
+    *,
+    timeline: bool = True,
+    outside: Outside | None = None,
 ) -> Estimate:
-    """The estimate of `kernels` run one after another; `timeline=False` leaves out the per-step rows."""
+    """The estimate of `kernels` run one after another, with XLA's work around them (`outside`)
+    before or after them; `timeline=False` leaves out the per-step rows."""
+    outside = outside or Outside()
     if not kernels:
         return Estimate(
             chip=chip,
@@ -78,7 +91,8 @@ def summarize(
     for steps in kernels:
         if not steps.overlaps:
             parts += _split(steps, rates)
-    serial = sum(s.total for s in kernels if not s.overlaps)
+    serial = sum(s.total for s in kernels if not s.overlaps) + outside.seconds
+    parts[1] += outside.seconds  # XLA's fusions wait on HBM
     beside = sum(s.total for s in kernels if s.overlaps)  # SparseCore kernels beside the TensorCore
     seconds = max(serial, beside)
     if beside > serial:  # the SparseCore side is the longer one: its excess is waiting on its DMAs
@@ -88,11 +102,11 @@ def summarize(
         for s in kernels
         for kind, flops in s.mxu_flops.items()
         if not kind.endswith(PADDING)  # the roofline counts useful work only
-    )
-    min_bytes = sum(s.min_bytes for s in kernels)
+    ) + outside.flops / (rates.mxu["bf16"] / _efficiency(chip) * rates.cores)
+    min_bytes = sum(s.min_bytes for s in kernels) + outside.bytes
     roofline = max(mxu_time, min_bytes / (rates.bandwidth * rates.cores))
     bound: Bound = ("compute", "memory", "step_overhead")[int(np.argmax(parts))]  # type: ignore[assignment]
-    notes = tuple(dict.fromkeys(f"{s.kernel}: {n}" for s in kernels for n in s.notes))
+    notes = tuple(dict.fromkeys([*(f"{s.kernel}: {n}" for s in kernels for n in s.notes), *outside.notes]))
     trust = families.validation((s.family for s in kernels), chip, _title(chip))
     low, high = families.seconds_range(float(seconds), trust.band)
     return Estimate(
@@ -101,8 +115,8 @@ def summarize(
         bound=bound,
         roofline_seconds=float(roofline),
         roofline_fraction=float(roofline / seconds) if seconds > 0 else 0.0,
-        flops=int(sum(float(s.flops.sum()) for s in kernels)),
-        hbm_bytes=int(sum(s.hbm_bytes for s in kernels)),
+        flops=int(sum(float(s.flops.sum()) for s in kernels) + outside.flops),
+        hbm_bytes=int(sum(s.hbm_bytes for s in kernels) + outside.bytes),
         min_hbm_bytes=int(min_bytes),
         compute_seconds=float(parts[0]),
         memory_seconds=float(parts[1]),
@@ -120,6 +134,8 @@ def summarize(
         low_seconds=low,
         high_seconds=high,
         host_dispatch_seconds=_host_dispatch(chip),
+        outside_seconds=float(outside.seconds),
+        outside_bytes=int(outside.bytes),
     )
 
 

@@ -1,0 +1,270 @@
+"""XLA's work around the kernels: the transposes, casts, reductions and dots a traced function runs
+outside its Pallas kernels, costed at the chip's rooflines (pure jaxpr walking, no compile).
+
+A TPU's device time for a function is every op it runs, not only its kernels: tokamax's splash
+attention, for one, transposes q, k and v to heads-major before its kernel and the output back
+after it, and the published time holds those copies. XLA fuses neighbouring element-wise and
+layout ops into one loop that reads its inputs from HBM once and writes its outputs once, so the
+model groups the ops between kernels the same way: every connected run of such ops is one fusion,
+costed as the bytes that enter it (function inputs, kernel outputs) plus the bytes that leave it
+(read by a kernel or returned), at the device's HBM bandwidth. A dot or convolution outside a
+kernel is a fusion of its own, at the larger of its MXU time and its bytes. Slices and gathers read
+only what they take; an in-place update writes only its update. A run of pure reshapes is free
+(XLA makes it a bitcast). Calls and loops that hold no kernel are one opaque op each (what they
+read and write, once); a collective outside a kernel (psum, all_gather, ...) runs over ICI and is
+not costed (noted). ASSUMED: no fixed cost per fusion (not published), fusions at peak bandwidth.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from jax._src import core as jcore
+from jax._src.state.types import AbstractRef
+
+from sandbox.harness.model.ops import CALLS, dot_kind, jaxpr_of, sub_jaxprs
+from sandbox.protocol.chips import ChipInfo
+
+KERNELS = frozenset({"pallas_call", "mpmd_map"})
+# XLA lowers these to bitcasts (no copy) when alone: a fusion of only them moves nothing. A mutable
+# ref's creation and reads alias its buffer (ASSUMED: an in-place kernel's caller pays no copy).
+BITCASTS = frozenset(
+    {"reshape", "squeeze", "expand_dims", "copy", "copy_p", "bitcast_convert_type"}
+    | {"new_ref", "get", "freeze", "ref_get"}
+)
+# They read only the part of their first operand they return.
+SLICES = frozenset({"slice", "dynamic_slice", "gather"})
+# They update their first operand in place (XLA aliases the buffer): only the update is written.
+UPDATES = {"dynamic_update_slice": 1, "scatter": 2, "scatter-add": 2, "scatter_add": 2}  # -> the update
+COLLECTIVES = frozenset(
+    {"psum", "pmax", "pmin", "ppermute", "all_gather", "all_to_all", "reduce_scatter", "psum_scatter"}
+    | {"psum_invariant", "pbroadcast", "ragged_all_to_all"}
+)
+MATMULS = frozenset({"dot_general", "conv_general_dilated", "ragged_dot_general"})
+
+
+@dataclass
+class Outside:
+    """XLA's work outside the kernels of one traced function, on one chip."""
+
+    seconds: float = 0.0
+    bytes: int = 0
+    flops: int = 0
+    fusions: int = 0  # the groups costed (bitcast-only groups left out)
+    notes: list[str] = field(default_factory=list)
+
+
+def outside_work(closed: Any, chip: ChipInfo) -> Outside:
+    """What XLA runs around the kernels of `closed` (a traced function), costed on `chip`."""
+    found = Outside()
+    _level(jaxpr_of(closed), chip, found, inside_loop=False)
+    if found.fusions:
+        found.notes.insert(
+            0,
+            f"XLA ops outside the kernels: {found.fusions} fusion(s) moving {_size(found.bytes)} "
+            f"({found.seconds * 1e6:.2f} µs at HBM bandwidth"
+            + (f", {found.flops:.3g} flops at the MXU's peak" if found.flops else "")
+            + "), included in the estimate",
+        )
+    return found
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
+
+
+def _holds_kernel(eqn: Any) -> bool:
+    if eqn.primitive.name in KERNELS:
+        return True
+    return any(_holds_kernel(e) for sub in sub_jaxprs(eqn) for e in sub.eqns)
+
+
+def _nbytes(var: Any) -> int:
+    aval: Any = getattr(var, "aval", None)
+    shape = getattr(aval, "shape", None)
+    if shape is None or isinstance(aval, AbstractRef):  # a ref is its buffer: not data moved
+        return 0
+    try:
+        itemsize = np.dtype(aval.dtype).itemsize
+    except TypeError:  # an extended dtype (PRNG keys, semaphores): not array data XLA moves
+        return 0
+    return math.prod(shape) * itemsize
+
+
+def _matmul_flops(node: Node) -> int:
+    if node.name != "dot_general":
+        return 0  # convolutions: costed by their bytes only
+    (lhs_contract, _), _ = node.eqn.params["dimension_numbers"]
+    lhs = node.eqn.invars[0].aval.shape
+    return 2 * math.prod(node.eqn.outvars[0].aval.shape) * math.prod(lhs[d] for d in lhs_contract)
+
+
+def _is_bitcast(node: Node) -> bool:
+    """An op XLA turns into a bitcast when alone: a reshape, a slice or broadcast that keeps every
+    element, a transpose that moves only size-1 dimensions, a cast to the same type."""
+    if node.name in BITCASTS:
+        return True
+    if not node.ins or not isinstance(node.ins[0], jcore.Var) or len(node.outs) != 1:
+        return False
+    src: Any = node.ins[0].aval
+    out: Any = node.outs[0].aval
+    if node.name in ("slice", "dynamic_slice", "broadcast_in_dim", "convert_element_type"):
+        return src.dtype == out.dtype and math.prod(src.shape) == math.prod(out.shape)
+    if node.name == "transpose":
+        moved = [d for d in node.eqn.params["permutation"] if src.shape[d] != 1]
+        return moved == sorted(moved)
+    return False
+
+
+@dataclass(frozen=True)
+class Node:
+    """One op of a level with calls inlined (XLA inlines them): its equation, and its operands and
+    results as the values they are at that level (a call's inner variables resolved to the outer)."""
+
+    eqn: Any
+    ins: tuple[Any, ...]
+    outs: tuple[Any, ...]
+
+    @property
+    def name(self) -> str:
+        return str(self.eqn.primitive.name)
+
+
+def _inline(jaxpr: Any, alias: dict[Any, Any], nodes: list[Node]) -> None:
+    """Append `jaxpr`'s ops to `nodes`, calls (jit, custom_jvp, ...) replaced by their bodies."""
+
+    def resolve(atom: Any) -> Any:
+        while isinstance(atom, jcore.Var) and atom in alias:
+            atom = alias[atom]
+        return atom
+
+    for eqn in jaxpr.eqns:
+        ins = tuple(resolve(v) for v in eqn.invars)
+        if eqn.primitive.name in CALLS:
+            inner = jaxpr_of(eqn.params[CALLS[eqn.primitive.name]])
+            alias.update(zip(inner.invars, ins, strict=False))  # a call's body takes its operands
+            _inline(inner, alias, nodes)
+            alias.update(zip(eqn.outvars, (resolve(v) for v in inner.outvars), strict=False))
+            continue
+        nodes.append(Node(eqn, ins, tuple(eqn.outvars)))
+
+
+def _level(jaxpr: Any, chip: ChipInfo, found: Outside, *, inside_loop: bool) -> None:
+    """Cost the fusions of one jaxpr's level (calls inlined); recurse into the maps, loops and
+    branches that hold kernels, each a level of its own."""
+    alias: dict[Any, Any] = {}
+    nodes: list[Node] = []
+    _inline(jaxpr, alias, nodes)
+    returned = {a for v in jaxpr.outvars if isinstance(a := alias.get(v, v), jcore.Var)}
+    nodes = _live(nodes, returned)
+    fusible: list[Node] = []  # this level's XLA ops, fused where connected
+    collectives = 0
+    for node in nodes:
+        if node.name in KERNELS:
+            continue
+        if _holds_kernel(node.eqn):  # a shard_map, loop or branch around kernels: look inside
+            for sub in sub_jaxprs(node.eqn):
+                _level(sub, chip, found, inside_loop=inside_loop or node.name != "shard_map")
+            continue
+        if node.name in COLLECTIVES:
+            collectives += 1
+            continue
+        fusible.append(node)
+    if collectives:
+        found.notes.append(f"{collectives} XLA collective(s) outside the kernels (over ICI) are not costed")
+    before = found.fusions
+    readers: dict[Any, set[int]] = {}  # value -> the ops reading it
+    for node in nodes:
+        for v in node.ins:
+            if isinstance(v, jcore.Var):
+                readers.setdefault(v, set()).add(id(node))
+    for group in _groups(fusible):
+        _cost(group, readers, returned, chip, found)
+    if inside_loop and found.fusions > before:
+        found.notes.append("XLA ops inside a loop or branch of the function: counted once")
+
+
+def _live(nodes: list[Node], returned: set[Any]) -> list[Node]:
+    """The ops whose results are used (XLA drops the rest): kernels, effects, and what they or the
+    function's results need."""
+    needed = set(returned)
+    kept: list[Node] = []
+    for node in reversed(nodes):
+        if node.eqn.effects or any(v in needed for v in node.outs) or _holds_kernel(node.eqn):
+            kept.append(node)
+            needed.update(v for v in node.ins if isinstance(v, jcore.Var))
+    return kept[::-1]
+
+
+def _groups(nodes: list[Node]) -> Iterator[list[Node]]:
+    """Connected runs of fusible ops (union-find over the values one produces and another reads);
+    a dot or convolution is a group of its own."""
+    parent = list(range(len(nodes)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    producer: dict[Any, int] = {}
+    for i, node in enumerate(nodes):
+        if node.name not in MATMULS:
+            for v in node.ins:
+                j = producer.get(v) if isinstance(v, jcore.Var) else None
+                if j is not None and nodes[j].name not in MATMULS:
+                    parent[root(i)] = root(j)
+        for v in node.outs:
+            producer[v] = i
+    members: dict[int, list[Node]] = {}
+    for i, node in enumerate(nodes):
+        members.setdefault(root(i), []).append(node)
+    yield from members.values()
+
+
+def _cost(
+    group: list[Node], readers: dict[Any, set[int]], returned: set[Any], chip: ChipInfo, found: Outside
+) -> None:
+    """Add one fusion: what enters it plus what leaves it, at HBM bandwidth (or its dot's MXU time)."""
+    if all(_is_bitcast(n) for n in group):
+        return
+    inside = {id(n) for n in group}
+    produced = {v for n in group for v in n.outs}
+    read: dict[Any, int] = {}  # bytes read per outside value (a slice reads only what it takes)
+    for n in group:
+        for k, v in enumerate(n.ins):
+            if not isinstance(v, jcore.Var) or v in produced:
+                continue
+            if k == 0 and n.name in SLICES:
+                taken = _nbytes(n.outs[0])
+            elif k == 0 and n.name in UPDATES:
+                taken = 0  # updated in place
+            else:
+                taken = _nbytes(v)
+            read[v] = max(read.get(v, 0), taken)
+    written = 0
+    for n in group:
+        for v in n.outs:
+            if isinstance(v, jcore.DropVar) or (not readers.get(v, set()) - inside and v not in returned):
+                continue
+            update = UPDATES.get(n.name)
+            written += _nbytes(n.ins[update]) if update is not None and len(n.ins) > update else _nbytes(v)
+    moved = sum(read.values()) + written
+    flops = sum(_matmul_flops(n) for n in group)
+    if moved == 0 and flops == 0:
+        return
+    seconds = moved / chip.device_hbm_bandwidth
+    if flops:
+        peak = chip.mxu_rate(dot_kind(group[0].eqn)) * chip.mxu_efficiency * chip.device_tensor_cores
+        seconds = max(seconds, flops / peak)
+    found.seconds += seconds
+    found.bytes += moved
+    found.flops += flops
+    found.fusions += 1
