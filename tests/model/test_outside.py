@@ -76,6 +76,12 @@ def test_a_slice_reads_only_what_it_takes():
     assert found.fusions == 1 and found.bytes == half + half
 
 
+def test_slices_of_one_array_read_it_once_at_most():
+    """Two halves concatenated back: each half read once, the whole written once."""
+    found = _outside(lambda x: kernel(jnp.concatenate([x[:2], x[2:]])), SHAPE)
+    assert found.fusions == 1 and found.bytes == NBYTES + NBYTES
+
+
 def test_a_dot_outside_a_kernel_costs_its_mxu_time_or_its_bytes():
     found = _outside(lambda a, b: kernel((a @ b).reshape(SHAPE)), (8192, 2048), (2048, 128))
     flops = 2 * 8192 * 2048 * 128
@@ -104,3 +110,16 @@ def test_a_function_without_kernels_is_still_not_estimated():
     e = estimate(lambda x: jnp.swapaxes(x, 1, 2) * 2, (x,), V6E, timeline=False)
     assert e.seconds == 0.0 and e.outside_seconds == 0.0
     assert e.notes == ("no Pallas kernel in the traced function: nothing to estimate",)
+
+
+def test_a_walk_that_fails_leaves_them_out_and_says_so(monkeypatch):
+    from sandbox.harness.model import estimate as estimate_module
+
+    def broken(closed, chip):
+        raise KeyError("permutation")
+
+    monkeypatch.setattr(estimate_module, "outside_work", broken)
+    x = jax.ShapeDtypeStruct(SHAPE, jnp.bfloat16)
+    e = estimate(lambda x: kernel(jnp.swapaxes(x, 1, 2)), (x,), V6E, timeline=False)
+    assert e.seconds > 0 and e.outside_seconds == 0.0
+    assert "XLA ops outside the kernels were not costed (KeyError: 'permutation')" in e.notes

@@ -9,7 +9,7 @@ from typing import Any
 from sandbox.harness.model.evaluate import size
 
 CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
-         "remat": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
+         "remat": "jaxpr", "remat2": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
          "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}  # fmt: skip
 SYNCS = {"dma_start", "dma_wait", "semaphore_signal", "semaphore_wait"}
 FREE = {"program_id", "num_programs", "axis_index", "delay", "trace_start", "trace_stop", "debug_callback"}

@@ -237,18 +237,19 @@ def _cost(
         return
     inside = {id(n) for n in group}
     produced = {v for n in group for v in n.outs}
-    read: dict[Any, int] = {}  # bytes read per outside value (a slice reads only what it takes)
+    whole: dict[Any, int] = {}  # per outside value: its bytes if any op reads all of it
+    sliced: dict[Any, int] = {}  # the parts slices take of it (at most all of it)
     for n in group:
         for k, v in enumerate(n.ins):
             if not isinstance(v, jcore.Var) or v in produced:
                 continue
             if k == 0 and n.name in SLICES:
-                taken = _nbytes(n.outs[0])
+                sliced[v] = min(sliced.get(v, 0) + _nbytes(n.outs[0]), _nbytes(v))
             elif k == 0 and n.name in UPDATES:
-                taken = 0  # updated in place
+                sliced.setdefault(v, 0)  # updated in place: not read
             else:
-                taken = _nbytes(v)
-            read[v] = max(read.get(v, 0), taken)
+                whole[v] = _nbytes(v)
+    read = {**sliced, **whole}
     written = 0
     for n in group:
         for v in n.outs:
