@@ -4,7 +4,9 @@ One process for many configs saves a fresh interpreter and JAX import per config
 config, cheapest first, so that a config already ruled out costs little:
 1. trace the kernel at the target size with `jax.ShapeDtypeStruct` inputs (nothing is allocated);
    a kernel that refuses the size (blocks that do not divide it) is an `error`;
-2. count its VMEM from that trace (`checks.memory`): over the chip's capacity is `over_vmem`;
+2. count its VMEM from that trace (`checks.memory`): over the chip's capacity, or over the compiler's
+   default scoped limit where the kernel sets no `vmem_limit_bytes` (`ChipInfo.scoped_vmem_bytes`),
+   is `over_vmem`;
 3. estimate its time at the target size (`model`);
 4. lower it for each chosen chip with interpret mode off: a compiler error is `rejected`;
 5. run it in interpret mode at the check size (grown to fit its blocks); an exception is `error`;
@@ -32,9 +34,10 @@ from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import calls, devicetime, sweep_plan, usercode
 from sandbox.harness.checks.kernels import count_kernels
-from sandbox.harness.checks.memory import kernel_memory
 from sandbox.harness.errors import Scene, translate
 from sandbox.harness.lowering import check as lowering
+from sandbox.harness.lowering.chip_checks import facts as chip_facts
+from sandbox.harness.lowering.chip_checks import vmem_refusal
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
 from sandbox.harness.target import Target, TargetError, configure
 from sandbox.protocol import ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
@@ -158,10 +161,9 @@ class SweepSession:
                 None,
             )
         spent["trace"] = time.perf_counter() - t0
-        demand = kernel_memory(closed)
-        result = _replace(result, vmem_bytes=demand.vmem_bytes, vmem_capacity_bytes=chip.vmem_bytes)
-        if demand.vmem_bytes > chip.vmem_bytes:
-            reason = f"needs {demand.vmem_bytes / 2**20:.1f} MiB of VMEM; a {chip.title} has {chip.vmem_bytes / 2**20:.0f} MiB"
+        found = chip_facts(closed)
+        result = _replace(result, vmem_bytes=found.memory.vmem_bytes, vmem_capacity_bytes=chip.vmem_bytes)
+        if (reason := vmem_refusal(found, chip)) is not None:
             result = _replace(result, status="over_vmem", reason=reason)
         result = self._estimate(result, closed, target_args, spent)
         result = self._lower(result, target, fn, target_args, spent)

@@ -56,6 +56,9 @@ class ChipInfo:
     host_dispatch_seconds: float | None = None  # one call's host dispatch, when timed from the host
     mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
     megacore: bool = False  # its TensorCores are one device: "parallel" grid dims are split across them
+    # VMEM a kernel may use without pltpu.CompilerParams(vmem_limit_bytes=...): the TPU compiler's
+    # default scoped VMEM limit (sources at the table; None where not published)
+    scoped_vmem_bytes: int | None = None
 
     def roofline_seconds(self, flops: float, bytes_accessed: float, cores: int = 1) -> float:
         """Lower bound on run time: the slower of compute at peak and HBM traffic at full bandwidth."""
@@ -145,6 +148,15 @@ class ChipInfo:
 #   later; widths and clocks not published) and how tokamax's kernel differs in vector work from the
 #   megablox gmm the model costs in its place; 0.80 and 0.75 of the MXU peak are what their
 #   compute-bound points reach.
+# - scoped_vmem_bytes: the TPU compiler's default scoped VMEM limit, what a kernel without
+#   `vmem_limit_bytes` may allocate (Pallas's CompilerParams doc: `vmem_limit_bytes` "Overrides the
+#   default VMEM limit for a kernel", together with `--xla_tpu_scoped_vmem_limit_kib`). v5e 16 MiB:
+#   "Scoped allocation with size 31.07M and limit 16.00M exceeded scoped vmem limit" on a
+#   v5litepod-8 (pytorch/xla#6611, 2024-02-24). v6e and TPU7x 32 MiB: a Pallas flash-attention kernel
+#   "past the default 32MiB scoped-vmem limit" on both tpu6e and tpu7x, "Scoped allocation with
+#   size 37.22M and limit 32.00M" (vllm-project/tpu-inference#3407, 2026-08-17), and "33.56M vs
+#   32.00M limit" on a tpu7x-8 (vllm-project/tpu-inference#3194, 2026-07-15). v5p, TPU8i, TPU8t:
+#   not found in any public source; no default is checked there.
 # Per-cycle costs are otherwise the same on every chip (ASSUMED: only v5e timings fix them); each
 # chip's clock turns them into seconds.
 STEP_CYCLES = 343.1
@@ -200,6 +212,7 @@ _TABLE = (
         int8_ops=394e12,
         **_model_rates(1.5e9, 4.5e10, mxu=128, sublanes=8),
         host_dispatch_seconds=V5E_HOST_DISPATCH,
+        scoped_vmem_bytes=16 << 20,
     ),
     ChipInfo(
         name="v5p",
@@ -237,6 +250,7 @@ _TABLE = (
             vregs_per_cycle=V6E_VECTOR_VREGS,
             mxu_efficiency=V6E_MXU_EFFICIENCY,
         ),
+        scoped_vmem_bytes=32 << 20,
     ),
     ChipInfo(
         name="tpu7x",
@@ -258,6 +272,7 @@ _TABLE = (
             vregs_per_cycle=TPU7X_VECTOR_VREGS,
             mxu_efficiency=TPU7X_MXU_EFFICIENCY,
         ),
+        scoped_vmem_bytes=32 << 20,
         host_dispatch_seconds=TPU7X_HOST_DISPATCH,
     ),
     ChipInfo(

@@ -3,7 +3,8 @@
 tokamax publishes, per chip and shape, the tiling its autotuner measured fastest. The model is asked
 to rank that winner against its neighbours in the search space: each of tm, tk and tn halved or
 doubled alone (tiles stay multiples of 128, tk and tn no larger than K and N, the double-buffered
-tiles and the f32 accumulator within the chip's VMEM). The winner passes when the model's estimate
+tiles and the f32 accumulator within the chip's default scoped VMEM limit where it is published,
+else its VMEM). The winner passes when the model's estimate
 for it is within 5 % of the model's best estimate among them.
 """
 
@@ -40,7 +41,10 @@ def vmem_bytes(tile: tuple[int, ...]) -> int:
 
 
 def _fits(tile: tuple[int, ...], chip: str) -> bool:
-    return vmem_bytes(tile) <= chip_info(chip).vmem_bytes  # type: ignore[arg-type]
+    """Within what a kernel that sets no `vmem_limit_bytes` (tokamax's ragged_dot sets none) may use:
+    the chip's default scoped VMEM limit where it is published, else all its VMEM."""
+    info = chip_info(chip)  # type: ignore[arg-type]
+    return vmem_bytes(tile) <= (info.scoped_vmem_bytes or info.vmem_bytes)
 
 
 def estimate_at(m: Measurement, tile: tuple[int, ...]) -> Estimate:

@@ -148,6 +148,25 @@ def test_two_core_mesh_on_v5e_is_refused_and_a_warning():
     assert result.summary.endswith("; 1 chip-check warning for v5e")
 
 
+def test_vmem_over_the_default_scoped_limit_is_a_warning_unless_the_kernel_raises_it():
+    """20 MiB of scratch fits a v5e's 128 MiB of VMEM, but not the 16 MiB a kernel gets by default."""
+    source = BIG_SCRATCH.replace("(2304, 8192)", "(640, 8192)")
+    needed = 640 * 8192 * 4 + 2 * 8 * 128 * 4
+    result = run(source, "v5e")
+    assert result.status == RunStatus.PASSED, result.summary
+    (warning,) = result.chip_warnings
+    assert warning.startswith(
+        f"kernel 'add_one_kernel': allocates {needed:,} bytes of VMEM, more than the 16,777,216 bytes a "
+        "TPU v5e kernel gets by default (its scoped VMEM limit)"
+    ), warning
+    raised = source.replace(
+        "scratch_shapes=",
+        "compiler_params=pltpu.CompilerParams(vmem_limit_bytes=32 << 20),\n        scratch_shapes=",
+    )
+    result = run(raised, "v5e")
+    assert result.status == RunStatus.PASSED and result.chip_warnings == (), result.chip_warnings
+
+
 def test_oversized_vmem_scratch_is_a_warning():
     result = run(BIG_SCRATCH, "v5p")
     assert result.status == RunStatus.PASSED, result.summary

@@ -3,7 +3,7 @@
 import pytest
 
 from sandbox.harness.checks.memory import OnChip
-from sandbox.harness.lowering.chip_checks import BlockUse, KernelFacts, MeshUse, warnings
+from sandbox.harness.lowering.chip_checks import BlockUse, KernelFacts, MeshUse, vmem_refusal, warnings
 from sandbox.protocol.chips import chip_info
 
 MIB = 1 << 20
@@ -71,6 +71,39 @@ TABLE = [
         "v5p",
         ["kernel 'k': allocates 41,943,040 bytes of VMEM, more than its vmem_limit_bytes=33,554,432"],
     ),
+    (
+        "over v5e's default scoped VMEM limit, no vmem_limit_bytes",
+        KernelFacts(memory=OnChip(vmem_bytes=20 * MIB), unlimited=(("k", 20 * MIB),)),
+        "v5e",
+        [
+            "kernel 'k': allocates 20,971,520 bytes of VMEM, more than the 16,777,216 bytes a TPU v5e "
+            "kernel gets by default (its scoped VMEM limit): the TPU compiler refuses it"
+        ],
+    ),
+    (
+        "under v6e's default scoped VMEM limit",
+        KernelFacts(memory=OnChip(vmem_bytes=20 * MIB), unlimited=(("k", 20 * MIB),)),
+        "v6e",
+        [],
+    ),
+    (
+        "over TPU7x's default scoped VMEM limit",
+        KernelFacts(memory=OnChip(vmem_bytes=40 * MIB), unlimited=(("k", 40 * MIB),)),
+        "tpu7x",
+        ["more than the 33,554,432 bytes a TPU7x kernel gets by default"],
+    ),
+    (
+        "v5p's default is not published: not checked",
+        KernelFacts(memory=OnChip(vmem_bytes=40 * MIB), unlimited=(("k", 40 * MIB),)),
+        "v5p",
+        [],
+    ),
+    (
+        "over the chip itself: one warning, not two",
+        KernelFacts(memory=OnChip(vmem_bytes=200 * MIB), unlimited=(("k", 200 * MIB),)),
+        "v5e",
+        ["VMEM: the kernel allocates 209,715,200 bytes, more than the 134,217,728 bytes"],
+    ),
     ("f32 (8, 128) block", block((8, 128), (64, 256)), "v5e", []),
     (
         "f32 rows not a multiple of 8",
@@ -130,3 +163,18 @@ def test_chip_warnings(facts, chip, expected):
     assert len(found) == len(expected), found
     for text, want in zip(found, expected, strict=True):
         assert want in text
+
+
+def test_a_sweep_refuses_what_the_compiler_would_for_its_vmem():
+    """Tune's `over_vmem`: over the chip, or over its default scoped limit without vmem_limit_bytes."""
+    v5e = chip_info("v5e")
+    over_chip = KernelFacts(memory=OnChip(vmem_bytes=200 * MIB), unlimited=(("k", 200 * MIB),))
+    assert vmem_refusal(over_chip, v5e) == "needs 200.0 MiB of VMEM; a TPU v5e has 128 MiB"
+    scoped = KernelFacts(memory=OnChip(vmem_bytes=33 * MIB), unlimited=(("k", 33 * MIB),))
+    assert vmem_refusal(scoped, v5e) == (
+        "needs 33.0 MiB of VMEM; a TPU v5e kernel gets 16 MiB by default (kernel 'k' sets no "
+        "pltpu.CompilerParams(vmem_limit_bytes=...))"
+    )
+    assert vmem_refusal(scoped, chip_info("v5p")) is None  # its default is not published
+    raised = KernelFacts(memory=OnChip(vmem_bytes=33 * MIB), vmem_limits=(("k", 64 * MIB),))
+    assert vmem_refusal(raised, v5e) is None

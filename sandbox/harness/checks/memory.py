@@ -53,16 +53,23 @@ def kernel_memory(closed_jaxpr: Any) -> OnChip:
     return _outside_kernels(jaxpr_of(closed_jaxpr))
 
 
+def one_kernel(eqn: Any) -> OnChip:
+    """On-chip demand of one `pallas_call` or `mpmd_map` equation (its programs' largest)."""
+    if eqn.primitive.name == "pallas_call":
+        return _pallas_call(eqn)
+    total = OnChip()
+    for kernel in eqn.params["jaxprs"]:
+        inner = jaxpr_of(kernel)
+        total = total.union(_refs(v.aval for v in inner.invars) + _scopes(inner) + OnChip(kernels=1))
+    return total
+
+
 def _outside_kernels(jaxpr: Any) -> OnChip:
     total = OnChip()
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
-        if name == "pallas_call":
-            total = total.union(_pallas_call(eqn))
-        elif name == "mpmd_map":
-            for kernel in eqn.params["jaxprs"]:
-                inner = jaxpr_of(kernel)
-                total = total.union(_refs(v.aval for v in inner.invars) + _scopes(inner) + OnChip(kernels=1))
+        if name in ("pallas_call", "mpmd_map"):
+            total = total.union(one_kernel(eqn))
         else:
             for sub in sub_jaxprs(eqn):
                 total = total.union(_outside_kernels(sub))

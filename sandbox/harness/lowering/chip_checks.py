@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.harness.checks.memory import OnChip, kernel_memory
+from sandbox.harness.checks.memory import OnChip, kernel_memory, one_kernel
 from sandbox.protocol.chips import ChipInfo
 
 LANES = 128
@@ -54,6 +54,9 @@ class KernelFacts:
     blocks: tuple[BlockUse, ...] = ()
     memory: OnChip = field(default_factory=OnChip)
     vmem_limits: tuple[tuple[str, int], ...] = ()  # (kernel, CompilerParams.vmem_limit_bytes)
+    # (kernel, its VMEM bytes) of the kernels that set no vmem_limit_bytes: the chip's default
+    # scoped VMEM limit is theirs
+    unlimited: tuple[tuple[str, int], ...] = ()
 
 
 def warnings(facts: KernelFacts, chip: ChipInfo) -> tuple[str, ...]:
@@ -105,6 +108,15 @@ def _memory(facts: KernelFacts, chip: ChipInfo) -> list[str]:
             f"SMEM: the kernel allocates {demand.smem_bytes:,} bytes, more than the "
             f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
         )
+    default = chip.scoped_vmem_bytes
+    for kernel, used in facts.unlimited:
+        if default is not None and default < used <= chip.vmem_bytes:
+            found.append(
+                f"kernel {kernel!r}: allocates {used:,} bytes of VMEM, more than the {default:,} bytes "
+                f"a {chip.device_kind} kernel gets by default (its scoped VMEM limit): the TPU compiler "
+                'refuses it ("exceeded scoped vmem limit") unless it sets '
+                f"pltpu.CompilerParams(vmem_limit_bytes=...) (at most {chip.vmem_bytes:,})"
+            )
     for kernel, limit in facts.vmem_limits:
         if limit > chip.vmem_bytes:
             found.append(
@@ -117,6 +129,23 @@ def _memory(facts: KernelFacts, chip: ChipInfo) -> list[str]:
                 f"vmem_limit_bytes={limit:,}"
             )
     return found
+
+
+def vmem_refusal(facts: KernelFacts, chip: ChipInfo) -> str | None:
+    """Why the TPU compiler would refuse the kernels for their VMEM (a sweep's `over_vmem`): more than
+    the chip has, or, for a kernel that sets no `vmem_limit_bytes`, more than the compiler's default
+    scoped limit where it is published (`ChipInfo.scoped_vmem_bytes`)."""
+    used = facts.memory.vmem_bytes
+    if used > chip.vmem_bytes:
+        return f"needs {used / 2**20:.1f} MiB of VMEM; a {chip.title} has {chip.vmem_bytes / 2**20:.0f} MiB"
+    default = chip.scoped_vmem_bytes
+    for kernel, used in facts.unlimited:
+        if default is not None and used > default:
+            return (
+                f"needs {used / 2**20:.1f} MiB of VMEM; a {chip.title} kernel gets {default / 2**20:.0f} MiB "
+                f"by default (kernel {kernel!r} sets no pltpu.CompilerParams(vmem_limit_bytes=...))"
+            )
+    return None
 
 
 def _tiling(block: BlockUse) -> list[str]:
@@ -176,6 +205,7 @@ def facts(closed_jaxpr: Any) -> KernelFacts:
     meshes: list[MeshUse] = []
     blocks: list[BlockUse] = []
     limits: list[tuple[str, int]] = []
+    unlimited: list[tuple[str, int]] = []
     for eqn in kernel_eqns(_jaxpr_of(closed_jaxpr)):
         name = _kernel_name(eqn)
         if eqn.primitive.name == "mpmd_map":
@@ -188,7 +218,11 @@ def facts(closed_jaxpr: Any) -> KernelFacts:
         limit = getattr(eqn.params.get("compiler_params"), "vmem_limit_bytes", None)
         if isinstance(limit, int):
             limits.append((name, limit))
-    return KernelFacts(tuple(meshes), tuple(blocks), kernel_memory(closed_jaxpr), tuple(limits))
+        else:
+            unlimited.append((name, one_kernel(eqn).vmem_bytes))
+    return KernelFacts(
+        tuple(meshes), tuple(blocks), kernel_memory(closed_jaxpr), tuple(limits), tuple(unlimited)
+    )
 
 
 def kernel_eqns(jaxpr: Any) -> list[Any]:
