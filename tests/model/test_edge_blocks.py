@@ -11,7 +11,8 @@ import pytest
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.harness.model.estimate import estimate
+import sandbox.harness.model.control as control
+from sandbox.harness.model.estimate import chip_context, estimate, kernels, trace
 from sandbox.protocol.chips import chip_info
 
 ROWS, COLS, BLOCK = 256, 600, (128, 256)  # columns 512..600 are the edge: 88, copied as 128
@@ -47,3 +48,17 @@ def test_an_edge_block_copies_what_is_left_rounded_to_its_tiling(bounded):
     copied = ROWS * (2 * BLOCK[1] + 128) * 4  # two whole blocks and the edge's 88 columns as 128, per row
     assert k.hbm_bytes == 2 * copied  # in and out
     assert not any("whole buffer" in n for n in e.notes)
+
+
+def test_step_classes_tell_the_edge_blocks_steps_apart(monkeypatch):
+    """Walked once per step class, the loop gives the events walking every step gives."""
+    chip = chip_info("tpu7x")
+    x = jax.ShapeDtypeStruct((ROWS, COLS), jnp.float32)
+    closed = trace(lambda a: _add_one(a, bounded=True), (x,), chip_context(chip))
+    monkeypatch.setattr(control, "MIN_ITERATIONS", 2)
+    (by_class,) = kernels(closed, [None], chip)
+    monkeypatch.setattr(control, "MIN_ITERATIONS", 1 << 30)
+    (by_step,) = kernels(closed, [None], chip)
+    plain = [[e[:2] if e[0] == "step" else e for e in core] for core in by_class.events]
+    assert plain == by_step.events
+    assert sorted({e[1] for e in by_step.events[0] if e[0] == "dma"}) == [128 * 128 * 4, 128 * 256 * 4]
