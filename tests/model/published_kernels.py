@@ -389,9 +389,9 @@ def _lce_body(x_ref, labels_ref, w_ref, loss_ref, lse_ref, xw_ref, *, vocab):
 
 
 def linear_softmax_cross_entropy(x, labels, w, *, block_b, block_h, block_v):
-    """mean over rows of logsumexp(x @ w) - (x @ w)[label], forward only, as tokamax's op runs it
-    with `reduction="mean"` and no residuals: x (B, H) @ w (H, V), f32 logits kept in VMEM, every
-    block a `pl.BoundedSlice` (the vocabulary's last block is ragged), the per-row losses (and the
+    """The mean over rows of logsumexp(x @ w) - (x @ w)[label], forward only, as tokamax's op runs
+    it with `reduction="mean"` and no residuals: x (B, H) @ w (H, V), f32 logits kept in VMEM, every
+    block a `pl.BoundedSlice` (the vocabulary's last may be ragged), the per-row losses (and the
     logsumexp the kernel also writes) reduced by XLA. tokamax also masks ragged batch and hidden
     blocks; no published point has one, so they are refused here."""
     (batch, hidden), vocab = x.shape, w.shape[1]
