@@ -62,3 +62,23 @@ def test_step_classes_tell_the_edge_blocks_steps_apart(monkeypatch):
     plain = [[e[:2] if e[0] == "step" else e for e in core] for core in by_class.events]
     assert plain == by_step.events
     assert sorted({e[1] for e in by_step.events[0] if e[0] == "dma"}) == [128 * 128 * 4, 128 * 256 * 4]
+
+
+def test_multiple_of_costs_no_scalar_cycle():
+    """`pl.multiple_of` (in every edge block's size) is a hint to the compiler, not an instruction."""
+
+    def shifted(x, *, hint):
+        def body(x_ref, o_ref):
+            start = pl.program_id(0) * 8
+            o_ref[...] = x_ref[...] + (pl.multiple_of(start, 8) if hint else start).astype(jnp.float32)
+
+        spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+        return pl.pallas_call(body, grid=(4,), in_specs=[spec], out_specs=spec, out_shape=x)(x)
+
+    x = jax.ShapeDtypeStruct((32, 128), jnp.float32)
+    with_hint, without = (
+        estimate(lambda a, h=h: shifted(a, hint=h), (x,), chip_info("v5e"), timeline=False)
+        for h in (True, False)
+    )
+    assert chip_info("v5e").scalar_seconds > 0
+    assert with_hint.seconds == without.seconds
