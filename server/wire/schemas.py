@@ -253,7 +253,8 @@ class ChipOut(Wire):
     host_dispatch_seconds: float | None = Field(..., description="One call's host dispatch, where known.")
     mxu_efficiency: float = Field(..., description="Share of the MXU peak a pipelined dot reaches.")
     scoped_vmem_bytes: int | None = Field(
-        ..., description="VMEM a kernel gets without vmem_limit_bytes (the compiler's default), where published."
+        ...,
+        description="VMEM a kernel gets without vmem_limit_bytes (the compiler's default), where published.",
     )
 
 

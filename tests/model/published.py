@@ -133,6 +133,11 @@ def call(measurement: Measurement) -> tuple[Any, tuple[Any, ...]]:
         return fn, (_abstract(m, k), rhs, group_sizes(raw))
     if raw["kernel"] == "quantized_gmm":
         return _quantized_gmm(raw)
+    if raw["kernel"] == "linear_softmax_cross_entropy":
+        shape = raw["shape"]
+        b, h, v = shape["batch"], shape["hidden"], shape["vocab"]
+        args = (_abstract(b, h, dtype=jnp.float32), _abstract(b, dtype=jnp.int32), _abstract(h, v))
+        return functools.partial(kernels.linear_softmax_cross_entropy, **raw["blocks"]), args
     size, blocks = raw["size"], raw["blocks"]
     m, k, n = size["m"], size["k"], size["n"]
     if raw["kernel"] == "matmul":

@@ -12,8 +12,10 @@ Fit and validation (docs/tpu-time-model.md reports the same numbers):
   and tokamax's Splash attention forward
   winners on v5p, v6e and TPU7x (on v5p a known miss; each held to its range so a change shows), and
   JAX's SparseCore guide on TPU7x (an add-one, mostly host dispatch, and a gather the model puts 38 %
-  fast: a known miss, held to its range).
-The everyday tier checks the matmul, attention and SparseCore points (seconds); the grouped-matmul points cost
+  fast: a known miss, held to its range), and tokamax's fused linear + softmax cross-entropy forward
+  winners on TPU7x (34; the 6 at hidden size 2560 a known miss, 16-17 % fast, held to their range).
+The everyday tier checks the matmul, attention, SparseCore and cross-entropy points (seconds: the 34
+cross-entropy points cost 0.1-1 s each); the grouped-matmul points cost
 one host compile of their group tables each (5-10 s here) and run with `--runtimes` (CI passes it).
 """
 
@@ -25,6 +27,7 @@ from collections.abc import Iterable
 import pytest
 
 from sandbox.harness.model import families
+from sandbox.protocol.estimate import Estimate
 from tests.model.published import Measurement, load, model
 
 MEASUREMENTS = load()
@@ -41,6 +44,7 @@ FAMILY_OF = {
     "splash_attention": families.SPARSE_ATTENTION,
     "sparsecore_add_one": families.SPARSE_CORE,
     "sparsecore_gather": families.SPARSE_CORE,
+    "linear_softmax_cross_entropy": families.PROGRAM,  # a pl.kernel running one emit_pipeline
 }
 
 
@@ -48,24 +52,26 @@ FAMILY_OF = {
 GROUPED_FAMILIES = (families.GROUPED, families.QUANTIZED_GROUPED)
 
 
-def _errors(points: Iterable[Measurement]) -> dict[str, float]:
+def _errors(points: Iterable[Measurement], estimates: dict[str, Estimate]) -> dict[str, float]:
     """Per measurement: the model's device time (plus host dispatch where the timing includes it)
     against the published time, as estimate / published - 1."""
-    found = {}
-    for m in points:
-        seconds = model(m).seconds + m.host_seconds
-        found[m.id] = seconds / m.seconds - 1
-    return found
+    return {m.id: (estimates[m.id].seconds + m.host_seconds) / m.seconds - 1 for m in points}
 
 
 @pytest.fixture(scope="module")
-def quick() -> dict[str, float]:
-    return _errors(QUICK)
+def quick_estimates() -> dict[str, Estimate]:
+    """Each everyday point costed once (the 34 cross-entropy points take ~7 s together)."""
+    return {m.id: model(m) for m in QUICK}
+
+
+@pytest.fixture(scope="module")
+def quick(quick_estimates) -> dict[str, float]:
+    return _errors(QUICK, quick_estimates)
 
 
 @pytest.fixture(scope="module")
 def grouped() -> dict[str, float]:
-    return _errors(GROUPED)
+    return _errors(GROUPED, {m.id: model(m) for m in GROUPED})
 
 
 @pytest.mark.parametrize("measurement", QUICK, ids=lambda m: m.id)
@@ -81,6 +87,9 @@ def test_estimate_within_band(measurement, quick):
         assert -0.2 < error < 0.25, f"{measurement.id}: model {error:+.1%} off the published time"
     elif measurement.kernel == "sparsecore_gather":  # a known miss, 38 % fast (docs/tpu-time-model.md)
         assert -0.45 < error < -0.3, f"{measurement.id}: model {error:+.1%} off the published time"
+    elif measurement.kernel == "linear_softmax_cross_entropy" and measurement.raw["shape"]["hidden"] == 2560:
+        # a known miss, 16-17 % fast: two hidden blocks per logits block (docs/tpu-time-model.md)
+        assert -0.2 < error < -0.12, f"{measurement.id}: model {error:+.1%} off the published time"
     else:
         assert abs(error) < BAND, f"{measurement.id}: model {error:+.1%} off the published time"
 
@@ -183,11 +192,11 @@ def test_host_timed_points_take_off_their_chips_host_dispatch():
         assert m.host_seconds == chip_info(m.chip).host_dispatch_seconds, m.id
 
 
-def test_each_published_kernel_is_put_in_its_family_and_says_its_band():
+def test_each_published_kernel_is_put_in_its_family_and_says_its_band(quick_estimates):
     from sandbox.protocol.chips import chip_info
 
     for m in QUICK:
-        e = model(m)
+        e = quick_estimates[m.id]
         assert e.family == FAMILY_OF[m.kernel], m.id
         title = chip_info(m.chip).title
         assert e.validation.startswith("±") and f"published kernels of this family on {title}" in e.validation
@@ -196,7 +205,9 @@ def test_each_published_kernel_is_put_in_its_family_and_says_its_band():
         assert e.low_seconds == pytest.approx(e.seconds / (1 + band.high))
         assert e.high_seconds == pytest.approx(e.seconds / (1 + band.low))
     (matmul,) = [m for m in QUICK if m.calibration and m.kernel == "matmul"]
-    assert model(matmul).validation.startswith("±5.4 % on 17 published kernels of this family on TPU v5e")
+    assert quick_estimates[matmul.id].validation.startswith(
+        "±5.4 % on 17 published kernels of this family on TPU v5e"
+    )
 
 
 def test_unvalidated_estimates_say_so_and_give_no_range():

@@ -158,7 +158,8 @@ PY_RULES: dict[str, Callable[..., Any]] = {
     "ceil": math.ceil,
     "square": lambda a: a * a,
 }
-IDENTITY = ("reshape", "squeeze", "broadcast_in_dim", "copy", "copy_p", "reduce_precision")
+# `multiple_of` (`pl.multiple_of`) is a hint to the compiler: its value is its operand.
+IDENTITY = ("reshape", "squeeze", "broadcast_in_dim", "copy", "copy_p", "reduce_precision", "multiple_of")
 
 
 def scalar_rules(eqn: Any) -> tuple[Callable[..., Any], Callable[..., Any]] | None:
@@ -194,7 +195,7 @@ def evaluate(eqn: Any, values: Sequence[Any]) -> list[Any] | None:
             out = np.asarray(values[0]).astype(eqn.params["new_dtype"])
         elif name == "integer_pow":
             out = np.power(values[0], eqn.params["y"])
-        elif name in ("reshape", "squeeze", "broadcast_in_dim", "copy", "copy_p", "reduce_precision"):
+        elif name in IDENTITY:
             out = np.asarray(values[0])
         else:
             return None
@@ -228,6 +229,32 @@ def indexed_shape(aval_transforms: Any, shape: tuple[int, ...]) -> tuple[int, ..
         if get_shape is not None:
             shape = tuple(get_shape())
     return shape
+
+
+def is_static(shape: Iterable[Any]) -> bool:
+    """Whether every dimension is a number (a `pl.ds` whose size is computed per step is not)."""
+    return all(isinstance(d, (int, np.integer)) for d in shape)
+
+
+def sliced_elements(transforms: Any, env: dict[Any, Any]) -> tuple[Any, bool]:
+    """(elements, known) a ref access touches when a slice's size is computed per step, as
+    `emit_pipeline` copies an edge block (`_create_bounded_slice` and `_create_blocked_slice` in
+    jax/_src/pallas/mosaic/pipeline.py: the part left in the dimension, rounded up to its tiling).
+    The last indexer's slice sizes read from `env`, times its integer indexers' shape; a size that
+    is not known counts the whole dimension it slices (known False)."""
+    last = next((t for t in reversed(list(transforms or ())) if isinstance(t, indexing.NDIndexer)), None)
+    if last is None:
+        return UNKNOWN, False
+    count: Any = math.prod(int(d) for d in last.int_indexer_shape)
+    known = True
+    for dim, index in zip(last.shape, last.indices, strict=False):
+        if not isinstance(index, indexing.Slice):
+            continue
+        value = read(env, index.size)
+        if value is UNKNOWN or isinstance(value, Ref):
+            value, known = dim, False
+        count = count * value
+    return count, known
 
 
 def size(shape: Iterable[Any]) -> int:

@@ -105,10 +105,20 @@ BANDS += (
         "JAX's SparseCore guide (2026-02-13), host-timed: an add-one, mostly host dispatch, and a gather "
         "the model puts 38 % too fast (a known miss, docs/tpu-time-model.md)",
     ),
+    Band(
+        PROGRAM,
+        "tpu7x",
+        -0.1693,
+        0.0055,
+        34,
+        "tokamax's autotuned fused linear + softmax cross-entropy forward winners (openxla/tokamax@783ea95), "
+        "a pl.kernel running one emit_pipeline; at hidden size 2560 a known miss, 16-17 % too fast "
+        "(docs/tpu-time-model.md)",
+    ),
 )
-# Of every published point that fitted nothing (100), the share the model puts within ±15 %
+# Of every published point that fitted nothing (134), the share the model puts within ±15 %
 # (tests/model/test_validation.py checks it stays there).
-WITHIN_15_PERCENT = 80 / 100
+WITHIN_15_PERCENT = 108 / 134
 
 
 @dataclass(frozen=True)

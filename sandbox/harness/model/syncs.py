@@ -10,7 +10,18 @@ from typing import Any
 from jax._src import tree_util
 from jax._src.pallas.mosaic.primitives import _dma_unflatten
 
-from sandbox.harness.model.evaluate import UNKNOWN, Ref, indexed_shape, indexer, inner, itemsize, read, size
+from sandbox.harness.model.evaluate import (
+    UNKNOWN,
+    Ref,
+    indexed_shape,
+    indexer,
+    inner,
+    is_static,
+    itemsize,
+    read,
+    size,
+    sliced_elements,
+)
 
 
 class Synchronisation:
@@ -54,8 +65,7 @@ class Synchronisation:
     def _dma_start(self, eqn: Any, env: dict[Any, Any]) -> None:
         self.syncs = True
         if not self.sequential:
-            if self.record is not None:
-                self._remember_indices(self._dma_static(eqn)[1][2:4], env)
+            self._remember_dma(eqn, env)
             return
         size_bytes, way, sem, send = self._dma(eqn, env)
         self._sync()
@@ -66,16 +76,26 @@ class Synchronisation:
     def _dma_wait(self, eqn: Any, env: dict[Any, Any]) -> None:
         self.syncs = True
         if not self.sequential:
-            if self.record is not None:
-                self._remember_indices(self._dma_static(eqn)[1][2:4], env)
+            self._remember_dma(eqn, env)
             return
         size_bytes, _, sem, send = self._dma(eqn, env)
         self._sync()
         self.events.append(("wait", send if eqn.params.get("is_wait_send") else sem, size_bytes))
 
+    def _remember_dma(self, eqn: Any, env: dict[Any, Any]) -> None:
+        """Grid mode, finding step classes: a DMA's semaphore slots and, if computed per step, its size."""
+        if self.record is None:
+            return
+        size_bytes, parts = self._dma_static(eqn)
+        self._remember_indices(parts[2:4], env)
+        if size_bytes is None:
+            count, known = sliced_elements(getattr(parts[1], "transforms", ()), env)
+            self._remember(count if known else UNKNOWN)
+
     def _dma(self, eqn: Any, env: dict[Any, Any]) -> tuple[int, str, Any, Any]:
         static = self._dma_static(eqn)
         src, dst, dst_sem, src_sem, device = static[1]
+        size_bytes = static[0] if static[0] is not None else self._dma_bytes(dst, env)
         way = self._way(self._ref(src, env), self._ref(dst, env))
         if device is not None:
             self.notes.add(
@@ -83,10 +103,19 @@ class Synchronisation:
                 "device is assumed to run the same program in step (a ring's neighbours send at once)"
             )
             way = "ici"
-        return static[0], way, self._sem(dst_sem, env), self._sem(src_sem, env)
+        return size_bytes, way, self._sem(dst_sem, env), self._sem(src_sem, env)
 
-    def _dma_static(self, eqn: Any) -> tuple[int, Any]:
-        """(bytes copied, the unflattened parts) of a DMA equation, worked out once."""
+    def _dma_bytes(self, dst: Any, env: dict[Any, Any]) -> int:
+        """The bytes of a DMA whose size is computed per step (an `emit_pipeline` edge block)."""
+        aval = inner(getattr(dst, "ref", dst).aval)
+        count, known = sliced_elements(getattr(dst, "transforms", ()), env)
+        if not known:
+            self.notes.add("a DMA whose size the model cannot compute is costed at its whole buffer")
+        return int(size(aval.shape) if count is UNKNOWN else count) * itemsize(aval.dtype)
+
+    def _dma_static(self, eqn: Any) -> tuple[int | None, Any]:
+        """(bytes copied, None if computed per step; the unflattened parts) of a DMA equation, worked
+        out once."""
         tree = eqn.params["tree"]
         static = self._static.get(id(eqn))
         if static is None:
@@ -96,7 +125,8 @@ class Synchronisation:
                 getattr(dst, "transforms", ()), tuple(inner(getattr(dst, "ref", dst)).shape)
             )
             parts = _dma_unflatten(tree, eqn.invars)  # the same Vars at every step: unflattened once
-            static = (size(shape) * itemsize(inner(getattr(dst, "ref", dst)).dtype), parts)
+            dtype = inner(getattr(dst, "ref", dst)).dtype
+            static = (size(shape) * itemsize(dtype) if is_static(shape) else None, parts)
             self._static[id(eqn)] = static
         return static  # type: ignore[return-value]
 

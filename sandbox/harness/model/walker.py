@@ -222,6 +222,10 @@ class Walker(ControlFlow, Synchronisation):
         if padding > 0:  # MXU time the padding costs, kept apart from the dot's useful flops
             self._work(kind + PADDING, padding, 0)
 
+    def _multiple_of(self, eqn: Any, env: dict[Any, Any]) -> None:
+        """`pl.multiple_of`: a hint to the compiler, no instruction; its value is its operand's."""
+        env[eqn.outvars[0]] = self._read(env, eqn.invars[0])
+
     def _program_id(self, eqn: Any, env: dict[Any, Any]) -> None:
         env[eqn.outvars[0]] = self.program_ids.get(eqn.params["axis"], UNKNOWN)
 
