@@ -7,8 +7,10 @@ and take a chip), `tpu,cpu` on one (a chip that fails to start is then an error,
 fallback to the CPU). On a chip, the chip the user chose must be the one JAX reports.
 TPU-only helpers (`emit_pipeline`, `get_tpu_info`) need a TPU device kind off-TPU, which the
 `chip_context()` abstract mesh supplies around every call into user code. Its abstract device has the
-chip's own TensorCore count from the chip table (two on v5p and TPU7x), so `pltpu.TensorCoreMesh()`
-and `get_tpu_info().num_cores` see the chip as it is; `get_tpu_info().sparse_core` follows from the
+TensorCores one JAX device of that chip spans (`ChipInfo.device_tensor_cores`: both of a megacore v5p,
+one elsewhere; a TPU7x chip's two TensorCores are two JAX devices, and JAX's `get_tpu_info_for_chip`
+refuses any other count for it), so `pltpu.TensorCoreMesh()` and `get_tpu_info().num_cores` see the
+device as it is; `get_tpu_info().sparse_core` follows from the
 device kind.
 
 Multi-device jobs (`devices > 1`) also get the device mesh from `chip_context()`: a one-axis mesh
@@ -67,7 +69,7 @@ class Target:
                 abstract = mesh.abstract_mesh
             if self.interpret:
                 info = chip_info(self.chip)
-                device = jax.sharding.AbstractDevice(info.device_kind, info.tensor_cores, "tpu")
+                device = jax.sharding.AbstractDevice(info.device_kind, info.device_tensor_cores, "tpu")
                 stack.enter_context(jax.sharding.use_abstract_mesh(abstract.update(abstract_device=device)))
             yield
 

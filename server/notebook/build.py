@@ -80,7 +80,7 @@ def _constants(kernel: SharedKernel) -> str:
         ("SHARE", kernel.share_id, "the share this notebook was made from"),
         ("CHIP", kernel.chip, "the chip it targets"),
         ("CHIP_KIND", info.device_kind, "off a TPU, the simulator pretends to be this device"),
-        ("CHIP_CORES", info.tensor_cores, "its TensorCores"),
+        ("CHIP_CORES", info.device_tensor_cores, "the TensorCores one JAX device of it spans"),
         ("NATIVE_KINDS", {c: list(k) for c, k in NATIVE_DEVICE_KINDS.items()}, "device kinds per chip"),
         ("JAX_VERSION", kernel.jax_version, "the JAX it was shared with"),
         ("INTERPRET_OPTIONS", _interpret(kernel.options), "pltpu.InterpretParams off a TPU"),

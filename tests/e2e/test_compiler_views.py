@@ -98,7 +98,7 @@ def test_two_cores_on_v5e_is_refused_with_the_numbers(page, live_server):
     # The simulator could run two cores on a one-core chip; the harness refuses, as the chip would,
     # and the chip check still explains why with the numbers.
     assert run_and_wait(page) == "error"
-    assert "asks for 2 TensorCores, but a TPU v5e has 1" in page.inner_text("#error-section")
+    assert "asks for 2 TensorCores, but a TPU v5e device has 1" in page.inner_text("#error-section")
     warning = page.inner_text("#chip-warnings")
     assert "num_cores=2" in warning and "has 1 TensorCore" in warning
 

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sandbox.catalog.entries import load_catalog
+from tests.sandbox.test_lowering import MIXED_ELEMENT
 
 CATALOG = load_catalog()
 RUN_TIMEOUT_MS = 120_000
@@ -102,23 +103,12 @@ def test_a_validated_estimate_shows_its_band_and_range(page, live_server):
     assert "µs of host dispatch" in (page.locator("#estimate-host").text_content() or "")
 
 
-TRANSPOSED_AROUND = """
-import jax
-from jax.experimental import pallas as pl
-
-def double_kernel(x_ref, o_ref):
-    o_ref[...] = x_ref[...] * 2.0
-
-def make_inputs(seed):
-    return (jax.random.normal(jax.random.key(seed), (256, 128)),)
-
-def reference(x):
-    return x * 2.0
-
-def kernel(x):  # XLA transposes before and after the kernel: the estimate includes both copies
-    double = pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.T.shape, x.dtype))
-    return double(x.T).T
-"""
+# The one-block `double_kernel` file, its kernel called between two transposes.
+TRANSPOSED_AROUND = MIXED_ELEMENT[: MIXED_ELEMENT.index("def kernel(x):")] + (
+    "def kernel(x):  # XLA transposes before and after the kernel: the estimate includes both copies\n"
+    "    double = pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.T.shape, x.dtype))\n"
+    "    return double(x.T).T\n"
+)
 
 
 def test_xla_ops_around_the_kernel_are_in_the_estimate_and_said(page, live_server):

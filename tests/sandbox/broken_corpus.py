@@ -335,7 +335,7 @@ CORPUS: tuple[Broken, ...] = (
         ERROR,
         (
             "error in kernel: ValueError: pltpu.TensorCoreMesh(num_cores=2) asks for 2 TensorCores, but a "
-            "TPU v5e has 1: leave num_cores out (the mesh then takes the chip's count, "
+            "TPU v5e device has 1: leave num_cores out (the mesh then takes the chip's count, "
             "pltpu.get_tpu_info().num_cores) or split the work over 1 core (line 27); 1 chip-check "
             "warning for v5e"
         ),

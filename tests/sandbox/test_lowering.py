@@ -136,16 +136,29 @@ def test_two_core_mesh_on_v5e_is_refused_and_a_warning():
     # The simulator would run two cores on a one-core chip; the harness refuses, like the chip would.
     assert result.status == RunStatus.ERROR, result.summary
     assert result.error.message.startswith(
-        "pltpu.TensorCoreMesh(num_cores=2) asks for 2 TensorCores, but a TPU v5e has 1"
+        "pltpu.TensorCoreMesh(num_cores=2) asks for 2 TensorCores, but a TPU v5e device has 1"
     )
     # JAX 0.12.0.1 lowers it (iteration bounds 2) without complaint: the warning is ours.
     assert result.lowering.lowers is True
     assert "iteration_bounds = array<i64: 2>" in result.lowering.mosaic.text
     assert result.chip_warnings == (
-        "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore (the TPU lowering "
+        "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e device has 1 TensorCore (the TPU lowering "
         "does not check this)",
     )
     assert result.summary.endswith("; 1 chip-check warning for v5e")
+
+
+def test_a_tpu7x_device_is_one_tensorcore():
+    """JAX's tpu_info: a TPU7x chip's two TensorCores are two JAX devices, so a device has one."""
+    result = run(TWO_CORES, "tpu7x")
+    assert result.status == RunStatus.ERROR, result.summary
+    assert result.error.message.startswith(
+        "pltpu.TensorCoreMesh(num_cores=2) asks for 2 TensorCores, but a TPU7x device has 1 (its chip's 2 "
+        "TensorCores are 2 JAX devices)"
+    ), result.error.message
+    assert result.chip_warnings[0].startswith(
+        "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU7x device"
+    )
 
 
 def test_vmem_over_the_default_scoped_limit_is_a_warning_unless_the_kernel_raises_it():

@@ -36,7 +36,7 @@ ELEMENT_ERROR = ErrorInfo(
     line=15,
     phase="TPU lowering",
 )
-TWO_CORES = "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e has 1 TensorCore"
+TWO_CORES = "kernel 'body': TensorCoreMesh has num_cores=2, but a TPU v5e device has 1 TensorCore"
 
 
 def report(chip="v5e", lowers=True, warnings=(), error=None) -> LoweringCheck:

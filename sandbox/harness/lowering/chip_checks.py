@@ -71,11 +71,16 @@ def warnings(facts: KernelFacts, chip: ChipInfo) -> tuple[str, ...]:
 
 def _mesh(mesh: MeshUse, chip: ChipInfo) -> list[str]:
     where = f"kernel {mesh.kernel!r}"
-    if mesh.kind == "tensor_core" and mesh.num_cores > chip.tensor_cores:
+    have = chip.device_tensor_cores
+    if mesh.kind == "tensor_core" and mesh.num_cores > have:
+        split = (
+            f"; its chip's {chip.tensor_cores} are {chip.tensor_cores} devices"
+            if have < chip.tensor_cores
+            else ""
+        )
         return [
-            f"{where}: TensorCoreMesh has num_cores={mesh.num_cores}, but a {chip.device_kind} has "
-            f"{chip.tensor_cores} TensorCore{'s' if chip.tensor_cores > 1 else ''} (the TPU lowering does "
-            "not check this)"
+            f"{where}: TensorCoreMesh has num_cores={mesh.num_cores}, but a {chip.device_kind} device has "
+            f"{have} TensorCore{'s' if have > 1 else ''}{split} (the TPU lowering does not check this)"
         ]
     if mesh.kind != "sparse_core":
         return []

@@ -65,7 +65,7 @@ class Rates:
             vector=chip.vector_ops,
             step=chip.step_seconds,
             launch=chip.launch_seconds,
-            cores=chip.tensor_cores,
+            cores=chip.device_tensor_cores,  # a JAX device's: the roofline's and a split grid's
             dma=chip.dma_issue_seconds,
             scalar=chip.scalar_seconds,
             ici=chip.ici_bandwidth,

@@ -166,19 +166,20 @@ def _cores(
     grid: tuple[int, ...], ids: np.ndarray, params: Any, mapping: Any, chip: ChipInfo
 ) -> tuple[np.ndarray, int]:
     one = np.zeros(ids.shape[1], dtype=np.int32), 1
-    if chip.tensor_cores < 2:
+    cores = chip.device_tensor_cores  # a kernel runs on one JAX device's TensorCores
+    if cores < 2:
         return one
     semantics = _semantics(params, mapping, len(grid))
     for axis, meaning in enumerate(semantics):
-        if meaning == "core_parallel" and grid[axis] >= chip.tensor_cores:
-            chunk = -(-grid[axis] // chip.tensor_cores)
-            return ids[axis] // chunk, chip.tensor_cores
+        if meaning == "core_parallel" and grid[axis] >= cores:
+            chunk = -(-grid[axis] // cores)
+            return ids[axis] // chunk, cores
     lead = next((axis for axis, meaning in enumerate(semantics) if meaning != "parallel"), len(grid))
     points = math.prod(grid[:lead])
     if not chip.megacore or points < 2:
         return one
     flat = np.ravel_multi_index(tuple(ids[:lead]), grid[:lead]) if lead > 1 else ids[0]
-    return (flat // -(-points // chip.tensor_cores)).astype(np.int32), chip.tensor_cores
+    return (flat // -(-points // cores)).astype(np.int32), cores
 
 
 def _semantics(params: Any, mapping: Any, rank: int) -> tuple[str, ...]:

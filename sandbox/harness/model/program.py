@@ -35,9 +35,10 @@ def model_kernel(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Program:
     mesh, body = meshes[0], bodies[0]
     cores = int(getattr(mesh, "num_cores", 1) or 1)
     axes = frozenset(str(a) for a in getattr(mesh, "shape", {"core": cores}))
-    if cores > chip.tensor_cores:
+    if cores > chip.device_tensor_cores:
         notes.append(
-            f"the mesh asks for {cores} TensorCores but a {chip.device_kind} has {chip.tensor_cores}: "
+            f"the mesh asks for {cores} TensorCores but a {chip.device_kind} device has "
+            f"{chip.device_tensor_cores}: "
             "the cores are simulated side by side anyway"
         )
     events = []

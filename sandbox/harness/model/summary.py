@@ -42,9 +42,10 @@ ASSUMPTIONS = (
     "it starts (32 cycles, assumed) and each scalar operation of its body and index maps (1 cycle); "
     "a loop iteration counts as a step when it starts or waits for a DMA. A kernel launch costs "
     "launch_seconds. Host dispatch is not in the estimate; where it is known it is reported apart.",
-    "A grid runs on one TensorCore unless a dimension is CORE_PARALLEL (the outermost such "
-    "dimension is split across the chip's TensorCores in contiguous parts) or the chip is a "
-    "megacore (v5p), where the grid's leading 'parallel' dimensions (vmapped axes included) are "
+    "A kernel runs on one JAX device, whose TensorCores are both of a megacore v5p's and one "
+    "elsewhere (a TPU7x chip's two TensorCores are two devices). A grid runs on one TensorCore "
+    "unless a dimension is CORE_PARALLEL (the outermost such dimension is split across the "
+    "device's TensorCores in contiguous parts) or the chip is a megacore (v5p), where the grid's leading 'parallel' dimensions (vmapped axes included) are "
     "split in contiguous parts, as JAX's Pallas guide and its TPU interpret mode divide them; "
     "pltpu.emit_pipeline splits only with a core_axis. Each core has its own share "
     "of HBM bandwidth; a pl.kernel core mesh runs one program per core.",

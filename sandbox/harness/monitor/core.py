@@ -54,10 +54,15 @@ class ChipMismatchError(ValueError):
 
 
 def too_many_cores(cores: int, chip: ChipInfo) -> str:
-    have = chip.tensor_cores
+    have = chip.device_tensor_cores
+    split = (
+        f" (its chip's {chip.tensor_cores} TensorCores are {chip.tensor_cores} JAX devices)"
+        if have < chip.tensor_cores
+        else ""
+    )
     return (
-        f"pltpu.TensorCoreMesh(num_cores={cores}) asks for {cores} TensorCores, but a {chip.device_kind} has "
-        f"{have}: leave num_cores out (the mesh then takes the chip's count, "
+        f"pltpu.TensorCoreMesh(num_cores={cores}) asks for {cores} TensorCores, but a {chip.device_kind} "
+        f"device has {have}{split}: leave num_cores out (the mesh then takes the chip's count, "
         f"pltpu.get_tpu_info().num_cores) or split the work over {have} core{'s' if have > 1 else ''}"
     )
 

@@ -153,7 +153,7 @@ def wrap_lowering(
             kwargs["interpret_params"] = params_with(params, kernel)
         except Exception:  # the kernel runs unnamed rather than not at all
             cores, on_mesh = 1, False
-        if on_mesh and monitor.chip is not None and cores > monitor.chip.tensor_cores:
+        if on_mesh and monitor.chip is not None and cores > monitor.chip.device_tensor_cores:
             raise ChipMismatchError(too_many_cores(cores, monitor.chip))
         return original(*args, **kwargs)
 
