@@ -114,3 +114,24 @@ def test_f32_dots_run_at_a_sixth_of_bf16():
     g = grid([0], [0], [0])
     g.mxu = {"f32": np.array([1e6])}
     assert grid_steps(g, RATES).seconds[0] == pytest.approx(7 * US)  # 6 us of f32 work + 1 us step
+
+
+def test_work_that_waits_for_a_dot_follows_its_end():
+    # 5 us of dots, 3 us of vector work of which 2 us waits for a dot ending at 4 us of MXU work:
+    # max(5, 3, 4 + 2) = 6 us.
+    late = ({"bf16": np.array([4e6])}, np.array([2e6]))
+    assert RATES.compute({"bf16": np.array([5e6])}, np.array([3e6]), (late,)) == pytest.approx([6 * US])
+    # Waiting work that fits after its dot's end within the step's MXU time costs nothing more.
+    early = ({"bf16": np.array([1e6])}, np.array([2e6]))
+    assert RATES.compute({"bf16": np.array([5e6])}, np.array([3e6]), (early,)) == pytest.approx([5 * US])
+    # Two dots, each with its own: the later bound counts (1 + 2.5 against 4 + 2).
+    both = (({"bf16": np.array([1e6])}, np.array([2.5e6])), late)
+    assert RATES.compute({"bf16": np.array([5e6])}, np.array([4.5e6]), both) == pytest.approx([6 * US])
+
+
+def test_a_program_step_waits_for_its_dot_before_its_softmax():
+    work = ("work", {"bf16": 4e6}, 3e6, 0.0, (({"bf16": 4e6}, 2e6),))
+    steps = program_steps(Program("p", [[("step", "s0"), work]]), RATES)
+    # launch 2 + step 1 + (the dot 4, then the 2 us that wait for it) = 9 us; 7 us without the wait
+    assert steps.total == pytest.approx(9 * US)
+    assert steps.compute == pytest.approx([6 * US])

@@ -7,6 +7,7 @@ same step rows to rounding. Then the catalog's `tiled_matmul` at the Tune tab's 
 
 from __future__ import annotations
 
+import functools
 import time
 
 import jax
@@ -20,6 +21,7 @@ from sandbox.harness.model.cost import Rates
 from sandbox.harness.model.estimate import chip_context, estimate, kernels, trace
 from sandbox.harness.model.simulate import program_steps
 from sandbox.protocol.chips import CHIPS, chip_info
+from tests.model import published_kernels
 from tests.model.test_kernels import kernel
 
 FIELDS = ("start", "seconds", "compute", "copy", "copy_in", "copy_out", "flops", "vector")
@@ -65,8 +67,28 @@ class _EveryStep(simulate.Tracker):
 
 @pytest.mark.parametrize(("slug", "name", "args", "chip"), CASES)
 def test_step_classes_and_steady_runs_change_nothing(slug, name, args, chip, monkeypatch):
+    _check_classes_and_steady_runs(_entry(slug, name), args, chip, monkeypatch)
+
+
+def test_step_classes_keep_the_work_that_waits_for_a_dot(monkeypatch):
+    """tokamax's cross-entropy stand-in: at the last hidden block, the logsumexp of the logits waits
+    for that block's dot (`barriers`), so those steps' work events carry what waits."""
+    fn = functools.partial(
+        published_kernels.linear_softmax_cross_entropy, block_b=128, block_h=128, block_v=256
+    )
+    args = (
+        jax.ShapeDtypeStruct((256, 256), jnp.float32),
+        jax.ShapeDtypeStruct((256,), jnp.int32),
+        jax.ShapeDtypeStruct((256, 1000), jnp.bfloat16),  # a ragged last vocabulary block
+    )
+    programs = _check_classes_and_steady_runs(fn, args, "tpu7x", monkeypatch)
+    waits = [e for p in programs for core in p.events for e in core if e[0] == "work" and len(e) > 4]
+    assert len(waits) == 2 * 4  # per batch block, one per vocabulary block: its last hidden step
+
+
+def _check_classes_and_steady_runs(fn, args, chip, monkeypatch):  # type: ignore[no-untyped-def]
     info = chip_info(chip)
-    closed = trace(_entry(slug, name), args, chip_context(info))
+    closed = trace(fn, args, chip_context(info))
     monkeypatch.setattr(control, "MIN_ITERATIONS", 2)  # every stepped loop by class, short ones too
     by_class = kernels(closed, [None] * len(args), info)
     monkeypatch.setattr(control, "MIN_ITERATIONS", 1 << 30)
@@ -82,6 +104,7 @@ def test_step_classes_and_steady_runs_change_nothing(slug, name, args, chip, mon
         assert a.mxu_flops == b.mxu_flops and a.hbm_bytes == b.hbm_bytes
         for field in FIELDS:
             np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-9, atol=1e-15)
+    return by_class
 
 
 def test_tiled_matmul_at_4096_cubed_estimates_on_every_chip_within_a_second():

@@ -5,6 +5,7 @@
     evaluate.py  scalar values of a jaxpr without data (grid indices, loop counters, SMEM tables)
     walker.py    a kernel body walked as a core would run it: work per step, or program events
     syncs.py     its DMA and semaphore operations as program events
+    barriers.py  which work of a step waits for a dot to finish (a reduction across its columns)
     classes.py   a long pipelined loop walked once per distinct step class, not once per step
     steady.py    the simulator's shortcut: a run of identical steps in steady state added up in one go
     ops.py       one equation: a dot's kind and flops, a scan's layout; the work collected (Acc)

@@ -2,7 +2,9 @@
 `fori_loop`, `while`). In grid mode a branch costs where its predicate selects it (a mask over the
 steps) and a loop's body is walked while any step still runs it; in program mode the branch its
 known predicate picks runs, and a loop that talks to the DMA engine makes one step per iteration
-(walked once per step class where `classes` can). A mixin: the walk itself is `Walker.run`.
+(walked once per step class where `classes` can). A mixin: the walk itself is `Walker.run`. Each
+boundary passes on which values wait for a dot (`barriers`): a loop's carries from one iteration
+to the next, a grid-mode branch's results from every branch.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.harness.model.barriers import Barriers
 from sandbox.harness.model.classes import MIN_ITERATIONS, walk_by_class
 from sandbox.harness.model.evaluate import UNKNOWN, Ref
 from sandbox.harness.model.ops import Acc, has_sync, jaxpr_of, scan_counts
@@ -19,7 +22,7 @@ MAX_LOOP = 1_000_000
 GRID_LOOP_BUDGET = 1 << 22  # grid mode: iterations x steps walked exactly; more is costed from one
 
 
-class ControlFlow:
+class ControlFlow(Barriers):
     """Branches and loops (see the module's docstring)."""
 
     sequential: bool
@@ -44,12 +47,15 @@ class ControlFlow:
         branches = [jaxpr_of(b) for b in eqn.params["branches"]]
         which = self._read(env, eqn.invars[0])
         operands = [self._read(env, v) for v in eqn.invars[1:]]
+        for branch in branches:
+            self._bind(branch.invars, eqn.invars[1:])
         if self.sequential:
             if which is UNKNOWN:
                 self.notes.add("a branch depends on data: its last (usually the working) branch is assumed")
                 which = len(branches) - 1
             branch = branches[min(max(int(which), 0), len(branches) - 1)]
             outs = self.run(branch, dict(zip(branch.invars, operands, strict=False)))
+            branches = [branch]
         elif which is not UNKNOWN:
             which = np.clip(np.asarray(which).astype(np.int64), 0, len(branches) - 1)
             self._remember(which)
@@ -59,6 +65,7 @@ class ControlFlow:
             outs = self._costliest(branches, operands)
         for var, value in zip(eqn.outvars, outs, strict=False):
             env[var] = value
+        self._join(eqn.outvars, [b.outvars for b in branches])
 
     def _masked(self, branches: list[Any], operands: list[Any], which: Any) -> list[Any]:
         saved, results = self.mask, []
@@ -102,14 +109,18 @@ class ControlFlow:
             values[consts_n : consts_n + carry_n],
             values[consts_n + carry_n :],
         )
+        self._bind(body.invars, eqn.invars)
+        carries = body.invars[consts_n : consts_n + carry_n]
         if not self.sequential and length * np.size(self.acc.zero) > GRID_LOOP_BUDGET:
             carry = self._scan_once(body, [*consts, *([UNKNOWN] * (carry_n + len(xs)))], length)[:carry_n]
+            self._bind(carries, body.outvars[:carry_n])
         else:
             stepped = self.sequential and has_sync(body)
             if stepped and not xs and length >= MIN_ITERATIONS:
                 found = walk_by_class(self, body, consts, carry, length, carry_n)
                 if found is not None:
                     carry, length = found, 0
+                    self._bind(carries, body.outvars[:carry_n])
             for i in range(length):
                 if stepped:
                     self.step(f"{self.label}loop step {i}")
@@ -117,6 +128,8 @@ class ControlFlow:
                     v[i] if isinstance(v, np.ndarray) and v.ndim and len(v) == length else UNKNOWN for v in xs
                 ]
                 carry = self.run(body, dict(zip(body.invars, [*consts, *carry, *x], strict=False)))[:carry_n]
+                self._bind(carries, body.outvars[:carry_n])
+        self._bind(eqn.outvars[:carry_n], carries)
         for var, value in zip(
             eqn.outvars, [*carry, *([UNKNOWN] * (len(eqn.outvars) - carry_n))], strict=False
         ):
@@ -137,6 +150,8 @@ class ControlFlow:
         cn, bn = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
         values = [self._read(env, v) for v in eqn.invars]
         cconsts, bconsts, carry = values[:cn], values[cn : cn + bn], values[cn + bn :]
+        self._bind(cond.invars, [*eqn.invars[:cn], *eqn.invars[cn + bn :]])
+        self._bind(body.invars, eqn.invars[cn:])
         saved = self.mask
         stepped = self.sequential and has_sync(body)
         for i in range(MAX_LOOP):
@@ -151,6 +166,9 @@ class ControlFlow:
             if stepped:
                 self.step(f"{self.label}loop step {i}")
             carry = self.run(body, dict(zip(body.invars, [*bconsts, *carry], strict=False)))
+            self._bind(body.invars[bn:], body.outvars)
+            self._bind(cond.invars[cn:], body.outvars)
         self.mask = saved
+        self._bind(eqn.outvars, body.invars[bn:])
         for var, value in zip(eqn.outvars, carry, strict=False):
             env[var] = value

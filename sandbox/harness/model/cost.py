@@ -12,8 +12,11 @@ A kernel reaches it in one of two shapes, built from the traced kernel by `grid`
       time  = launch + max over cores (fill + sum(step) + drain)
 
   with compute = max(MXU time, vector time): the MXU and the VPU issue from the same VLIW bundles,
-  so within a step the larger of the two is what the step waits for; overhead = the fixed step
-  cost + the DMAs the step starts x dma + its scalar operations x scalar (`step_overhead`).
+  so within a step the larger of the two is what the step waits for; but work that waits for a
+  reduction across a dot's result (a row max of the logits) cannot start before that dot ends
+  (`barriers`), so the step also lasts at least the MXU work issued up to that dot's end plus the
+  vector work that waits for it (`Rates.compute`). overhead = the fixed step cost + the DMAs the step
+  starts x dma + its scalar operations x scalar (`step_overhead`).
 - `Program`: what `pl.kernel` bodies (and kernels that start their own DMAs) do, as a list of
   events per core, simulated in order by `simulate.program_steps`: work advances the core's
   clock; a DMA costs its issue and queues on the core's DMA engine (one at a time, at HBM
@@ -28,7 +31,7 @@ Both give `Steps`, one row per step, which `summary.summarize` turns into an `Es
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,10 +89,24 @@ class Rates:
         share = chip.device_hbm_bandwidth / sc.cores / max(programs_per_core, 1)
         return dataclasses.replace(tc, bandwidth=share, vector=sc.lanes * chip.clock_hz, cores=sc.cores)
 
-    def compute(self, mxu: Mapping[str, Any], vector: Any) -> Any:
-        """Seconds of MXU work and of vector work overlap: the larger counts (arrays or floats)."""
-        mxu_seconds = sum((flops / self.mxu[kind] for kind, flops in mxu.items()), start=0.0 * vector)
-        return np.maximum(mxu_seconds, vector / self.vector)
+    def compute(self, mxu: Mapping[str, Any], vector: Any, after: Sequence[Wait] = ()) -> Any:
+        """Seconds of MXU work and of vector work overlap: the larger counts (arrays or floats).
+        `after`: per dot that some of the vector work waits for (`barriers`), the MXU work issued
+        up to the dot's end and the vector work that waits for it: the step lasts at least the two
+        one after the other. (MXU work waiting for the dot needs no term of its own: it follows
+        the dot on the MXU, within the step's MXU time.)"""
+        seconds = np.maximum(self._mxu_seconds(mxu, vector), vector / self.vector)
+        for prefix, waiting in after:
+            seconds = np.maximum(seconds, self._mxu_seconds(prefix, waiting) + waiting / self.vector)
+        return seconds
+
+    def _mxu_seconds(self, mxu: Mapping[str, Any], like: Any) -> Any:
+        return sum((flops / self.mxu[kind] for kind, flops in mxu.items()), start=0.0 * like)
+
+
+# A dot's MXU flops up to its end and the vector ops that wait for it (`barriers`), per step
+# (arrays) or of one event (floats).
+Wait = tuple[Mapping[str, Any], Any]
 
 
 @dataclass
@@ -143,6 +160,7 @@ class Grid:
     cores: int = 1
     notes: list[str] = field(default_factory=list)
     family: str = ""  # `families`: what kind of kernel, for how far its estimate is validated
+    after: tuple[Wait, ...] = ()  # per step, per dot that work waits for: `Rates.compute`
 
 
 def grid_steps(grid: Grid, rates: Rates) -> Steps:
@@ -150,7 +168,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     n = len(grid.core)
     start, seconds = np.zeros(n), np.zeros(n)
     copy, stall = np.zeros(n), np.zeros(n)
-    compute = rates.compute(grid.mxu, grid.vector.astype(float))
+    compute = rates.compute(grid.mxu, grid.vector.astype(float), grid.after)
     overhead = step_overhead(grid, rates)
     core_end, fills, drains = {}, {}, {}
     for c in range(int(grid.core.max()) + 1 if n else 0):
@@ -210,7 +228,9 @@ def step_overhead(grid: Grid, rates: Rates) -> np.ndarray:
 #
 # Events are tuples, first item the kind:
 #   ("step", label)                     a pipeline step begins (costs rates.step)
-#   ("work", {kind: flops}, vector_ops, scalar_ops) compute between two synchronisation points
+#   ("work", {kind: flops}, vector_ops, scalar_ops[, after]) compute between two synchronisation
+#                                       points; `after`: per dot that some of its vector work waits
+#                                       for, as `Rates.compute` takes it
 #   ("dma", bytes, semaphore, way)      a DMA starts; way "in" (HBM→VMEM), "out" (VMEM→HBM), "hbm"
 #                                       (HBM→HBM), or "" (on-chip: assumed free)
 #   ("wait", semaphore, bytes)          wait until `bytes` of DMAs on `semaphore` have landed

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from sandbox.harness.model import families
-from sandbox.harness.model.cost import Event, Grid, Program
+from sandbox.harness.model.cost import Event, Grid, Program, Wait
 from sandbox.harness.model.evaluate import UNKNOWN, Ref, inner, itemsize, size, space_of
 from sandbox.harness.model.ops import jaxpr_of
 from sandbox.harness.model.walker import ModelLimitError, Walker
@@ -134,6 +134,7 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         copy_out=copy_out,
         mxu={k: np.broadcast_to(v, (steps,)).astype(float) for k, v in walker.acc.mxu.items()},
         vector=np.broadcast_to(walker.acc.vector, (steps,)).astype(float),
+        after=tuple(_per_step(*wait, steps) for wait in walker.acc.later()),
         scalar=np.broadcast_to(walker.acc.scalar + index_ops, (steps,)).astype(float),
         dmas=np.asarray(dmas, dtype=float),
         min_bytes=min_bytes,
@@ -142,6 +143,12 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         notes=notes,
         family=families.grid_family(body, prefetch=bool(prefetch), dynamic=bool(dynamic)),
     )
+
+
+def _per_step(prefix: dict[str, Any], ops: Any, steps: int) -> Wait:
+    """A dot's MXU work up to its end and the vector work waiting for it (`barriers`), per step."""
+    flops = {k: np.broadcast_to(f, (steps,)).astype(float) for k, f in prefix.items()}
+    return flops, np.broadcast_to(ops, (steps,)).astype(float)
 
 
 def _grid(name: str, grid: Sequence[Any], bounds: Sequence[Any]) -> tuple[int, ...]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
+
 from sandbox.harness.model.evaluate import size
 
 CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
@@ -25,7 +27,8 @@ def useful(flops: dict[str, Any]) -> Any:
 
 class Acc:
     """Work collected so far: MXU flops per dot kind, vector element ops and scalar operations
-    (per step in grid mode)."""
+    (per step in grid mode). Per dot that vector work waits for (`barriers`): `after`, that work
+    (also in the total), and `prefix`, the MXU flops issued up to the dot's end."""
 
     def __init__(self, zero: Any) -> None:
         self.zero = zero
@@ -33,14 +36,35 @@ class Acc:
         self.vector: Any = zero
         # A count, made an array over the steps only once a masked (branch-only) op is counted.
         self.scalar: Any = 0.0
+        self.after: dict[int, Any] = {}
+        self.prefix: dict[int, dict[str, Any]] = {}
 
-    def add(self, kind: str | None, flops: float, vector: float, mask: Any) -> None:
+    def add(self, kind: str | None, flops: float, vector: float, mask: Any, wait: int = -1) -> None:
         if kind is not None:
             self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * mask
         if vector:
             self.vector = self.vector + vector * mask
+        if wait >= 0 and vector:
+            self.after[wait] = self.after.get(wait, self.zero) + vector * mask
+
+    def mark(self, dot: int) -> None:
+        """Dot number `dot` was just issued: the MXU work up to its end."""
+        self.prefix[dot] = dict(self.mxu)
 
     def absorb(self, other: Acc, times: Any = 1) -> None:
+        """`times` repeats of `other` (a loop counted from one iteration, or 0/1 per step for a
+        branch). A dot of `other` is the last repeat's: its prefix is this one's MXU work, the
+        repeats before and its own."""
+        if other.after:
+            kinds = set(self.mxu) | set(other.mxu)
+            last, repeats = np.minimum(times, 1), np.maximum(times - 1, 0)
+            before = {k: self.mxu.get(k, self.zero) + other.mxu.get(k, self.zero) * repeats for k in kinds}
+            for dot, waiting in other.after.items():
+                own = other.prefix[dot]
+                self.prefix[dot] = {
+                    k: before.get(k, self.zero) + own.get(k, self.zero) * last for k in kinds | set(own)
+                }
+                self.after[dot] = waiting * last
         for kind, flops in other.mxu.items():
             self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * times
         self.vector = self.vector + other.vector * times
@@ -48,6 +72,11 @@ class Acc:
 
     def weight(self) -> Any:
         return sum(self.mxu.values(), start=self.zero) + self.vector
+
+    def later(self) -> tuple[tuple[dict[str, Any], Any], ...]:
+        """Per dot that vector work waits for: (MXU flops up to its end, the vector ops that wait
+        for it), as `cost.Rates.compute` takes them."""
+        return tuple((self.prefix[d], ops) for d, ops in self.after.items())
 
 
 def jaxpr_of(value: Any) -> Any:
@@ -170,19 +199,26 @@ def vector_cost(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> float:
 
 
 def _reduction_cost(eqn: Any, sublanes: int, lanes: int) -> float:
+    combine, cross = reduction_parts(eqn, sublanes, lanes)
+    return combine + (cross or 0.0)
+
+
+def reduction_parts(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> tuple[float, float | None]:
+    """A reduction's element-wise part and, for one over the last (lane) axis, its cross-lane part
+    (None when the lanes are kept). Mosaic's lane reduction combines each result vreg's source
+    vregs element-wise (one VALU op per extra vreg), then sends the combined vreg once through the
+    cross-lane unit."""
     operand = getattr(eqn.invars[0].aval, "shape", ())
     if size(operand) <= 1:
-        return 0.0
+        return 0.0, None
     axes = tuple(eqn.params.get("axes", ()) or (eqn.params.get("axis", -1),))
     reduced = {a % max(len(operand), 1) for a in axes}
     elements = padded_elements(operand, sublanes, lanes=lanes)
     if (len(operand) - 1) not in reduced:
-        return float(elements)
-    # Mosaic's lane reduction: each result vreg's source vregs are combined element-wise
-    # (one VALU op per extra vreg), then one cross-lane reduction of the combined vreg.
+        return float(elements), None
     kept = tuple(1 if axis in reduced else dim for axis, dim in enumerate(operand))
     results = padded_elements(kept, sublanes, lanes=lanes)
-    return float(elements - results + results * XLU_WEIGHT)
+    return float(elements - results), float(results * XLU_WEIGHT)
 
 
 def _whole_vregs(eqn: Any, sublanes: int, lanes: int) -> bool:

@@ -97,7 +97,7 @@ def _simulate(
             found = work.get(key)
             if found is None:
                 scalar = (event[3] if len(event) > 3 else 0.0) * rates.scalar
-                compute = float(rates.compute(event[1], float(event[2])))
+                compute = float(rates.compute(event[1], float(event[2]), event[4] if len(event) > 4 else ()))
                 found = work[key] = (compute, useful(event[1]), scalar)
             done[key] += 1
             state.t += found[0] + found[2]

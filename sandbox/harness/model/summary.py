@@ -37,7 +37,10 @@ ASSUMPTIONS = (
     "VMEM loads and stores) is counted in whole (sublanes, 128) vregs, transcendentals at twice a "
     "VALU op (the EUP), lane reductions and transposes at 7 (the cross-lane unit), at a vector "
     "rate fitted to a published flash-attention point; within a step the MXU and the vector unit "
-    "overlap, so the larger counts.",
+    "overlap, so the larger counts, except that a reduction across a dot's columns (a row max of "
+    "logits) and what is computed from it wait for that dot to end (Mosaic finishes a dot one "
+    "column group at a time): the step lasts at least the MXU work up to that dot's end plus the "
+    "work that waits for it.",
     "Every pipeline step costs a fixed step cost (fitted to a published v5e matmul), plus each DMA "
     "it starts (32 cycles, assumed) and each scalar operation of its body and index maps (1 cycle); "
     "a loop iteration counts as a step when it starts or waits for a DMA. A kernel launch costs "

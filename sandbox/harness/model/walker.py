@@ -10,6 +10,9 @@ Two modes, one walker:
   branch runs the branch its (known) predicate picks, and the walk emits `cost.Program` events:
   work between synchronisation points, DMA starts and waits, semaphore signals and waits, and a
   step marker for every loop iteration that talks to the DMA engine.
+
+In both modes the work that waits for a reduction across a dot's result is kept apart, per dot it
+waits for (`barriers`): it cannot overlap that dot.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from sandbox.harness.model.ops import (
     CALLS,
     FREE,
     PADDING,
+    REDUCTIONS,
     Acc,
     dot_flops,
     dot_kind,
@@ -42,6 +46,7 @@ from sandbox.harness.model.ops import (
     memory_cost,
     padded_dot_flops,
     padded_elements,
+    reduction_parts,
     vector_cost,
 )
 from sandbox.harness.model.syncs import Synchronisation
@@ -96,6 +101,9 @@ class Walker(ControlFlow, Synchronisation):
         self.syncs = False
         self.events: list[tuple[Any, ...]] = []
         self.pending = Acc(0.0)
+        self.codes: dict[Any, tuple[int, int]] = {}  # `barriers`: which values wait for a dot
+        self.ref_codes: dict[Any, tuple[int, int]] = {}
+        self.dots = 0
         self.eqns = 0
         self.record: list[Any] | None = None  # grid mode: what step classes depend on (`classes`)
         self._static: dict[Any, tuple[Any, ...]] = {}
@@ -125,14 +133,22 @@ class Walker(ControlFlow, Synchronisation):
                         env[out] = UNKNOWN
                     self._scalar()
                     continue
-                env[out] = UNKNOWN
+                env[out] = UNKNOWN  # a scalar from data: it may wait for a dot
+                if self.codes:
+                    self._through(eqn, eqn.primitive.name in REDUCTIONS)
                 self._scalar()
             elif kind is _HANDLER:
                 extra(eqn, env)
             elif kind is _CALL:
                 self._call(eqn, env, extra)
             else:
-                self._work(None, 0, extra)
+                cost, cross = extra
+                waits, wait = self._through(eqn, cross is not None) if self.codes else (-1, -1)
+                if waits != wait:  # a lane reduction of a dot's result: its cross-lane part waits
+                    self._work(None, 0, cost - cross, waits)
+                    self._work(None, 0, cross, wait)
+                elif cost:
+                    self._work(None, 0, cost, wait)
         return [self._read(env, v) for v in jaxpr.outvars]
 
     def _read(self, env: dict[Any, Any], atom: Any) -> Any:
@@ -159,10 +175,10 @@ class Walker(ControlFlow, Synchronisation):
                 plan.append((_RULE, eqn, (*rules, atoms, eqn.outvars[0])))
             elif name in CALLS:
                 plan.append((_CALL, eqn, eqn.params[CALLS[name]]))
-            elif name not in FREE:
+            elif name not in FREE:  # costless ones too: a dot's result may pass through them
                 cost = vector_cost(eqn, self.sublanes, self.lanes)
-                if cost > 0:
-                    plan.append((_VECTOR, eqn, cost))
+                cross = reduction_parts(eqn, self.sublanes, self.lanes)[1] if name in REDUCTIONS else None
+                plan.append((_VECTOR, eqn, (cost, cross)))
         self._plans[id(jaxpr)] = (jaxpr, plan)  # the jaxpr is kept alive with its plan
         return plan
 
@@ -172,14 +188,16 @@ class Walker(ControlFlow, Synchronisation):
             zip(jaxpr.constvars, [np.asarray(c) for c in getattr(closed, "consts", ())], strict=False)
         )
         inner_env.update(zip(jaxpr.invars, [self._read(env, v) for v in eqn.invars], strict=False))
+        self._bind(jaxpr.invars, eqn.invars)
         for var, value in zip(eqn.outvars, self.run(jaxpr, inner_env), strict=False):
             env[var] = value
+        self._bind(eqn.outvars, jaxpr.outvars)
 
-    def _vector(self, eqn: Any) -> None:
+    def _vector(self, eqn: Any, wait: int) -> None:
         """A VMEM load: its value's vregs (packed dtypes fill them deeper)."""
         out = eqn.outvars[0].aval
         if size(getattr(out, "shape", ())) > 1:
-            self._work(None, 0, memory_cost(out.shape, out.dtype, self.sublanes, self.lanes))
+            self._work(None, 0, memory_cost(out.shape, out.dtype, self.sublanes, self.lanes), wait)
 
     def _scalar(self) -> None:
         """One scalar operation (index arithmetic, a comparison, an SMEM lookup) where it runs."""
@@ -188,15 +206,21 @@ class Walker(ControlFlow, Synchronisation):
         else:
             self.acc.scalar = self.acc.scalar + self.mask
 
-    def _work(self, kind: str | None, flops: float, vector: float) -> None:
+    def _work(self, kind: str | None, flops: float, vector: float, wait: int = -1) -> None:
+        """Work where it runs; `wait`: the dot it waits for the end of (`barriers`), -1 none."""
         if self.sequential:
-            self.pending.add(kind, flops, vector, 1)
+            self.pending.add(kind, flops, vector, 1, wait)
         else:
-            self.acc.add(kind, flops, vector, self.mask)
+            self.acc.add(kind, flops, vector, self.mask, wait)
 
     def _sync(self) -> None:
+        self._restart()
         if self.pending.mxu or self.pending.vector or self.pending.scalar:
-            work = ("work", dict(self.pending.mxu), float(self.pending.vector), float(self.pending.scalar))
+            work: tuple[Any, ...] = (
+                "work", dict(self.pending.mxu), float(self.pending.vector), float(self.pending.scalar),
+            )  # fmt: skip
+            if self.pending.after:  # work that waits for a dot's end (`barriers`)
+                work += (tuple((prefix, float(ops)) for prefix, ops in self.pending.later()),)
             self.events.append(work)
             self.pending = Acc(0.0)
 
@@ -217,10 +241,12 @@ class Walker(ControlFlow, Synchronisation):
 
     def _dot_general(self, eqn: Any, env: dict[Any, Any]) -> None:
         kind, flops = dot_kind(eqn), dot_flops(eqn)
-        self._work(kind, flops, 0)
+        number, wait = self._dot_code(eqn)
+        self._work(kind, flops, 0, wait)
         padding = padded_dot_flops(eqn, self.mxu) - flops if self.mxu else 0
         if padding > 0:  # MXU time the padding costs, kept apart from the dot's useful flops
-            self._work(kind + PADDING, padding, 0)
+            self._work(kind + PADDING, padding, 0, wait)
+        (self.pending if self.sequential else self.acc).mark(number)
 
     def _multiple_of(self, eqn: Any, env: dict[Any, Any]) -> None:
         """`pl.multiple_of`: a hint to the compiler, no instruction; its value is its operand's."""
@@ -254,7 +280,7 @@ class Walker(ControlFlow, Synchronisation):
             env[out] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[1:]), env)
             self._scalar()
         else:
-            self._vector(eqn)
+            self._vector(eqn, self._load_code(ref, out))
 
     def _lookup(self, ref: Ref, transforms: Any, env: dict[Any, Any]) -> Any:
         index = indexer(transforms, env)
@@ -270,8 +296,11 @@ class Walker(ControlFlow, Synchronisation):
         ref, value = self._read(env, eqn.invars[0]), self._read(env, eqn.invars[1])
         if not (isinstance(ref, Ref) and ref.space == "smem"):
             stored = eqn.invars[1].aval
+            if eqn.outvars:  # the value it replaces
+                self._load_code(ref, eqn.outvars[0])
+            wait = self._store_code(ref, eqn.invars[1])
             if size(stored.shape) > 1:
-                self._work(None, 0, memory_cost(stored.shape, stored.dtype, self.sublanes, self.lanes))
+                self._work(None, 0, memory_cost(stored.shape, stored.dtype, self.sublanes, self.lanes), wait)
             return
         self._scalar()
         if self.record is not None:
@@ -296,11 +325,14 @@ class Walker(ControlFlow, Synchronisation):
         else:
             added = eqn.invars[1].aval  # a load, an add and a store
             load_store = 2 * memory_cost(added.shape, added.dtype, self.sublanes, self.lanes)
-            self._work(None, 0, load_store + padded_elements(added.shape, self.sublanes, lanes=self.lanes))
+            wait = self._store_code(ref, eqn.invars[1], add=True)
+            ops = load_store + padded_elements(added.shape, self.sublanes, lanes=self.lanes)
+            self._work(None, 0, ops, wait)
 
     def _run_scoped(self, eqn: Any, env: dict[Any, Any]) -> None:
         body = jaxpr_of(eqn.params["jaxpr"])
         inner_env = dict(zip(body.constvars, [self._read(env, v) for v in eqn.invars], strict=False))
+        self._bind(body.constvars, eqn.invars)
         for i, var in enumerate(body.invars):
             aval = inner(var.aval)
             key = (id(eqn), i)
@@ -308,3 +340,4 @@ class Walker(ControlFlow, Synchronisation):
         outs = self.run(body, inner_env)
         for var, value in zip(eqn.outvars, outs, strict=False):
             env[var] = value
+        self._bind(eqn.outvars, body.outvars)
