@@ -227,3 +227,28 @@ def test_vmapped_axis_is_parallel_and_splits_on_v5p():
     (k,) = e.kernels
     assert k.cores == 2
     assert [s.grid_point[0] for s in e.timeline if s.core == 1] == [1, 1]  # the second batch row
+
+
+def test_a_program_s_family_follows_what_its_body_does():
+    """A band measured on a fused cross-entropy program reaches programs that do the same kind of work:
+    `tiled_matmul` (pl.kernel + emit_pipeline around a dot) and a copy kernel are families of their own."""
+    from jax.experimental.pallas import tpu as pltpu
+
+    from sandbox.harness.model import families
+    from sandbox.protocol.chips import chip_info
+
+    tpu7x = chip_info("tpu7x")
+    x = abstract(512, 512)
+    matmul = estimate(kernel("tiled_matmul").matmul, (x, x), tpu7x, timeline=False)
+    assert matmul.family == families.PROGRAM_MATMUL
+    assert matmul.validation.startswith(f"not validated for {families.PROGRAM_MATMUL} on TPU7x")
+
+    def copy(x):
+        def body(x_hbm, o_hbm):
+            pltpu.sync_copy(x_hbm, o_hbm)
+
+        mesh = pltpu.TensorCoreMesh(axis_name="core", num_cores=1)
+        return pl.kernel(body, out_type=jax.ShapeDtypeStruct(x.shape, x.dtype), mesh=mesh)(x)
+
+    copied = estimate(copy, (x,), tpu7x, timeline=False)
+    assert copied.family == families.PROGRAM and copied.validation.startswith("not validated")

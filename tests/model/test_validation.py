@@ -45,7 +45,7 @@ FAMILY_OF = {
     "splash_attention": families.SPARSE_ATTENTION,
     "sparsecore_add_one": families.SPARSE_CORE,
     "sparsecore_gather": families.SPARSE_CORE,
-    "linear_softmax_cross_entropy": families.PROGRAM,  # a pl.kernel running one emit_pipeline
+    "linear_softmax_cross_entropy": families.PROGRAM_SOFTMAX_LIKE,  # a pl.kernel running one emit_pipeline
 }
 
 

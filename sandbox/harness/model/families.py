@@ -28,6 +28,10 @@ SOFTMAX_LIKE = "pallas_call with reductions or transcendentals (attention, norms
 SPARSE_ATTENTION = "block-sparse attention (scalar-prefetched block masks with softmax: splash)"
 ELEMENTWISE = "element-wise pallas_call"
 PROGRAM = "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)"
+# A program's dots, and what it does with them, decide how far a band on one reaches: a hand-written
+# DMA kernel is not a fused cross-entropy (`program_family`).
+PROGRAM_MATMUL = "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)"
+PROGRAM_SOFTMAX_LIKE = "pl.kernel or DMA-driven program with dots and reductions or transcendentals (fused cross-entropy, attention)"
 COLLECTIVE = "collective (remote DMAs over ICI)"
 SPARSE_CORE = "SparseCore kernel (scalar or vector subcore mesh)"
 
@@ -106,7 +110,7 @@ BANDS += (
         "the model puts 38 % too fast (a known miss, docs/tpu-time-model.md)",
     ),
     Band(
-        PROGRAM,
+        PROGRAM_SOFTMAX_LIKE,
         "tpu7x",
         -0.1329,
         0.0209,
@@ -152,6 +156,15 @@ def _quantized_dots(jaxpr: Any) -> bool:
         or any(_quantized_dots(sub) for sub in sub_jaxprs(eqn))
         for eqn in jaxpr.eqns
     )
+
+
+def program_family(body: Any) -> str:
+    """The family of a `pl.kernel` (or a pallas_call costed as a program) from its body: around dots,
+    with reductions or transcendentals too, or neither (copies, semaphores, element-wise work)."""
+    names = primitives(jaxpr_of(body))
+    if "dot_general" not in names:
+        return PROGRAM
+    return PROGRAM_SOFTMAX_LIKE if names & _SOFTMAX_PRIMITIVES else PROGRAM_MATMUL
 
 
 def primitives(jaxpr: Any) -> set[str]:

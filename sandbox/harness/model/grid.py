@@ -333,7 +333,8 @@ def _program(
             walker.events.append(("wait", ("out", id(o), int(steps[-1])), o.block_bytes))
         events.append(walker.events)
         notes += sorted(n for n in walker.notes if n and n not in notes)
-    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=families.PROGRAM)
+    family = families.program_family(body)
+    return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=family)
 
 
 def _copies(

@@ -51,7 +51,8 @@ def model_kernel(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Program:
         notes += sorted(n for n in walker.notes if n and n not in notes)
     # What a perfect kernel would move: every HBM operand (inputs, outputs, HBM scratch) once.
     min_bytes = float(sum(_bytes(v) for v in body.invars if space_of(v.aval, "hbm") == "hbm"))
-    family = families.COLLECTIVE if any(_remote(e) for core in events for e in core) else families.PROGRAM
+    remote = any(_remote(e) for core in events for e in core)
+    family = families.COLLECTIVE if remote else families.program_family(body)
     return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=family)
 
 
