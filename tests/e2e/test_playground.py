@@ -111,8 +111,8 @@ TRANSPOSED_AROUND = MIXED_ELEMENT[: MIXED_ELEMENT.index("def kernel(x):")] + (
 )
 
 
-def test_xla_ops_around_the_kernel_are_in_the_estimate_and_said(page, live_server):
-    goto(page, live_server, "/?scratch")
+def test_xla_ops_around_the_kernel_are_in_the_estimate_and_said(page, any_server):
+    goto(page, any_server, "/?scratch")
     set_source(page, TRANSPOSED_AROUND)
     page.click("#chips label:has-text('v6e')")
     assert run_and_wait(page) == "passed", page.inner_text("#result")
