@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.harness.checks.memory import OnChip, kernel_memory, one_kernel
+from sandbox.harness.checks.memory import OnChip, one_kernel
 from sandbox.protocol.chips import ChipInfo
 
 LANES = 128
@@ -113,9 +113,8 @@ def _memory(facts: KernelFacts, chip: ChipInfo) -> list[str]:
             f"SMEM: the kernel allocates {demand.smem_bytes:,} bytes, more than the "
             f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
         )
-    default = chip.scoped_vmem_bytes
-    for kernel, used in facts.unlimited:
-        if default is not None and default < used <= chip.vmem_bytes:
+    for kernel, used, default in _over_default(facts, chip):
+        if used <= chip.vmem_bytes:  # above it, the capacity warning says more
             found.append(
                 f"kernel {kernel!r}: allocates {used:,} bytes of VMEM, more than the {default:,} bytes "
                 f"a {chip.device_kind} kernel gets by default (its scoped VMEM limit): the TPU compiler "
@@ -143,14 +142,21 @@ def vmem_refusal(facts: KernelFacts, chip: ChipInfo) -> str | None:
     used = facts.memory.vmem_bytes
     if used > chip.vmem_bytes:
         return f"needs {used / 2**20:.1f} MiB of VMEM; a {chip.title} has {chip.vmem_bytes / 2**20:.0f} MiB"
-    default = chip.scoped_vmem_bytes
-    for kernel, used in facts.unlimited:
-        if default is not None and used > default:
-            return (
-                f"needs {used / 2**20:.1f} MiB of VMEM; a {chip.title} kernel gets {default / 2**20:.0f} MiB "
-                f"by default (kernel {kernel!r} sets no pltpu.CompilerParams(vmem_limit_bytes=...))"
-            )
+    for kernel, used, default in _over_default(facts, chip):
+        return (
+            f"needs {used / 2**20:.1f} MiB of VMEM; a {chip.title} kernel gets {default / 2**20:.0f} MiB "
+            f"by default (kernel {kernel!r} sets no pltpu.CompilerParams(vmem_limit_bytes=...))"
+        )
     return None
+
+
+def _over_default(facts: KernelFacts, chip: ChipInfo) -> list[tuple[str, int, int]]:
+    """(kernel, its VMEM bytes, the default limit) of each kernel without `vmem_limit_bytes` that needs
+    more than the compiler's default scoped limit, where that is published."""
+    default = chip.scoped_vmem_bytes
+    if default is None:
+        return []
+    return [(kernel, used, default) for kernel, used in facts.unlimited if used > default]
 
 
 def _tiling(block: BlockUse) -> list[str]:
@@ -211,8 +217,11 @@ def facts(closed_jaxpr: Any) -> KernelFacts:
     blocks: list[BlockUse] = []
     limits: list[tuple[str, int]] = []
     unlimited: list[tuple[str, int]] = []
+    memory = OnChip()  # kernels run one after another: the largest of each (`checks.memory`)
     for eqn in kernel_eqns(_jaxpr_of(closed_jaxpr)):
         name = _kernel_name(eqn)
+        demand = one_kernel(eqn)
+        memory = memory.union(demand)
         if eqn.primitive.name == "mpmd_map":
             meshes += [_mesh_use(name, mesh) for mesh in eqn.params.get("meshes", ())]
         else:
@@ -224,10 +233,8 @@ def facts(closed_jaxpr: Any) -> KernelFacts:
         if isinstance(limit, int):
             limits.append((name, limit))
         else:
-            unlimited.append((name, one_kernel(eqn).vmem_bytes))
-    return KernelFacts(
-        tuple(meshes), tuple(blocks), kernel_memory(closed_jaxpr), tuple(limits), tuple(unlimited)
-    )
+            unlimited.append((name, demand.vmem_bytes))
+    return KernelFacts(tuple(meshes), tuple(blocks), memory, tuple(limits), tuple(unlimited))
 
 
 def kernel_eqns(jaxpr: Any) -> list[Any]:

@@ -106,7 +106,7 @@ def summarize(
         for s in kernels
         for kind, flops in s.mxu_flops.items()
         if not kind.endswith(PADDING)  # the roofline counts useful work only
-    ) + outside.flops / (rates.mxu["bf16"] / _efficiency(chip) * rates.cores)
+    ) + outside.flops * _efficiency(chip) / (rates.mxu["bf16"] * rates.cores)  # XLA's dots, as bf16
     min_bytes = sum(s.min_bytes for s in kernels) + outside.bytes
     roofline = max(mxu_time, min_bytes / (rates.bandwidth * rates.cores))
     bound: Bound = ("compute", "memory", "step_overhead")[int(np.argmax(parts))]  # type: ignore[assignment]
