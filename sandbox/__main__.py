@@ -2,8 +2,9 @@
 With `--server URL`, through a playground server instead (`pallas_playground.Client`): the same report
 and exit codes, its queue and sandbox; `--share` prints a link to the run's state and result.
 
-`python -m sandbox tpu [--chips-per-slot N]`: this host's TPU chips, and each chip slot's device
-nodes and environment, as the job runner would use them (the hardware checklist in docs/tpu-vm.md).
+`python -m sandbox tpu [--chips-per-slot N] [--no-probe]`: this machine's usable TPU chips, each chip
+slot's device nodes and job environment, and what JAX sees on the first (docs/tpu-vm.md); exit 1
+without a usable chip.
 `python -m sandbox tune FILE [--entry SLUG] --chip v5e --size m=4096,k=4096,n=4096 --param bm=128,512
 [--param ...] [--json]`: a sweep, one row per config (see `sandbox.jobs.sweeps`).
 """
@@ -22,8 +23,7 @@ from typing import Any
 from sandbox.backends import backend_names, create_backend
 from sandbox.backends.execute import execute
 from sandbox.catalog.entries import Catalog, load_catalog
-from sandbox.host.jobenv import tpu_environment
-from sandbox.host.tpuhost import TpuHostError, discover, plan_slots
+from sandbox.host import chipprobe, tpu_report
 from sandbox.jobs import sweeps
 from sandbox.jobs.build import JobError, make_job, make_sweep_job
 from sandbox.limits import default_limits
@@ -102,6 +102,9 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("catalog", help="list the catalog entries")
     tpu = sub.add_parser("tpu", help="this host's TPU chips and the job runner's chip slots")
     tpu.add_argument("--chips-per-slot", type=int, default=1)
+    tpu.add_argument(
+        "--no-probe", action="store_true", help="do not open the chip with JAX (a probe takes 2-15 s)"
+    )
     tune = sub.add_parser("tune", help="sweep kernel parameters: check, lower and estimate every config")
     tune.add_argument(
         "file",
@@ -149,31 +152,11 @@ def _backend_name(name: str) -> str:
     raise argparse.ArgumentTypeError(f"not a backend: {name!r}")
 
 
-def show_tpu(chips_per_slot: int) -> int:
-    try:
-        host = discover()
-        if host is None:
-            print("no TPU chips on this host (no PCI device of vendor 0x1ae0 with a known TPU id)")
-            return 0
-        slots = plan_slots(host, chips_per_slot)
-    except TpuHostError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{host.accelerator_type}: {len(host.chips)} {host.generation.chip} chips, {host.style} nodes")
-    for i, chip in enumerate(host.chips):
-        print(f"  chip {i}: {chip.pci_address} {' '.join(chip.nodes)}")
-    for slot in slots:
-        print(f"slot {slot.index}: {slot.describe()}; nodes {' '.join(slot.device_nodes)}")
-        for key, value in tpu_environment(slot).items():
-            print(f"  {key}={value}")
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     catalog = load_catalog()
     if args.command == "tpu":
-        return show_tpu(args.chips_per_slot)
+        return tpu_report.show(args.chips_per_slot, probe=None if args.no_probe else chipprobe.probe)
     if args.command == "catalog":
         for e in catalog.entries:
             print(f"{e.slug:28} {e.level:13} {e.title}")
@@ -197,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.server:
         return _run_remote(args, {k: v for k, v in given.items() if v is not None})
+    asked = args.mode
+    args.mode, why = tpu_report.resolve_auto(args.mode, args.chip)
+    if asked == "auto":
+        print(tpu_report.auto_line(args.mode, args.chip, why), file=sys.stderr)
     defaults = entry.options if entry is not None else InterpretOptions()
     options = dataclasses.replace(defaults, **{k: v for k, v in given.items() if v is not None})
     limits = default_limits(**({"wall_seconds": args.wall_seconds} if args.wall_seconds else {}))
@@ -272,19 +259,12 @@ def _say_queue(event: Any) -> None:
 
 def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.measure:
-        host = discover()
-        if host is None:
-            print(
-                "error: --measure times configs on this host's TPU, and this host has none", file=sys.stderr
-            )
+        args.mode, why = tpu_report.resolve_auto("auto", args.chip)
+        if args.mode != "tpu":
+            print(f"error: --measure times configs on this machine's TPU, but {why}", file=sys.stderr)
             return 2
-        if host.generation.chip != args.chip:
-            print(
-                f"error: --measure on a {host.generation.chip} host needs --chip {host.generation.chip}",
-                file=sys.stderr,
-            )
-            return 2
-        args.mode = "tpu"
+    else:
+        args.mode, _ = tpu_report.resolve_auto(args.mode, args.chip)
     entry = catalog.get(args.entry) if args.entry else None
     if args.entry and entry is None:
         print(f"unknown entry {args.entry!r}; known: {', '.join(catalog.slugs)}", file=sys.stderr)
@@ -335,7 +315,10 @@ def _record(args: argparse.Namespace, size: dict[str, int], configs: Any, result
         file=str(args.file),
         entry=args.entry,
         size=size,
-        jax_version=str(getattr(versions, "jax", "")),
+        jax_version=versions.jax if versions else "",
+        device=versions.device_kind if versions else "",
+        libtpu=versions.libtpu if versions else None,
+        commit=measured.playground_commit(),
     )
     path = args.record or measured.DEFAULT_PATH
     measured.append(path, found)

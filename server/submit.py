@@ -9,6 +9,7 @@ import asyncio
 
 from sandbox.catalog.entries import Catalog, CatalogEntry
 from sandbox.host.runtimes import RuntimeSet
+from sandbox.host.tpuhost import resolve_mode
 from sandbox.jobs.build import JobError, make_job
 from sandbox.protocol import Chip, Job, Mode
 from server import convert
@@ -78,6 +79,12 @@ def _check_source(settings: Settings, source: str) -> None:
         )
 
 
+def placed_mode(settings: Settings, chip: Chip, mode: Mode) -> Mode:
+    """Where a run goes, decided once when its job is made: `auto` is native on this server's chip
+    (the result then says `tpu` and names the device), simulated on any other."""
+    return resolve_mode(mode, chip, settings.tpu_chip())
+
+
 def build_job(
     settings: Settings,
     entry: CatalogEntry | None,
@@ -95,7 +102,7 @@ def build_job(
             source,
             entry=entry,
             chip=chip,
-            mode=mode,
+            mode=placed_mode(settings, chip, mode),
             options=convert.interpret_options(options, entry.options if entry else None),
             limits=convert.limits(settings),
             timing_budget_seconds=settings.timing_budget_seconds,

@@ -30,7 +30,7 @@ from server.queue.engine import new_run_id
 from server.queue.interface import ClientBusyError, RunQueue
 from server.queue.problems import queue_problems
 from server.settings import Settings
-from server.submit import check_request
+from server.submit import check_request, placed_mode
 from server.wire.sweeps import SweepRequest
 
 log = logging.getLogger(__name__)
@@ -217,7 +217,7 @@ def sweep_jobs(body: SweepRequest, settings: Settings, catalog: Catalog) -> tupl
                 part,
                 entry=entry,
                 chip=body.chip,
-                mode=body.mode,
+                mode=placed_mode(settings, body.chip, body.mode),
                 options=options,
                 limits=convert.limits(settings),
             )

@@ -148,11 +148,25 @@ def _reference_failed(job: Job, failed: checking.ReferenceFailed, *, cancelled: 
         return finish(job, failed.execution, cancelled=cancelled)  # the kernel's job never ran
     log.error("job %s: the catalog reference failed: %s", job.id, facts(failed.execution))
     return Finished(
-        result=internal_error(job, "the catalog entry's reference could not run"),
+        result=internal_error(
+            job, f"the catalog entry's reference could not run: {_reference_cause(failed)}"
+        ),
         reusable=False,
         failure=True,
         wall_seconds=failed.execution.wall_seconds,
     )
+
+
+# Lines of a failed catalog reference's stderr shown with its cause (it ran our reference and JAX only).
+REFERENCE_LOG_LINES, REFERENCE_LOG_CHARS = 3, 600
+
+
+def _reference_cause(failed: checking.ReferenceFailed) -> str:
+    """Why a catalog reference's job failed, in its classified words and the end of its log."""
+    summary = finish(failed.job, failed.execution, cancelled=False).result.summary
+    lines = [line.strip() for line in failed.execution.stderr.splitlines() if line.strip()]
+    tail = " | ".join(lines[-REFERENCE_LOG_LINES:])[-REFERENCE_LOG_CHARS:]
+    return summary + (f"; its log ends: {tail}" if tail else "")
 
 
 def finish(job: Job, execution: Execution, *, cancelled: bool) -> Finished:

@@ -27,6 +27,7 @@ import sandbox
 from sandbox import limits as default_limits
 from sandbox.backends import staging, uid_lease
 from sandbox.backends.base import BackendHealth, EventSink
+from sandbox.backends.chip_wait import run_waiting_for_chip
 from sandbox.backends.pool_process import PoolProcess, Waiter, kill_pool, start_pool_process, stop_process
 from sandbox.backends.slots import SlotTable
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
@@ -100,7 +101,7 @@ class HardenedBackend:
 
     def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
         host_chip = self.tpu_slots[0].chip if self.tpu_slots else None
-        on_chip = runs_on_chip(job.mode, job.chip, host_chip)
+        on_chip = runs_on_chip(job.mode, job.chip, host_chip, job.role)
         if not on_chip and self.cpu_slots == 0:
             return never_ran("this job runner has no CPU slots for interpret-mode runs")
         slot = self.table.take(cancel, self.table.chip_slots if on_chip else self.table.cpu_slots)
@@ -111,7 +112,18 @@ class HardenedBackend:
             pool = self.wait_ready(self.start_seconds)
             if pool is None:
                 return never_ran(f"the sandbox pool is not running ({self._pool_state()})")
-            execution, quarantined = self._run_in(pool, slot, job, on_event, cancel)
+            if not on_chip:
+                execution, quarantined = self._run_in(pool, slot, job, on_event, cancel)
+                return execution
+            ran: list[bool] = []
+
+            def once() -> Execution:
+                execution, stuck = self._run_in(pool, slot, job, on_event, cancel)
+                ran.append(stuck)
+                return execution
+
+            execution = run_waiting_for_chip(once, cancel)
+            quarantined = any(ran)
             return execution
         finally:
             if not quarantined:

@@ -4,6 +4,12 @@ For development only: it isolates crashes, hangs, floods and memory bombs, but n
 the network (the hardened backend does), so creating it logs a warning and `check_bind_allowed`
 refuses to serve it beyond loopback. The child runs in its own session, so a timeout or cancel
 kills the whole process group; `streams.Watch` reads output and protocol events.
+
+On a TPU VM it runs kernel jobs natively: the host's first chip slot (`sandbox.host.tpuhost`), one
+job at a time (libtpu lets one process own a chip), each in a fresh process (a kernel that halts the
+core leaves its process unable to run anything more), with the slot's libtpu environment and no
+address-space limit. A reference's job never takes the chip. This is how a VM without root runs the
+playground (the hardened backend needs root for its jail).
 """
 
 from __future__ import annotations
@@ -19,13 +25,16 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from sandbox.backends.base import BackendHealth, EventSink
+from sandbox.backends.chip_wait import run_waiting_for_chip
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
 from sandbox.host.jobenv import base_environment, job_environment
-from sandbox.limits import JOB_NICE, NICE
-from sandbox.protocol import Execution, Job, to_json_dict
+from sandbox.host.tpuhost import TpuHostError, TpuSlot, host_slots, runs_on_chip
+from sandbox.limits import JOB_NICE, NICE, for_tpu
+from sandbox.protocol import Execution, Job, never_ran, to_json_dict
 
 log = logging.getLogger(__name__)
 # The child imports the harness from this checkout, whichever runtime's interpreter runs it (an older
@@ -37,29 +46,56 @@ _BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from sandbox.harness.main i
 class LocalBackend:
     name = "local"
 
-    def __init__(self, python: str = sys.executable) -> None:
+    def __init__(self, python: str = sys.executable, tpu_slots: tuple[TpuSlot, ...] | None = None) -> None:
+        """`tpu_slots`: the chips native jobs run on (default: this host's; only the first is used)."""
         self.python = python
+        self.tpu_problem = ""
+        try:
+            slots = host_slots() if tpu_slots is None else tpu_slots
+        except TpuHostError as exc:
+            slots, self.tpu_problem = (), str(exc)
+            log.warning("this host's TPU chips cannot be used: %s", exc)
+        self.tpu_slot = slots[0] if slots else None
+        self._chip = threading.Lock()
         log.warning(
             "sandbox backend 'local' is for development only: jobs run as this user with this "
             "user's filesystem and network; never expose it beyond loopback"
         )
 
     def run(self, job: Job, on_event: EventSink, cancel: threading.Event) -> Execution:
+        slot = self.tpu_slot
+        if slot is None or not runs_on_chip(job.mode, job.chip, slot.chip, job.role):
+            return self._run_once(job, None, on_event, cancel)
+        while not self._chip.acquire(timeout=0.1):  # waits in the queue, not against the job's clock
+            if cancel.is_set():
+                return never_ran(None, cancelled=True)
+        try:
+            chip_job = replace(job, limits=for_tpu(job.limits))
+            return run_waiting_for_chip(lambda: self._run_once(chip_job, slot, on_event, cancel), cancel)
+        finally:
+            self._chip.release()
+
+    def _run_once(
+        self, job: Job, slot: TpuSlot | None, on_event: EventSink, cancel: threading.Event
+    ) -> Execution:
         scratch = tempfile.mkdtemp(prefix="playground-job-")
         try:
-            return _Child(self.python, job, scratch).run(on_event, cancel)
+            return _Child(self.python, job, scratch, slot).run(on_event, cancel)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
     def health(self) -> BackendHealth:
-        return BackendHealth(ok=True, detail="development backend: jobs run unjailed as this user")
+        chip = f"; native runs on {self.tpu_slot.describe()}" if self.tpu_slot else ""
+        if self.tpu_problem:
+            chip = f"; no native runs: {self.tpu_problem}"
+        return BackendHealth(ok=True, detail=f"development backend: jobs run unjailed as this user{chip}")
 
     def close(self) -> None:
         pass
 
 
 class _Child:
-    def __init__(self, python: str, job: Job, scratch: str) -> None:
+    def __init__(self, python: str, job: Job, scratch: str, slot: TpuSlot | None = None) -> None:
         self.job = job
         events_r, events_w = os.pipe()
         self.proc = subprocess.Popen(
@@ -71,7 +107,7 @@ class _Child:
             pass_fds=(events_w,),
             start_new_session=True,
             cwd=scratch,
-            env=job_environment(base_environment(os.environ, home=scratch), devices=job.devices),
+            env=job_environment(base_environment(os.environ, home=scratch), devices=job.devices, tpu=slot),
         )
         os.close(events_w)
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr

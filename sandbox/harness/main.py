@@ -35,7 +35,7 @@ def serve(events_fd: int, *, set_limits: bool = True) -> int:
     job = from_json_dict(Job, json.loads(sys.stdin.buffer.read()))
     process.detach_stdin()
     if set_limits:
-        process.apply_limits(job.limits)
+        process.apply_limits(job.limits, on_chip=process.on_chip(os.environ))
     # Imported only now, so `started` above precedes every JAX import (in a fresh interpreter).
     from sandbox.harness.reference import ReferenceSession
     from sandbox.harness.session import Session

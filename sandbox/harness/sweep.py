@@ -35,11 +35,12 @@ from jax.experimental.pallas import tpu as pltpu
 from sandbox.harness import calls, devicetime, sweep_plan, usercode
 from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.errors import Scene, translate
+from sandbox.harness.given import made_inputs
 from sandbox.harness.lowering import check as lowering
 from sandbox.harness.lowering.chip_checks import facts as chip_facts
 from sandbox.harness.lowering.chip_checks import vmem_refusal
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
-from sandbox.harness.target import Target, TargetError, configure
+from sandbox.harness.target import Target, TargetError, configure, fault_of
 from sandbox.protocol import ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
 from sandbox.protocol.arrays import MAX_JOB_ARRAY_BYTES, ArrayBytes
 from sandbox.protocol.result import ErrorInfo
@@ -109,7 +110,7 @@ class SweepSession:
         try:
             return step()
         except TargetError as exc:
-            self.events.emit("error", error=self._explain(exc, phase, files), fault="request")
+            self.events.emit("error", error=self._explain(exc, phase, files), fault=fault_of(exc))
             raise Stop from exc
         except Exception as exc:
             self.events.emit("error", error=self._explain(exc, phase, files))
@@ -236,7 +237,7 @@ class SweepSession:
         t0 = time.perf_counter()
         where = ", ".join(f"{k}={v}" for k, v in dims.items())
         try:
-            inputs = tuple(plan.make_inputs(dims))
+            inputs = made_inputs(lambda: plan.make_inputs(dims), native=not target.interpret)
             digest = arrays.digest(calls.leaves(inputs))  # before the kernel could change them
             expected = self._expected(plan, inputs, dims)
         except Exception as exc:
@@ -320,7 +321,7 @@ class SweepSession:
     ) -> ConfigResult:
         t0 = time.perf_counter()
         try:
-            inputs = tuple(plan.make_inputs(self.spec.size))
+            inputs = made_inputs(lambda: plan.make_inputs(self.spec.size), native=not target.interpret)
             with target.chip_context():
                 call = calls.prepare(functools.partial(plan.kernel, **params), inputs, plan.mutable)
                 call.run_quietly()

@@ -26,8 +26,10 @@ import contextlib
 import importlib.metadata
 import os
 import platform
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 import jax
 from jax.experimental.pallas import tpu as pltpu
@@ -45,6 +47,20 @@ class TargetError(Exception):
 
 class TpuStartError(TargetError):
     """This job's chips did not start (libtpu's own message says why)."""
+
+
+class ChipBusyError(TpuStartError):
+    """Another program holds this job's chips (libtpu lets one process own a chip)."""
+
+
+# libtpu 0.0.50.1 on a v5e VM, within ~1.3 s of a second process starting: "ABORTED: The TPU is already
+# in use by process with pid 3139. Not attempting to load libtpu.so in this process."
+def fault_of(exc: TargetError) -> Literal["request", "chip_busy"]:
+    """The `error` event's fault for a target that cannot run: busy chips may be tried again."""
+    return "chip_busy" if isinstance(exc, ChipBusyError) else "request"
+
+
+_BUSY = re.compile(r"TPU is already in use by process with pid (\d+)")
 
 
 @dataclass(frozen=True)
@@ -119,7 +135,18 @@ def _default_backend() -> str:
     try:
         return jax.default_backend()
     except RuntimeError as exc:  # only with platforms named: a chip slot whose chips did not start
-        raise TpuStartError(f"the TPU did not start: {str(exc).splitlines()[0]}") from exc
+        raise start_error(str(exc)) from exc
+
+
+def start_error(text: str) -> TpuStartError:
+    """Why this job's chips did not start, from JAX's message: held by another program, or libtpu's own."""
+    busy = _BUSY.search(text)
+    if busy:
+        return ChipBusyError(
+            f"the TPU is held by another program (pid {busy.group(1)}); one program at a time may use a "
+            "chip, so this run waits for it"
+        )
+    return TpuStartError(f"the TPU did not start: {(text.splitlines() or [''])[0]}")
 
 
 def _check_chip(chip: Chip, device_kind: str) -> None:

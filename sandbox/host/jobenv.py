@@ -14,18 +14,21 @@ from sandbox.host.tpuhost import TpuSlot
 
 # Host settings a job may inherit: they only tune OpenBLAS for this CPU.
 PASS_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-# libtpu's defaults for the first process of a host; slot i uses the default + i, so that no two
+# libtpu's default for the first process of a host; slot i uses the default + i, so that no two
 # slots of one host share a port even if they ever share a network namespace (today each job has
 # its own, and seccomp denies sockets: see `tpu_environment`).
 TPU_PROCESS_PORT = 8476
-TPU_METRICS_PORT = 8431
+# glibc keeps up to 8 malloc arenas per core, each reserving 64 MiB of address space: on a 13-core
+# TPU VM that alone can pass a job's address-space limit (`Limits.memory_bytes`), and a CPU job there
+# died by SIGABRT inside XLA's compile. Two arenas bound it on any host.
+MALLOC_ARENAS = "2"
 TPU_LOG_DIR = "/tmp/tpu_logs"  # the job's scratch: libtpu's logs go where the job can write
 
 
 def base_environment(host: Mapping[str, str], *, home: str) -> dict[str, str]:
     """Every job's environment before job-specific settings: a fixed PATH, home, temp and locale."""
     env = {k: host[k] for k in PASS_THROUGH if k in host}
-    env.update(PATH="/usr/bin:/bin", HOME=home, TMPDIR=home, LANG="C.UTF-8")
+    env.update(PATH="/usr/bin:/bin", HOME=home, TMPDIR=home, LANG="C.UTF-8", MALLOC_ARENA_MAX=MALLOC_ARENAS)
     return env
 
 
@@ -63,9 +66,12 @@ def tpu_environment(slot: TpuSlot) -> dict[str, str]:
       per host and per process.
     - `TPU_VISIBLE_CHIPS` (and the older `TPU_VISIBLE_DEVICES`) name the slot's chips; the jail
       passes only their device nodes, so the variables select and the jail confines.
-    - ports: distinct per slot and listed in the addresses. Sockets stay denied to jobs (seccomp):
-      a single-process slice has no peer to talk to, and libtpu went on past its refused
-      `socket()` on CPU; whether it does on a chip is step 5 of the checklist in docs/tpu-vm.md.
+    - the process port: distinct per slot and listed in the addresses. Sockets stay denied to jobs
+      (seccomp): a single-process slice has no peer to talk to (measured on a v5e VM under gVisor,
+      where no TCP socket can be made at all: a one-chip slot started and ran).
+    - no runtime metrics server (`TPU_RUNTIME_METRICS_PORTS` empty, as that VM sets it): with a port
+      libtpu 0.0.50.1 failed to start there ("Failed to start Runtime Metric Service on address:
+      [::]:8431"), and a job has no network for anyone to read it.
     """
     port = TPU_PROCESS_PORT + slot.index
     box = ",".join(map(str, slot.box))
@@ -84,6 +90,6 @@ def tpu_environment(slot: TpuSlot) -> dict[str, str]:
         "TPU_VISIBLE_DEVICES": chips,
         "TPU_PROCESS_PORT": str(port),
         "TPU_PROCESS_ADDRESSES": f"localhost:{port}",
-        "TPU_RUNTIME_METRICS_PORTS": str(TPU_METRICS_PORT + slot.index),
+        "TPU_RUNTIME_METRICS_PORTS": "",
         "TPU_LOG_DIR": TPU_LOG_DIR,
     }

@@ -6,10 +6,14 @@ node: an accel node (`/sys/class/accel/accel<N>/device` links to the chip) or a 
 (`/sys/bus/pci/devices/<bdf>/iommu_group` names the group; the node is `/dev/vfio/<group>`, opened
 together with the container node `/dev/vfio/vfio`). `plan_slots()` splits the chips into slots of
 equal size, each with exactly its chips' nodes; `jobenv.tpu_environment()` turns a slot into the
-variables libtpu reads. Chips are numbered in PCI address order, which is assumed to be the order
-`TPU_VISIBLE_CHIPS` counts in (checked only on hardware: see the checklist in docs/tpu-vm.md).
+variables libtpu reads. Only chips whose node exists are usable (a VM given one chip of a
+four-chip host lists all four in sysfs); they are numbered in PCI address order, the order
+`TPU_VISIBLE_CHIPS` is assumed to count in (a one-chip VM cannot tell: see docs/tpu-vm.md).
+`environment_notes()` says where the VM's own host-wide `TPU_*` variables disagree with what it may
+open: reported, never fatal (jobs get their own variables).
 
-Sources for the table (re-check on hardware; none of it could be measured here):
+Measured on a TPU v5e VM (2026-12-05, libtpu 0.0.50.1): PCI id 0x0063, VFIO nodes, one usable chip of
+four listed. Sources for the rest of the table (re-check on hardware):
 - PCI device ids: jax `jax/_src/hardware_utils.py` (`_TPU_PCI_DEVICE_IDS`).
 - chips per host and TensorCores per chip: Cloud TPU system architecture pages (v5e, v5p, v6e,
   TPU7x); ray `python/ray/_private/accelerators/tpu.py` (v5litepod and v6e: 8 chips per host, one
@@ -26,11 +30,12 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from sandbox.protocol import Chip
+from sandbox.protocol import Chip, Mode
 
 GOOGLE_PCI_VENDOR = "0x1ae0"
 Bounds = tuple[int, int, int]
@@ -79,11 +84,21 @@ class TpuChip:
 
 
 @dataclass(frozen=True)
+class AbsentChip:
+    """A chip the PCI bus lists but this VM may not open: its device node does not exist (a TPU VM
+    given one chip of a four-chip host sees all four in sysfs, and one node)."""
+
+    pci_address: str
+    expected_node: str  # the node it would have: /dev/vfio/<group>, or "" when sysfs names none
+
+
+@dataclass(frozen=True)
 class TpuHost:
     generation: Generation
-    chips: tuple[TpuChip, ...]  # in PCI address order: index i is TPU_VISIBLE_CHIPS=i
+    chips: tuple[TpuChip, ...]  # the usable ones, in PCI address order: index i is TPU_VISIBLE_CHIPS=i
     style: Literal["vfio", "accel"]
     dev_root: str = "/dev"
+    absent: tuple[AbsentChip, ...] = ()
 
     @property
     def accelerator_type(self) -> str:
@@ -101,7 +116,7 @@ class TpuSlot:
 
     index: int  # among the host's TPU slots: picks its ports
     chip: Chip
-    accelerator_type: str
+    accelerator_type: str  # of a VM with just this slot's chips: what libtpu is told
     chips: tuple[int, ...]
     box: Bounds
     device_nodes: tuple[str, ...]
@@ -109,7 +124,9 @@ class TpuSlot:
 
     def describe(self) -> str:
         chips = ",".join(map(str, self.chips))
-        return f"{self.chip} chip{'s' if len(self.chips) > 1 else ''} {chips} of a {self.accelerator_type}"
+        return (
+            f"{self.chip} chip{'s' if len(self.chips) > 1 else ''} {chips}, run as a {self.accelerator_type}"
+        )
 
 
 class TpuHostError(RuntimeError):
@@ -117,20 +134,37 @@ class TpuHostError(RuntimeError):
 
 
 def discover(sys_root: str = "/sys", dev_root: str = "/dev") -> TpuHost | None:
-    """This host's TPU chips from sysfs, or None on a host without any. Roots are for tests."""
+    """This host's usable TPU chips, or None on a host without any on its PCI bus. Roots are for tests.
+
+    A chip is usable when its device node exists: that is what a VM is given (measured on a TPU v5e
+    VM that lists four chips in sysfs and has one `/dev/vfio/<group>`; JAX opened that one). Chips
+    without a node are kept in `absent`, not fatal; a host that lists chips but may open none of
+    them is an error that names them.
+    """
     found = _pci_chips(Path(sys_root))
     if not found:
         return None
     generation = found[0][1]
     accel = _accel_nodes(Path(sys_root), dev_root)
-    chips, styles = [], set()
+    chips: list[TpuChip] = []
+    absent: list[AbsentChip] = []
+    styles = set()
     for address, _ in found:
-        nodes, style = _chip_nodes(Path(sys_root), dev_root, address, accel, generation.device_style)
-        chips.append(TpuChip(address, nodes))
-        styles.add(style)
+        node = _chip_node(Path(sys_root), dev_root, address, accel, generation.device_style)
+        if isinstance(node, AbsentChip):
+            absent.append(node)
+            continue
+        chips.append(TpuChip(address, (node[0],)))
+        styles.add(node[1])
+    if not chips:
+        raise TpuHostError(
+            f"this machine lists {len(found)} {generation.chip} chip{'s' if len(found) > 1 else ''} on its "
+            "PCI bus but may open none: "
+            + "; ".join(f"{a.pci_address} has no {a.expected_node or 'device node'}" for a in absent)
+        )
     if len(styles) > 1:
         raise TpuHostError("some chips have accel nodes and others VFIO groups")
-    return TpuHost(generation, tuple(chips), styles.pop(), dev_root)
+    return TpuHost(generation, tuple(chips), styles.pop(), dev_root, tuple(absent))
 
 
 @functools.cache  # asked per run request; chips do not come and go under a running server
@@ -161,11 +195,11 @@ def _pci_chips(sys_root: Path) -> list[tuple[str, Generation]]:
     return found
 
 
-def _chip_nodes(
+def _chip_node(
     sys_root: Path, dev_root: str, address: str, accel: dict[str, str], prefer: str
-) -> tuple[tuple[str, ...], Literal["vfio", "accel"]]:
-    """One chip's node, looked for in the style its generation uses first (a host may bind a chip
-    to vfio-pci or to the accel driver)."""
+) -> tuple[str, Literal["vfio", "accel"]] | AbsentChip:
+    """One chip's node and its style, looked for in the style its generation uses first (a host may
+    bind a chip to vfio-pci or to the accel driver); `AbsentChip` when neither node exists."""
     group = sys_root / "bus/pci/devices" / address / "iommu_group"
     vfio = (
         os.path.join(dev_root, "vfio", os.path.basename(os.readlink(group))) if group.is_symlink() else None
@@ -177,12 +211,8 @@ def _chip_nodes(
         found["vfio"] = vfio
     for style in (prefer, "vfio", "accel"):
         if style in found:
-            return (found[style],), "vfio" if style == "vfio" else "accel"
-    if vfio is not None:
-        raise TpuHostError(
-            f"TPU chip {address} is in IOMMU group {os.path.basename(vfio)}, but {vfio} is absent"
-        )
-    raise TpuHostError(f"TPU chip {address} has neither an accel node nor a VFIO group")
+            return found[style], "vfio" if style == "vfio" else "accel"
+    return AbsentChip(address, vfio or "")
 
 
 def _accel_nodes(sys_root: Path, dev_root: str) -> dict[str, str]:
@@ -212,7 +242,9 @@ def plan_slots(host: TpuHost, chips_per_slot: int = 1) -> tuple[TpuSlot, ...]:
             TpuSlot(
                 index=index,
                 chip=host.generation.chip,
-                accelerator_type=host.accelerator_type,
+                # The slot's own type, not the host's: measured on a v5e VM with one of four chips,
+                # libtpu 0.0.50.1 opened it as a v5litepod-1 with a 1,1,1 box.
+                accelerator_type=host.generation.accelerator_type(chips_per_slot),
                 chips=chips,
                 box=CHIP_BOXES[chips_per_slot],
                 device_nodes=host.device_nodes(chips),
@@ -228,13 +260,55 @@ def host_slots(chips_per_slot: int = 1) -> tuple[TpuSlot, ...]:
     return plan_slots(host, chips_per_slot) if host is not None else ()
 
 
-def runs_on_chip(mode: str, chip: Chip, host_chip: Chip | None) -> bool:
+# The VM's own variables that describe a host's chips; a job never inherits them (`jobenv`).
+HOST_VARIABLES = ("TPU_ACCELERATOR_TYPE", "TPU_CHIPS_PER_HOST_BOUNDS", "TPU_TOPOLOGY", "TPU_VISIBLE_CHIPS")
+
+
+def environment_notes(host: TpuHost, environ: Mapping[str, str]) -> list[str]:
+    """Where this VM's `TPU_*` variables describe other chips than the ones it may open."""
+    notes = []
+    usable = len(host.chips)
+    kind = environ.get("TPU_ACCELERATOR_TYPE", "")
+    if kind and kind != host.accelerator_type:
+        notes.append(
+            f"TPU_ACCELERATOR_TYPE={kind} names another host than the {usable} chip"
+            f"{'s' if usable > 1 else ''} this machine may open ({host.accelerator_type})"
+        )
+    box = environ.get("TPU_CHIPS_PER_HOST_BOUNDS", "")
+    if box and _box_chips(box) not in (None, usable):
+        notes.append(f"TPU_CHIPS_PER_HOST_BOUNDS={box} is a box of {_box_chips(box)} chips, not {usable}")
+    visible = environ.get("TPU_VISIBLE_CHIPS", "")
+    if visible and len([c for c in visible.split(",") if c.strip()]) != usable:
+        notes.append(f"TPU_VISIBLE_CHIPS={visible} names other chips than the {usable} with a node")
+    if notes:
+        notes.append("jobs get variables of their own chips, so these are only reported")
+    return notes
+
+
+def _box_chips(box: str) -> int | None:
+    try:
+        x, y, z = (int(v) for v in box.split(","))
+    except ValueError:
+        return None
+    return x * y * z
+
+
+def resolve_mode(mode: Mode, chip: Chip, host_chip: Chip | None) -> Mode:
+    """Where a run goes, decided once where its job is made: `auto` runs natively when the chosen chip
+    is this host's and is simulated otherwise; `tpu` and `interpret` stay as asked."""
+    if mode != "auto":
+        return mode
+    return "tpu" if host_chip is not None and chip == host_chip else "interpret"
+
+
+def runs_on_chip(mode: str, chip: Chip, host_chip: Chip | None, role: str = "kernel") -> bool:
     """Whether a job goes to a chip slot: mode `tpu` always (the harness refuses a chip the host does
-    not have, by its real name); `auto` when the chosen chip is this host's, else it is simulated on
-    the CPU like `interpret` (the run then reports the chosen chip, in interpret mode)."""
-    if host_chip is None or mode == "interpret":
+    not have, by its real name); `auto` (a job made before `resolve_mode`) when the chosen chip is
+    this host's. Never a reference's job: it computes the expected outputs in exact arithmetic on the
+    CPU, the same for a simulated and a native run, and one program at a time may hold a chip."""
+    if host_chip is None or role == "reference":
         return False
-    return mode == "tpu" or chip == host_chip
+    return mode == "tpu" or (mode == "auto" and chip == host_chip)
 
 
 def cpu_share(cpus: list[int], index: int, count: int) -> tuple[int, ...]:

@@ -247,7 +247,9 @@ class ConfigRan:
 @dataclass(frozen=True)
 class Failed:
     error: ErrorInfo
-    fault: Literal["", "request", "harness"] = ""
+    # "chip_busy": the job's chips are held by another program (libtpu's lockfile): nothing ran, and
+    # the host may run the job again once they are free (`sandbox.backends.chip_wait`).
+    fault: Literal["", "request", "harness", "chip_busy"] = ""
     memory: bool = False
 
 

@@ -10,6 +10,8 @@ error per line, the number `tests/model/test_validation.py` computes for publish
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,8 +30,12 @@ def records(
     entry: str | None,
     size: dict[str, int],
     jax_version: str,
+    device: str = "",
+    libtpu: str | None = None,
+    commit: str = "",
 ) -> list[dict[str, Any]]:
-    """One record per config that was measured."""
+    """One record per config that was measured: `device` is the kind JAX reported (`TPU v5 lite`),
+    `commit` the playground's own (the model that made the estimate)."""
     found = []
     for c in configs:
         if c.measured_seconds is None:
@@ -40,6 +46,9 @@ def records(
                 "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "chip": chip,
                 "jax": jax_version,
+                "libtpu": libtpu,
+                "device": device,
+                "commit": commit,
                 "file": file,
                 "entry": entry,
                 "params": dict(c.params),
@@ -54,6 +63,31 @@ def records(
             }
         )
     return found
+
+
+def playground_commit() -> str:
+    """The checkout's commit (with `+` when it has changes), or "" outside a git checkout; a copy
+    without its git directory (as shipped to a TPU VM) names it in `PLAYGROUND_COMMIT`."""
+    if os.environ.get("PLAYGROUND_COMMIT"):
+        return os.environ["PLAYGROUND_COMMIT"]
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    commit = head.stdout.strip() if head.returncode == 0 else ""
+    return commit + ("+" if commit and dirty.stdout.strip() else "")
 
 
 def append(path: Path, found: list[dict[str, Any]]) -> None:

@@ -28,14 +28,15 @@ def test_a_multi_device_cpu_job_gets_simulated_devices():
     assert env["JAX_PLATFORMS"] == "cpu"
 
 
-# Per generation: the host's accelerator type, the slot's chip, ports and the nodes it owns.
+# Per generation: the slot's own accelerator type (one chip: measured on a v5e VM, where libtpu
+# opened a v5litepod-1), the slot's chip, port and the nodes it owns.
 @pytest.mark.parametrize(
     ("chip", "chips", "slot", "accelerator_type"),
     [
-        ("v5e", 8, 5, "v5litepod-8"),
-        ("v6e", 8, 7, "v6e-8"),
-        ("v5p", 4, 3, "v5p-8"),
-        ("tpu7x", 4, 2, "tpu7x-8"),
+        ("v5e", 8, 5, "v5litepod-1"),
+        ("v6e", 8, 7, "v6e-1"),
+        ("v5p", 4, 3, "v5p-2"),
+        ("tpu7x", 4, 2, "tpu7x-2"),
     ],
 )
 def test_a_single_chip_slot_environment(chip, chips, slot, accelerator_type):
@@ -56,7 +57,7 @@ def test_a_single_chip_slot_environment(chip, chips, slot, accelerator_type):
         "TPU_VISIBLE_DEVICES": str(slot),
         "TPU_PROCESS_PORT": str(8476 + slot),
         "TPU_PROCESS_ADDRESSES": f"localhost:{8476 + slot}",
-        "TPU_RUNTIME_METRICS_PORTS": str(8431 + slot),
+        "TPU_RUNTIME_METRICS_PORTS": "",  # libtpu failed to start its metrics server without TCP
         "TPU_LOG_DIR": "/tmp/tpu_logs",
     }
     assert tpu.device_nodes == ("/dev/vfio/vfio", f"/dev/vfio/{30 + slot}")
@@ -64,8 +65,9 @@ def test_a_single_chip_slot_environment(chip, chips, slot, accelerator_type):
 
 def test_every_slot_of_a_host_has_its_own_ports_and_chips():
     envs = [tpu_environment(s) for s in plan_slots(host("v5e", 8))]
-    for key in ("TPU_PROCESS_PORT", "TPU_RUNTIME_METRICS_PORTS", "TPU_VISIBLE_CHIPS"):
+    for key in ("TPU_PROCESS_PORT", "TPU_VISIBLE_CHIPS"):
         assert len({e[key] for e in envs}) == 8, key
+    assert {e["TPU_RUNTIME_METRICS_PORTS"] for e in envs} == {""}
     for env in envs:  # libtpu refuses a process port missing from the address list (notes/tpu-vm.md)
         assert f"localhost:{env['TPU_PROCESS_PORT']}" in env["TPU_PROCESS_ADDRESSES"].split(",")
 

@@ -40,9 +40,11 @@ def test_records_keep_each_measured_config_beside_its_estimate(tmp_path):
 
 
 def test_tune_measure_is_refused_without_a_tpu(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("sandbox.__main__.discover", lambda: None)
+    monkeypatch.setattr("sandbox.host.tpu_report.discover", lambda: None)
     kernel = tmp_path / "k.py"
     kernel.write_text("def kernel(x): return x\n")
     assert main(["tune", str(kernel), "--param", "bm=128", "--measure"]) == 2
-    assert "this host has none" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "error: --measure times configs on this machine's TPU, but there is no TPU on this machine\n"
+    )
     assert not (tmp_path / "tune-measurements.jsonl").exists()

@@ -4,7 +4,8 @@
    `JaxRuntimeError: INTERNAL: CpuCallback error …` with the real exception flattened into text; the
    interpreter monitor kept the exception object itself (and what the callback was doing).
 2. Ask the rules, in order, for a message in the user's terms (`sandbox.harness.errors.rules` for
-   what happens while a kernel runs, `…errors.tracing` for what JAX raises while building it); a
+   what happens while a kernel runs, `…errors.chip` for what a real TPU refuses or suffers,
+   `…errors.tracing` for what JAX raises while building it); a
    rule may also say which line to mark, and that the failure is a limitation of interpret mode.
 3. Build the user's traceback from frames of the user's files only, ending at the marked line.
 The full, untranslated text goes to `Translation.log` (the server log), never to the user.
@@ -20,7 +21,7 @@ import traceback
 import types
 from typing import Any
 
-from sandbox.harness.errors import clean, rules, tracing
+from sandbox.harness.errors import chip, clean, rules, tracing
 from sandbox.harness.errors.facts import Message, Root, Scene, user_frames
 from sandbox.harness.monitor.source import Location
 from sandbox.protocol import ErrorInfo
@@ -38,7 +39,9 @@ class Translation:
 def translate(exc: BaseException, phase: str, scene: Scene) -> Translation:
     failure = scene.monitor.take_failure() if scene.monitor is not None else None
     root = find_root(exc, failure.exception if failure else None, failure.context if failure else {})
-    message = rules.runtime(root, scene) or tracing.message(root, exc, scene) or _plain(root)
+    message = (
+        rules.runtime(root, scene) or chip.message(root) or tracing.message(root, exc, scene) or _plain(root)
+    )
     frames = user_frames(exc, root, scene.files)
     location = message.location or _blamed(frames)
     if isinstance(exc, SyntaxError) and exc.filename in scene.files and exc.lineno:
