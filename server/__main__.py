@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
+from typing import Any
+
 import uvicorn
 
 from sandbox.host import logfmt
@@ -15,9 +19,23 @@ def main() -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     # JSON logs: uvicorn's own loggers go through ours (log_config=None), so every line is JSON.
     log_config = None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG
-    uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level="info", log_config=log_config
-    )
+    where: dict[str, Any] = {"host": settings.host, "port": settings.port}
+    if settings.uds is not None:
+        # A stale socket file of a server that is gone would make the bind fail.
+        if settings.uds.is_socket() and not _answers(settings.uds):
+            settings.uds.unlink()
+        where = {"uds": str(settings.uds)}
+    uvicorn.run(create_app(settings), **where, log_level="info", log_config=log_config)
+
+
+def _answers(path: Path) -> bool:
+    """Whether a server listens on the unix socket `path` (then it is not ours to remove)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def create_app(
     else:
         name, note = (backend.name, "injected") if backend else resolve_backend(settings)
         # Before anything listens: the development backend never serves beyond this machine.
-        check_bind_allowed(name, settings.host)
+        check_bind_allowed(name, "localhost" if settings.uds is not None else settings.host)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

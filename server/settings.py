@@ -32,6 +32,12 @@ class Settings(BaseSettings):
 
     host: str = Field("127.0.0.1", description="Address to bind.")
     port: int = Field(8000, description="Port to bind.")
+    uds: Path | None = Field(
+        None,
+        description="Serve on this unix socket instead of `PLAYGROUND_HOST`:`PLAYGROUND_PORT` (a TPU VM without "
+        "TCP, or behind a reverse proxy). uvicorn makes the socket 0666: put it in a directory that only those "
+        "who may use the playground can enter.",
+    )
     data_dir: Path = Field(Path("var"), description="Where the share database and other state live.")
     reference_dir: Path | None = Field(
         None,
