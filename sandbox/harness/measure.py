@@ -63,6 +63,21 @@ def device_time(target: Target, run: Callable[[], Any]) -> devicetime.DeviceTimi
     return found if found.device_seconds > 0 else None
 
 
+def reference_device_time(
+    target: Target, reference: Callable[..., Any], inputs: Sequence[Any]
+) -> float | None:
+    """On a TPU: the plain-XLA reference's device time on the kernel's inputs (what a user would run
+    instead); None in the simulator or for a reference that cannot be jitted."""
+    if target.interpret:
+        return None
+    jitted = jax.jit(reference)
+    try:
+        found = device_time(target, lambda: jax.block_until_ready(jitted(*inputs)))
+    except Exception:  # a reference that only runs eagerly: its wall time stands alone
+        return None
+    return found.device_seconds if found else None
+
+
 def timing_result(
     target: Target,
     case: str,
@@ -73,6 +88,7 @@ def timing_result(
     bytes_accessed: int | None,
     ref_note: str = "",
     device: devicetime.DeviceTiming | None = None,
+    reference_device: float | None = None,
 ) -> Timing:
     chip = chip_info(target.chip)
     roofline = chip.roofline_seconds(flops, bytes_accessed) if flops and bytes_accessed else None
@@ -93,6 +109,7 @@ def timing_result(
         note=" ".join(notes),
         device_seconds=device.device_seconds if device else None,
         host_dispatch_seconds=device.host_seconds if device else None,
+        reference_device_seconds=reference_device,
     )
 
 

@@ -129,6 +129,8 @@ class Timing:
     # traces, and the host dispatch around it (`sandbox.harness.devicetime`); None elsewhere.
     device_seconds: float | None = None
     host_dispatch_seconds: float | None = None
+    # On a TPU: the plain-XLA reference's device time on the same inputs (XLA's own op as the baseline).
+    reference_device_seconds: float | None = None
 
 
 @dataclass(frozen=True)

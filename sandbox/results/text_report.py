@@ -117,6 +117,11 @@ def _timing(t: Timing) -> list[str]:
             f"    kernel on the device (profiler trace): {t.device_seconds * 1e3:.3f} ms; "
             f"host dispatch around it {host * 1e3:.3f} ms"
         )
+    if t.device_seconds and t.reference_device_seconds:
+        lines.append(
+            f"    XLA reference on the device: {t.reference_device_seconds * 1e3:.3f} ms; the kernel takes "
+            f"{t.device_seconds / t.reference_device_seconds:.2f}x XLA's time"
+        )
     if t.ratio_to_reference:
         lines.append(f"    kernel / reference: {t.ratio_to_reference:.2f}x")
     if t.roofline_seconds:

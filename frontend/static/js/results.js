@@ -145,6 +145,10 @@ function timingSection(timing, chip) {
   ];
   if (isNum(timing.device_seconds)) {
     rows.push(["On the device (profiler trace)", `${seconds(timing.device_seconds)}; host dispatch ${seconds(timing.host_dispatch_seconds ?? 0)} per call`]);
+    if (isNum(timing.reference_device_seconds) && timing.reference_device_seconds > 0) {
+      const ratio = timing.device_seconds / timing.reference_device_seconds;
+      rows.push(["XLA reference on the device", `${seconds(timing.reference_device_seconds)}; the kernel takes ${ratio.toFixed(2)}× XLA's time`]);
+    }
   }
   if (isNum(timing.roofline_seconds)) {
     rows.push([`Roofline bound on ${chip || "the chip"}`, `${seconds(timing.roofline_seconds)} (see Roofline below)`]);
