@@ -1,0 +1,115 @@
+"""The playground's doors on a real chip: the CLI, a chip held by another program, a kernel the
+compiler refuses, and the full web stack on a unix socket. Each job is a fresh process that opens the
+chip (2-11 s on the lent v5e)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.tpu.conftest import chip_here
+
+pytestmark = pytest.mark.tpu
+ROOT = Path(__file__).resolve().parents[2]
+ENTRY = "tiled_matmul_pallas_call"
+KERNEL = ROOT / "kernels_catalog" / ENTRY / "kernel.py"
+
+OVER_VMEM = """
+import jax, jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def make_inputs(seed):
+    return (jnp.ones((4096, 4096), jnp.float32),)
+
+def kernel(x):
+    def body(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2
+    return pl.pallas_call(body, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+"""
+
+
+def cli(*args: str, timeout: float = 300) -> tuple[dict, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "sandbox", "run", *args, "--backend", "local", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return json.loads(done.stdout), done.stderr
+
+
+def test_a_catalog_entry_runs_natively_in_auto_mode_and_says_so():
+    result, stderr = cli(str(KERNEL), "--entry", ENTRY, "--chip", chip_here(), "--mode", "auto")
+    assert f"mode auto: native on this machine's {chip_here()} chip (" in stderr
+    assert result["status"] == "passed", result["summary"]
+    assert result["mode"] == "tpu" and result["versions"]["device_kind"].startswith("TPU v")
+    assert result["versions"]["libtpu"]
+    timing = result["timing"]
+    assert timing["simulated"] is False and timing["device_seconds"] > 0
+    assert timing["case"] == result["cases"][-1]["name"]  # the TPU-size case is the one timed
+
+
+def test_a_kernel_over_the_scoped_vmem_limit_is_explained(tmp_path):
+    source = tmp_path / "big.py"
+    source.write_text(OVER_VMEM)
+    result, _ = cli(str(source), "--chip", chip_here(), "--mode", "tpu")
+    assert result["status"] == "error"
+    assert result["error"]["type"] == "VmemLimitExceeded"
+    assert "E1001" in result["error"]["message"] and "MiB of scoped VMEM" in result["error"]["message"]
+
+
+def test_a_run_waits_for_a_chip_another_program_holds(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import jax, time; jax.devices(); print('held', flush=True); time.sleep(12)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        result, _ = cli(str(KERNEL), "--entry", ENTRY, "--chip", chip_here(), "--mode", "tpu")
+        assert result["status"] == "passed", result["summary"]
+        assert time.monotonic() - started > 4  # it waited for the holder to let go
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_the_web_stack_serves_native_runs_on_a_unix_socket(tmp_path):
+    sock = tmp_path / "playground.sock"
+    env = {
+        **os.environ,
+        "PLAYGROUND_UDS": str(sock),
+        "PLAYGROUND_SANDBOX": "local",
+        "PLAYGROUND_DATA_DIR": str(tmp_path / "var"),
+    }
+    server = subprocess.Popen([sys.executable, "-m", "server"], cwd=ROOT, env=env)
+    try:
+        client = httpx.Client(transport=httpx.HTTPTransport(uds=str(sock)), base_url="http://playground")
+        for _ in range(120):
+            try:
+                if client.get("/api/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.5)
+        body = {"source": KERNEL.read_text(), "entry": ENTRY, "chip": chip_here(), "mode": "auto"}
+        run = client.post("/api/runs", json=body).json()
+        for _ in range(600):
+            view = client.get(f"/api/runs/{run['id']}").json()
+            if view["state"] == "done":
+                break
+            time.sleep(0.5)
+        result = view["result"]
+        assert result["status"] == "passed", result["summary"]
+        assert result["mode"] == "tpu" and result["versions"]["device_kind"].startswith("TPU v")
+    finally:
+        server.terminate()
+        server.wait(30)
