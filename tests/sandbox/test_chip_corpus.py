@@ -11,6 +11,7 @@ simulator now agrees with the chip).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -25,10 +26,12 @@ CORPUS = ROOT / "bench" / "tpu" / "corpus"
 CHIP = ROOT / "bench" / "tpu" / "v5e" / "corpus"
 sys.path.insert(0, str(CORPUS))
 
-import run as corpus_run  # noqa: E402
-from case import Case, Tolerance, errors, within  # noqa: E402
+from corpus_case import Case, Tolerance, errors, within  # noqa: E402
 
 pytestmark = pytest.mark.slow
+_spec = importlib.util.spec_from_file_location("corpus_run", CORPUS / "run.py")
+corpus_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corpus_run)
 CASES = corpus_run.all_cases()
 BY_NAME = {c.name: c for c in CASES}
 

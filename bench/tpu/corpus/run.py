@@ -28,9 +28,9 @@ import numpy as np
 
 def all_cases():
     """Every case, the DMA ones last (a halted core would fail everything after it)."""
-    import dots
-    import memory
-    import vector
+    import corpus_dots as dots
+    import corpus_memory as memory
+    import corpus_vector as vector
 
     cases = [*dots.CASES, *vector.CASES, *memory.CASES]
     names = [c.name for c in cases]
@@ -57,7 +57,7 @@ def setup(mode: str) -> str:
 
 def run_case(case) -> tuple[dict, tuple[np.ndarray, ...]]:
     import jax
-    from case import as_tuple, judge, storable
+    from corpus_case import as_tuple, judge, storable
 
     inputs = case.make_inputs()
     expected = case.expected(inputs)

@@ -13,7 +13,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-from case import BF16, BF16_OUT, EXACT, F32, Case, Tolerance, int8s, normal
+from corpus_case import BF16, BF16_OUT, EXACT, F32, Case, Tolerance, int8s, normal
 from jax import lax
 from jax.experimental import pallas as pl
 

@@ -13,8 +13,8 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-from case import BF16, BF16_OUT, EXACT, F32_ELEMENTWISE, Case, Tolerance, normal, uniform
-from dots import out, whole
+from corpus_case import BF16, BF16_OUT, EXACT, F32_ELEMENTWISE, Case, Tolerance, normal, uniform
+from corpus_dots import out, whole
 from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
@@ -24,6 +24,8 @@ TRANSCENDENTAL = (
 )
 # Simulator against chip for an approximated transcendental: both within ~1e-4 relative of float64.
 TRANSCENDENTAL_AGREEMENT = Tolerance(rtol=1e-3, atol=1e-5)
+# pl.reciprocal moved to pltpu after JAX 0.10; the corpus runs on every runtime the playground offers.
+reciprocal = getattr(pltpu, "reciprocal", None) or pl.reciprocal
 APPROX = (
     "pl.reciprocal(approx=True): interpret mode rounds through bf16 (rel. ~4e-3, over an author's rtol 1e-3); "
     "the chip's estimate is ~2e-5 (issue #39), so the chip passes where the simulator reports a mismatch"
@@ -82,7 +84,7 @@ def layernorm_kernel(x_ref, o_ref):
 def softmax_kernel(x_ref, o_ref, *, approx):
     x = x_ref[...]
     e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
-    o_ref[...] = e * pltpu.reciprocal(jnp.sum(e, axis=-1, keepdims=True), approx=approx)
+    o_ref[...] = e * reciprocal(jnp.sum(e, axis=-1, keepdims=True), approx=approx)
 
 
 def cumsum_kernel(x_ref, o_ref):
@@ -232,14 +234,14 @@ CASES = [
     transcendental("sigmoid_f32", jax.nn.sigmoid, lambda x: 1 / (1 + np.exp(-x)), one(SHAPE), "unmeasured"),
     Case(
         "reciprocal_exact_f32",
-        functools.partial(unary, op=functools.partial(pltpu.reciprocal, approx=False)),
+        functools.partial(unary, op=functools.partial(reciprocal, approx=False)),
         one(SHAPE, low=0.1, high=10.0),
         lambda x: 1 / x,
         **F32_ELEMENTWISE,
     ),
     Case(
         "reciprocal_approx_f32",
-        functools.partial(unary, op=functools.partial(pltpu.reciprocal, approx=True)),
+        functools.partial(unary, op=functools.partial(reciprocal, approx=True)),
         one(SHAPE, low=0.1, high=10.0),
         lambda x: 1 / x,
         rtol=1e-3,

@@ -14,8 +14,8 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from case import BF16, BF16_OUT, EXACT, F32, F32_ELEMENTWISE, Case, normal
-from dots import BF16_PASS, BF16_PASS_AGREEMENT, out
+from corpus_case import BF16, BF16_OUT, EXACT, F32, F32_ELEMENTWISE, Case, normal
+from corpus_dots import BF16_PASS, BF16_PASS_AGREEMENT, out
 from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
