@@ -1,0 +1,235 @@
+"""Compile (lower + compile, never run) a grid of kernel configs on a TPU around the scoped VMEM limit.
+
+Usage (from the repository root, on a TPU host):
+    python3.12 bench/tpu/vmem_grid.py --out FILE [--budget 50]
+
+For each config one JSON line: kernel, shape, dtype, params, `counted_mib` (the blocks and scratch the
+way the playground counts them: every pipelined block twice, scratch once), compiled true/false and,
+on failure, the compiler's E1001 numbers (`size_m`, `limit_m`, `over_m`, in the compiler's M units)
+and the first 300 characters of the error. The kernels: the catalog's tiled_matmul_pallas_call and
+hbm_manual_dma, and a plain elementwise add and row sum with large blocks, at sizes where the counted
+bytes sit around v5e's 16 MiB default scoped limit. Each config is in its own try/except; after
+`--budget` seconds the rest are written as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import itertools
+import json
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MIB = 2**20
+UNITS = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}
+E1001 = re.compile(
+    r"Scoped allocation with size ([\d.]+)([KMG]) and limit ([\d.]+)([KMG]) "
+    r"exceeded scoped vmem limit by ([\d.]+)([KMG])"
+)
+ITEMSIZE = {"bfloat16": 2, "float32": 4}
+CATALOG = {"tiled_matmul_pallas_call": "matmul", "hbm_manual_dma": "streamed_matmul"}  # slug -> entry point
+
+
+@dataclass(frozen=True)
+class Config:
+    kernel: str
+    shape: tuple[int, ...]
+    dtype: str
+    params: dict
+    counted_mib: float
+
+
+def parse_e1001(text: str) -> dict | None:
+    """The sizes of a CompileTimeScopedVmemOom message in the compiler's M units, or None."""
+    match = E1001.search(text)
+    if not match:
+        return None
+    size, limit, over = (float(match[i]) * UNITS[match[i + 1]] for i in (1, 3, 5))
+    return {"size_m": size, "limit_m": limit, "over_m": over}
+
+
+def matmul_mib(m, k, n, dtype, bm, bk, bn) -> float:
+    bm, bk, bn = min(bm, m), min(bk, k), min(bn, n)
+    item = ITEMSIZE[dtype]
+    return (2 * (bm * bk + bk * bn + bm * bn) * item + bm * bn * 4) / MIB
+
+
+def tiled_configs() -> list[Config]:
+    """Blocks 256..2048 at two shapes and two dtypes: those counted between 10 and 26 MiB, 6 per group."""
+    configs = []
+    for (m, k, n), dtype in itertools.product([(8192, 8192, 8192), (16384, 1024, 4096)], ITEMSIZE):
+        seen, group = set(), []
+        for bm, bk, bn in itertools.product([256, 512, 1024, 2048], repeat=3):
+            key = (min(bm, m), min(bk, k), min(bn, n))
+            mib = matmul_mib(m, k, n, dtype, bm, bk, bn)
+            if key in seen or not 10 <= mib <= 26:
+                continue
+            seen.add(key)
+            group.append(
+                Config(
+                    "tiled_matmul_pallas_call",
+                    (m, k, n),
+                    dtype,
+                    {"bm": key[0], "bk": key[1], "bn": key[2]},
+                    mib,
+                )
+            )
+        group.sort(key=lambda c: abs(c.counted_mib - 16))
+        configs += sorted(group[:6], key=lambda c: c.counted_mib)
+    return configs
+
+
+def dma_configs() -> list[Config]:
+    configs = []
+    for (m, k, n), dtype, chunks in [
+        ((8192, 2048, 2048), "bfloat16", [128, 256, 512, 1024]),
+        ((8192, 1024, 1024), "float32", [256, 512, 1024]),
+        ((16384, 1024, 4096), "bfloat16", [256, 512]),
+    ]:
+        for chunk in chunks:
+            mib = (2 * chunk * k + k * n + 2 * chunk * n) * ITEMSIZE[dtype] / MIB
+            configs.append(Config("hbm_manual_dma", (m, k, n), dtype, {"chunk": chunk}, mib))
+    return configs
+
+
+def vector_configs() -> list[Config]:
+    add = [
+        Config("add_blocks", (8192, 2048), "float32", {"rows": r}, 6 * r * 2048 * 4 / MIB)
+        for r in (256, 512, 1024)
+    ]
+    row_sum = [
+        Config("row_sum_blocks", (8192, 4096), "float32", {"rows": r}, 2 * r * (4096 + 128) * 4 / MIB)
+        for r in (128, 256, 512, 1024)
+    ]
+    return add + row_sum
+
+
+def all_configs() -> list[Config]:
+    return tiled_configs() + dma_configs() + vector_configs()
+
+
+@functools.cache
+def catalog(slug: str):
+    spec = importlib.util.spec_from_file_location(
+        f"catalog_{slug}", ROOT / "kernels_catalog" / slug / "kernel.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def vector_kernel(kind: str, rows: int):
+    """A blocked elementwise add or row sum: nothing but large pipelined blocks."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def add_kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...]
+
+    def sum_kernel(x_ref, o_ref):
+        o_ref[...] = jnp.sum(x_ref[...], axis=1, keepdims=True)
+
+    def add(x, y):
+        spec = pl.BlockSpec((rows, x.shape[1]), lambda i: (i, 0))
+        return pl.pallas_call(
+            add_kernel,
+            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            grid=(x.shape[0] // rows,),
+            in_specs=[spec, spec],
+            out_specs=spec,
+        )(x, y)
+
+    def row_sum(x):
+        return pl.pallas_call(
+            sum_kernel,
+            out_shape=jax.ShapeDtypeStruct((x.shape[0], 1), x.dtype),
+            grid=(x.shape[0] // rows,),
+            in_specs=[pl.BlockSpec((rows, x.shape[1]), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((rows, 1), lambda i: (i, 0)),
+        )(x)
+
+    return add if kind == "add_blocks" else row_sum
+
+
+def build(config: Config):
+    """The function to compile and its argument shapes."""
+    import jax
+    import jax.numpy as jnp
+
+    dtype = jnp.dtype(config.dtype)
+    if config.kernel in CATALOG:
+        m, k, n = config.shape
+        fn = functools.partial(getattr(catalog(config.kernel), CATALOG[config.kernel]), **config.params)
+        args = [(m, k), (k, n)]
+    else:
+        fn = vector_kernel(config.kernel, config.params["rows"])
+        args = [config.shape] * (2 if config.kernel == "add_blocks" else 1)
+    return fn, [jax.ShapeDtypeStruct(s, dtype) for s in args]
+
+
+def compile_config(config: Config) -> None:
+    """Lower and compile for the local TPU (Mosaic's VMEM check runs in the compile); never run."""
+    import jax
+
+    fn, specs = build(config)
+    jax.jit(fn).lower(*specs).compile()
+
+
+def outcome(config: Config, skip: str | None = None) -> dict:
+    if skip:
+        return {"compiled": None, "e1001": None, "error": skip}
+    try:
+        compile_config(config)
+        return {"compiled": True, "e1001": None, "error": None}
+    except Exception as exc:  # every config gets its line, whatever the compiler says
+        text = f"{type(exc).__name__}: {exc}"
+        return {"compiled": False, "e1001": parse_e1001(text), "error": text[:300]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--budget", type=float, default=50.0, help="seconds; later configs are skipped")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    import jax
+
+    device = jax.devices()[0]
+    if device.platform != "tpu":
+        raise SystemExit(f"compiling for the scoped VMEM limit needs a TPU, found {device.device_kind}")
+    # Nearest the limit first: if the budget runs out, the configs that decide the rule are in.
+    configs = sorted(all_configs(), key=lambda c: abs(c.counted_mib - 16))
+    print(f"{len(configs)} configs on {device.device_kind}, JAX {jax.__version__}", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w") as out:
+        for n, config in enumerate(configs, 1):
+            t0 = time.perf_counter()
+            over = t0 - start > args.budget
+            result = outcome(config, f"skipped: time budget of {args.budget} s spent" if over else None)
+            seconds = round(time.perf_counter() - t0, 3)
+            facts = {"seconds": seconds, "jax": jax.__version__, "device_kind": device.device_kind}
+            out.write(
+                json.dumps(asdict(config) | {"counted_mib": round(config.counted_mib, 3)} | result | facts)
+                + "\n"
+            )
+            out.flush()
+            print(
+                f"[{n}/{len(configs)}] {config.kernel} {config.shape} {config.dtype} {config.params} "
+                f"counted {config.counted_mib:.2f} MiB: compiled={result['compiled']} {result['e1001'] or ''} {seconds} s",
+                flush=True,
+            )
+    print(f"done in {time.perf_counter() - start:.1f} s -> {args.out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
