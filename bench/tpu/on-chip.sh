@@ -20,18 +20,23 @@ if [ "$what" = evidence ]; then
     tune() {  # entry, then tune's arguments
         local entry=$1; shift
         step "tune $entry $*"
-        timeout 300 $py -m sandbox tune "kernels_catalog/$entry/kernel.py" --entry "$entry" --chip v5e \
+        timeout "${TUNE_SECONDS:-150}" $py -m sandbox tune "kernels_catalog/$entry/kernel.py" --entry "$entry" --chip v5e \
             --measure --record "$out/tune.jsonl" "$@" 2>&1 | tail -n 40
     }
     tune tiled_matmul_pallas_call
-    tune tiled_matmul --size m=4096,k=4096,n=4096 --param bm=256,512,1024 --param bk=256,512,1024 \
-        --param bn=256,512,1024 --bind bm=m,bk=k,bn=n
     tune hbm_manual_dma --size m=16384,k=1024,n=1024 --param chunk=128,256,512,1024,2048 --bind chunk=m
     tune inplace_chunked_matmul --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
-    tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=256,512,1024 \
-        --param bh=256,512 --param bn=256,512 --bind chunk=m,bh=hidden,bn=n
+    tune tiled_matmul --size m=4096,k=4096,n=4096 --param bm=512,1024 --param bk=512,1024 \
+        --param bn=512,1024 --bind bm=m,bk=k,bn=n
+    tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
+        --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
 elif [ "$what" = tier ]; then
-    step "pytest -m tpu"; timeout 420 $py -m pytest -p no:cacheprovider -m tpu tests/tpu -q -x \
-        -o addopts="" 2>&1 | tail -n 40 | tee "$out/tier.txt"
+    step "corpus"; mkdir -p "$out/corpus"
+    timeout -k 5 60 $py bench/tpu/corpus/run.py --mode tpu --out "$out/corpus" --budget 45 > "$out/corpus/run.log" 2>&1
+    tail -n 5 "$out/corpus/run.log"
+    step "vmem grid"; timeout -k 5 60 $py bench/tpu/vmem_grid.py --out "$out/vmem.jsonl" --budget 45 > "$out/vmem.log" 2>&1
+    tail -n 3 "$out/vmem.log"
+    step "pytest -m tpu"; timeout 300 $py -m pytest -p no:cacheprovider -m tpu tests/tpu -q -o addopts="" \
+        2>&1 | tail -n 40 | tee "$out/tier.txt"
 fi
 step done
