@@ -53,14 +53,18 @@ class ChipBusyError(TpuStartError):
     """Another program holds this job's chips (libtpu lets one process own a chip)."""
 
 
-# libtpu 0.0.50.1 on a v5e VM, within ~1.3 s of a second process starting: "ABORTED: The TPU is already
-# in use by process with pid 3139. Not attempting to load libtpu.so in this process."
 def fault_of(exc: TargetError) -> Literal["request", "chip_busy"]:
     """The `error` event's fault for a target that cannot run: busy chips may be tried again."""
     return "chip_busy" if isinstance(exc, ChipBusyError) else "request"
 
 
-_BUSY = re.compile(r"TPU is already in use by process with pid (\d+)")
+# libtpu 0.0.50.1 on a v5e VM, within ~1.3 s of a second process starting: "ABORTED: The TPU is already
+# in use by process with pid 3139. Not attempting to load libtpu.so in this process." (both processes
+# share libtpu's lockfile), or, from a job whose temp directory is its own: "FAILED_PRECONDITION: TPU
+# initialization failed: open(0): 16: Device or resource busy; Couldn't open iommu group 0".
+_BUSY = re.compile(
+    r"TPU is already in use by process with pid (\d+)|Device or resource busy|open iommu group"
+)
 
 
 @dataclass(frozen=True)
@@ -142,9 +146,10 @@ def start_error(text: str) -> TpuStartError:
     """Why this job's chips did not start, from JAX's message: held by another program, or libtpu's own."""
     busy = _BUSY.search(text)
     if busy:
+        holder = f" (pid {busy.group(1)})" if busy.group(1) else ""
         return ChipBusyError(
-            f"the TPU is held by another program (pid {busy.group(1)}); one program at a time may use a "
-            "chip, so this run waits for it"
+            f"the TPU is held by another program{holder}; one program at a time may use a chip, so this "
+            "run waits for it"
         )
     return TpuStartError(f"the TPU did not start: {(text.splitlines() or [''])[0]}")
 

@@ -25,7 +25,10 @@ PROBE = (
     "    print('PROBE ' + json.dumps({'error': f'{type(exc).__name__}: {exc}'}))\n"
 )
 PROBE_SECONDS = 120.0  # opening a v5e took 2-11 s on the lent VM; a metadata-server wait is ~29 s a key
-_BUSY = re.compile(r"TPU is already in use by process with pid (\d+)")
+# libtpu's two answers for a chip another process holds (recorded on the lent v5e; see harness.target).
+_BUSY = re.compile(
+    r"TPU is already in use by process with pid (\d+)|Device or resource busy|open iommu group"
+)
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,8 @@ class ProbeResult:
     device_kinds: tuple[str, ...] = ()
     platform: str = ""
     error: str = ""
-    busy_pid: int | None = None  # the chip is held by this other process
+    busy: bool = False  # the chip is held by another process
+    busy_pid: int | None = None  # which one, when libtpu says
     seconds: float = 0.0
 
     @property
@@ -47,8 +51,9 @@ class ProbeResult:
                 counts[kind] = counts.get(kind, 0) + 1
             seen = ", ".join(f"{n} × {kind}" for kind, n in counts.items())
             return f"JAX sees {seen} ({self.seconds:.1f} s to open)"
-        if self.busy_pid is not None:
-            return f"the chip is held by another program (pid {self.busy_pid}); jobs wait for it"
+        if self.busy:
+            holder = f" (pid {self.busy_pid})" if self.busy_pid is not None else ""
+            return f"the chip is held by another program{holder}; jobs wait for it"
         if not self.error:
             return f"JAX started on {self.platform or 'no platform'}, not the TPU"
         return f"JAX could not open the chip: {self.error}"
@@ -79,6 +84,7 @@ def read_probe(stdout: str, stderr: str, returncode: int, seconds: float = 0.0) 
         device_kinds=tuple(answer.get("kinds", ())),
         platform=str(answer.get("platform", "")),
         error=error.splitlines()[0][:600] if error else "",
-        busy_pid=int(busy.group(1)) if busy else None,
+        busy=busy is not None,
+        busy_pid=int(busy.group(1)) if busy and busy.group(1) else None,
         seconds=seconds,
     )

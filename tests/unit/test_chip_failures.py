@@ -134,3 +134,18 @@ def test_a_tpu_size_case_is_checked_on_every_kth_row_by_both_sides():
     few = np.arange(3 * 100_000, dtype=np.float32).reshape(3, 100_000)  # 1.2 MB in 3 rows
     ((name, flat),) = fit([("out", few)], cap=300_000)
     assert name == "out.ravel()[::4]" and flat.nbytes <= 300_000 and flat[1] == 4.0
+
+
+def test_a_chip_held_through_another_lockfile_is_busy_too():
+    from sandbox.harness.target import ChipBusyError, start_error
+    from sandbox.host.chipprobe import read_probe
+
+    # Recorded on the lent v5e: the holder used the VM's temp directory, the job its own.
+    text = (
+        "Unable to initialize backend 'tpu': FAILED_PRECONDITION: TPU initialization failed: open(0): 16: "
+        "Device or resource busy; Couldn't open iommu group 0"
+    )
+    held = start_error(text)
+    assert isinstance(held, ChipBusyError) and str(held).startswith("the TPU is held by another program; ")
+    found = read_probe('PROBE {"error": "RuntimeError: ' + text + '"}\n', "", 0)
+    assert found.describe() == "the chip is held by another program; jobs wait for it"
