@@ -1,0 +1,159 @@
+"""The v5e measurements in bench/tpu/v5e, read back: one code path for the docs' "Measured on a TPU v5e"
+section (`python bench/tpu/tpu_records.py --write`) and for the tests that check the records on a CPU.
+
+- `cases.jsonl` (bench/tpu/cases.py): every case of every single-device v5e catalog entry, run
+  natively through `python -m sandbox run --mode tpu`;
+- `tune.jsonl` (`python -m sandbox tune --measure --record`): Tune sweeps timed on the chip, each
+  config beside the time model's estimate;
+- `vmem.jsonl` (bench/tpu/vmem_grid.py): configs compiled around the default scoped-VMEM limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent / "v5e"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "tpu-measured.md"
+
+
+def read(name: str, folder: Path = HERE) -> list[dict[str, Any]]:
+    path = folder / name
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    )
+
+
+def model_error(record: dict[str, Any]) -> float | None:
+    """estimate / measured device time - 1 (the number `sandbox.results.measured.compare` gives)."""
+    est, real = record.get("estimated_seconds"), record.get("measured_device_seconds")
+    return est / real - 1 if est and real else None
+
+
+def _ms(seconds: float | None) -> str:
+    return f"{seconds * 1e3:.3f} ms" if seconds else "–"
+
+
+def cases_section(rows: list[dict[str, Any]]) -> list[str]:
+    runs = [r for r in rows if r["kind"] == "run"]
+    cases = [r for r in rows if r["kind"] == "case"]
+    passed = sum(r["status"] == "passed" for r in cases)
+    first = runs[0] if runs else {}
+    out = [
+        "## Every catalog case, natively",
+        "",
+        f"{passed} of {len(cases)} cases of {len(runs)} entries passed on a {first.get('device', '?')} "
+        f"(JAX {first.get('jax', '?')}, libtpu {first.get('libtpu', '?')}, playground {first.get('commit', '?')}), "
+        "each entry one `python -m sandbox run … --mode tpu --backend local` (a fresh process per job: the chip "
+        "opens in each). The kernel's device time is the TPU-size case's, from profiler traces; XLA's is the "
+        "entry's plain-jnp reference on the same inputs.",
+        "",
+        "| entry | case | status | max abs error | kernel on the device | XLA reference | kernel / XLA |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in cases:
+        k, x = r.get("measured_device_seconds"), r.get("reference_device_seconds")
+        ratio = f"{k / x:.2f}x" if k and x else "–"
+        err = f"{r['max_abs_error']:.3g}" if r.get("max_abs_error") is not None else "–"
+        out.append(f"| {r['entry']} | {r['case']} | {r['status']} | {err} | {_ms(k)} | {_ms(x)} | {ratio} |")
+    walls = [r["wall_seconds"] for r in runs]
+    firsts = [
+        r["phases"]["first_verdict_after"] for r in runs if (r.get("phases") or {}).get("first_verdict_after")
+    ]
+    if walls:
+        out += [
+            "",
+            f"A whole run (reference's job on the CPU, then the kernel's job on the chip, every case, timing): "
+            f"median {statistics.median(walls):.1f} s; the first verdict after {statistics.median(firsts):.1f} s "
+            "(median), most of it the chip's start in a fresh process.",
+        ]
+    return out
+
+
+def tune_section(rows: list[dict[str, Any]]) -> list[str]:
+    errors = [(r, model_error(r)) for r in rows]
+    known = [e for _, e in errors if e is not None]
+    within = sum(abs(e) <= 0.10 for e in known)
+    out = [
+        "## Tune sweeps timed on the chip",
+        "",
+        f"{len(rows)} configs (`python -m sandbox tune … --measure`): the time model's estimate within ±10 % of "
+        f"the measured device time for {within} of {len(known)}; largest errors "
+        f"{min(known):+.1%} and {max(known):+.1%}."
+        if known
+        else "No measured configs.",
+        "",
+        "| entry | config | size | estimate | measured on the device | host dispatch | model error |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r, e in errors:
+        config = ", ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
+        size = ",".join(f"{k}={v}" for k, v in r["size"].items())
+        err = f"{e:+.1%}" if e is not None else "–"
+        out.append(
+            f"| {r['entry']} | {config} | {size} | {_ms(r['estimated_seconds'])} | "
+            f"{_ms(r['measured_device_seconds'])} | {_ms(r.get('measured_host_seconds'))} | {err} |"
+        )
+    return out
+
+
+def vmem_section(rows: list[dict[str, Any]]) -> list[str]:
+    tried = [r for r in rows if r.get("compiled") is not None]
+    refused = [r for r in tried if r["compiled"] is False]
+    out = [
+        "## The compiler's scoped-VMEM limit",
+        "",
+        f"{len(tried)} configs compiled (bench/tpu/vmem_grid.py; the rest were past its time budget): "
+        f"{len(refused)} refused with E1001. `counted` is the playground's count of the kernel's blocks and "
+        "scratch; `compiler` the size the compiler reported.",
+        "",
+        "| kernel | shape | dtype | config | counted | compiled | compiler |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in tried:
+        config = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+        e = r.get("e1001") or {}
+        said = f"{e['size_m']} MiB of {e['limit_m']} MiB" if e else "–"
+        shape = "×".join(map(str, r["shape"]))
+        out.append(
+            f"| {r['kernel']} | {shape} | {r['dtype']} | {config} | {r['counted_mib']} MiB | "
+            f"{'yes' if r['compiled'] else 'no'} | {said} |"
+        )
+    return out
+
+
+def document(folder: Path = HERE) -> str:
+    parts = [
+        "# Measured on a TPU v5e",
+        "",
+        "Generated by `python bench/tpu/tpu_records.py --write` from the records in `bench/tpu/v5e/`, which the "
+        "playground's own commands wrote on the lent TPU v5e (`bench/tpu/on-chip.sh`; how: bench/tpu/README.md). "
+        "Do not edit by hand: `tests/unit/test_tpu_records.py` checks that this page is what the records say.",
+        "",
+        *cases_section(read("cases.jsonl", folder)),
+        "",
+        *tune_section(read("tune.jsonl", folder)),
+        "",
+        *vmem_section(read("vmem.jsonl", folder)),
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--write", action="store_true", help=f"write {DOC.name} (else print it)")
+    args = p.parse_args()
+    text = document()
+    if args.write:
+        DOC.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
