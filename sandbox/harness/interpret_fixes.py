@@ -27,7 +27,9 @@ is taken to be the context one: `shard_map` then runs under the harness's mesh, 
 `sandbox/harness/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
 cannot (RevisitMode.ANY, semaphore_read, stochastic_round, select_ref, indexed DMAs, SparseCore
 gather/scatter, empty_ref in a kernel body, the TPU's stateful PRNG, PRNG keys and semaphores as kernel
-operands and outputs, ref views, aliased VMEM operands, subcore barriers, masked stores of rank 3); each module's docstring says what it changes, and
+operands and outputs, ref views, aliased VMEM operands, subcore barriers, masked stores of rank 3), and
+one that gives the chip's arithmetic: f32 dots at the default precision as one bf16 MXU pass (`mxu`);
+each module's docstring says what it changes, and
 `tests/sandbox/test_simulator_extensions.py` runs a kernel for each through a real backend.
 
 Every fix is guarded: it is applied only on the JAX version it was written and tested for, and only
@@ -51,6 +53,7 @@ from sandbox.harness.fixes import (
     gathers,
     keys,
     masked,
+    mxu,
     prng,
     resident,
     revisit,
@@ -80,6 +83,7 @@ REF_VIEWS = views.NAME
 ALIASED_RESIDENT = resident.NAME
 SUBCORE_BARRIER = subcores.NAME
 MASKED_STORE_BOUNDS = masked.NAME
+MXU_PRECISION = mxu.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -130,6 +134,7 @@ def _install_extensions() -> list[str]:
         (ALIASED_RESIDENT, resident.install),
         (SUBCORE_BARRIER, subcores.install),
         (MASKED_STORE_BOUNDS, masked.install),
+        (MXU_PRECISION, mxu.install),
     ]
     return [name for name, install in extensions if install(ipc)]
 

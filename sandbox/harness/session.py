@@ -23,7 +23,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from sandbox.harness import calls, compat, measure, sampled, usercode
+from sandbox.harness import calls, compat, measure, precision, sampled, usercode
 from sandbox.harness.checks import races, timing
 from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.errors import Scene, notes, translate
@@ -307,6 +307,7 @@ class Session:
             race_count=len(race_texts),
             races=races.parse_all(race_texts),
             notes=tuple(said),
+            mismatch_hint=precision.mismatch_hint(target, call),
         )
         return call, inputs, got, seconds
 

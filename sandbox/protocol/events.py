@@ -162,6 +162,9 @@ class CaseRan:
     race_count: int = 0
     races: tuple[Race, ...] = ()
     notes: tuple[str, ...] = ()
+    # Said with the verdict only if the case mismatches: why a mismatch may have the size it has (the
+    # MXU's bf16 pass of f32 dots at the default precision).
+    mismatch_hint: str = ""
 
 
 @dataclass(frozen=True)

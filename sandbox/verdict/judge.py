@@ -68,6 +68,7 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
         "" if same_inputs else INPUTS_DIFFER,
         _race_note(ran.raced, ran.race_count, ran.races),
         *ran.notes,
+        "" if passed else ran.mismatch_hint,
         expected.vacuous(declared),
     ]
     case = expected.event.case

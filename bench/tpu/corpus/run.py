@@ -44,10 +44,17 @@ def setup(mode: str) -> str:
     import jax
     from jax.experimental.pallas import tpu as pltpu
 
-    if mode == "interpret":
+    if mode in ("interpret", "simulator"):
         jax.config.update("jax_platforms", "cpu")
         pltpu.set_tpu_interpret_mode(pltpu.InterpretParams())
-        return "cpu (Pallas TPU interpret mode)"
+        if mode == "interpret":
+            return "cpu (Pallas TPU interpret mode)"
+        # The playground's simulator: interpret mode with the harness's fixes, the MXU's bf16 pass among them.
+        sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+        from sandbox.harness import interpret_fixes
+
+        fixes = interpret_fixes.install(device_kind="TPU v5 lite")
+        return f"cpu (the playground's simulator: {len(fixes)} fixes)"
     device = jax.devices()[0]
     if device.platform != "tpu":
         raise SystemExit(f"--mode tpu needs a TPU, found {device.platform}: {device.device_kind}")
@@ -92,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--mode", choices=["tpu", "interpret"], required=True)
+    parser.add_argument("--mode", choices=["tpu", "interpret", "simulator"], required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--only", nargs="*", help="run only these kernels")
     parser.add_argument("--budget", type=float, default=50.0, help="seconds; later kernels are skipped")
