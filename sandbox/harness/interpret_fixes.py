@@ -28,7 +28,8 @@ is taken to be the context one: `shard_map` then runs under the harness's mesh, 
 cannot (RevisitMode.ANY, semaphore_read, stochastic_round, select_ref, indexed DMAs, SparseCore
 gather/scatter, empty_ref in a kernel body, the TPU's stateful PRNG, PRNG keys and semaphores as kernel
 operands and outputs, ref views, aliased VMEM operands, subcore barriers, masked stores of rank 3), and
-one that gives the chip's arithmetic: f32 dots at the default precision as one bf16 MXU pass (`mxu`);
+two that give the chip's arithmetic: f32 dots at the default precision as one bf16 MXU pass (`mxu`),
+an approximate reciprocal as near exact as the chip's (`approx`);
 each module's docstring says what it changes, and
 `tests/sandbox/test_simulator_extensions.py` runs a kernel for each through a real backend.
 
@@ -49,6 +50,7 @@ from typing import Any
 from sandbox.harness import compat
 from sandbox.harness.fixes import (
     allocations,
+    approx,
     futures,
     gathers,
     keys,
@@ -84,6 +86,7 @@ ALIASED_RESIDENT = resident.NAME
 SUBCORE_BARRIER = subcores.NAME
 MASKED_STORE_BOUNDS = masked.NAME
 MXU_PRECISION = mxu.NAME
+APPROX_RECIPROCAL = approx.NAME
 
 
 def applies(jax_version: str) -> bool:
@@ -135,6 +138,7 @@ def _install_extensions() -> list[str]:
         (SUBCORE_BARRIER, subcores.install),
         (MASKED_STORE_BOUNDS, masked.install),
         (MXU_PRECISION, mxu.install),
+        (APPROX_RECIPROCAL, approx.install),
     ]
     return [name for name, install in extensions if install(ipc)]
 

@@ -308,6 +308,7 @@ class Session:
             races=races.parse_all(race_texts),
             notes=tuple(said),
             mismatch_hint=precision.mismatch_hint(target, call),
+            chip_bands=precision.chip_bands(target, call),
         )
         return call, inputs, got, seconds
 

@@ -59,6 +59,10 @@ class ChipInfo:
     # VMEM a kernel may use without pltpu.CompilerParams(vmem_limit_bytes=...): the TPU compiler's
     # default scoped VMEM limit (sources at the table; None where not published)
     scoped_vmem_bytes: int | None = None
+    # The largest relative error of the chip's own transcendentals in a kernel, f32 (measured on the chip:
+    # bench/tpu/v5e/corpus, checked by tests/unit/test_chip_bands.py); empty where not measured. The
+    # simulator computes them exactly and states these beside a check that is tighter.
+    transcendental_bands: tuple[tuple[str, float], ...] = ()
 
     def roofline_seconds(self, flops: float, bytes_accessed: float, cores: int = 1) -> float:
         """Lower bound on run time: the slower of compute at peak and HBM traffic at full bandwidth."""
@@ -197,6 +201,17 @@ def _model_rates(
     }
 
 
+# Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
+# the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.
+V5E_TRANSCENDENTALS = (
+    ("exp", 5.0e-6),
+    ("tanh", 8.2e-5),
+    ("log", 2.6e-4),
+    ("logistic", 3.6e-6),
+    ("rsqrt", 1.4e-7),
+    ("reciprocal(approx=True)", 1.7e-5),
+)
+
 _TABLE = (
     ChipInfo(
         name="v5e",
@@ -213,6 +228,7 @@ _TABLE = (
         **_model_rates(1.5e9, 4.5e10, mxu=128, sublanes=8),
         host_dispatch_seconds=V5E_HOST_DISPATCH,
         scoped_vmem_bytes=16 << 20,
+        transcendental_bands=V5E_TRANSCENDENTALS,
     ),
     ChipInfo(
         name="v5p",

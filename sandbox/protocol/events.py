@@ -165,6 +165,8 @@ class CaseRan:
     # Said with the verdict only if the case mismatches: why a mismatch may have the size it has (the
     # MXU's bf16 pass of f32 dots at the default precision).
     mismatch_hint: str = ""
+    # A simulated run: the chip's measured error band of each transcendental the program computes.
+    chip_bands: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

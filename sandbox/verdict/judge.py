@@ -69,6 +69,7 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
         _race_note(ran.raced, ran.race_count, ran.races),
         *ran.notes,
         "" if passed else ran.mismatch_hint,
+        _band_note(ran.chip_bands, checks[-1].tolerance if checks else None),
         expected.vacuous(declared),
     ]
     case = expected.event.case
@@ -84,6 +85,21 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
         note="; ".join(filter(None, notes)),
         races=ran.races,
         kernels=ran.kernels,
+    )
+
+
+def _band_note(bands: Sequence[tuple[str, float]], tolerance: Tolerance | None) -> str:
+    """The chip's own transcendentals where the check is tighter than their measured error."""
+    if tolerance is None:
+        return ""
+    wider = [(name, band) for name, band in bands if band > tolerance.rtol]
+    if not wider:
+        return ""
+    said = ", ".join(f"{name} within {band:.2g}" for name, band in wider)
+    return (
+        # Bands are measured on the v5e alone (`ChipInfo.transcendental_bands`).
+        f"the simulator computes these exactly; a TPU v5e (measured) gives {said} relative of exact, looser "
+        f"than this check's rtol {tolerance.rtol:g}: the chip may mismatch where the simulator passes"
     )
 
 

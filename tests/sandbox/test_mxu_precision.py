@@ -88,3 +88,28 @@ def test_the_same_dot_at_highest_precision_passes_without_the_hint():
     result = run_job(make_job(source, chip="v5e", mode="interpret"))
     assert result.status is RunStatus.PASSED, result.summary
     assert "bf16 MXU pass" not in result.cases[0].note
+
+
+TANH = """
+import jax, jax.numpy as jnp, numpy as np
+from jax.experimental import pallas as pl
+
+TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
+
+def make_inputs(seed):
+    return (jnp.asarray(np.random.default_rng(seed).standard_normal((8, 128)), jnp.float32),)
+
+def reference(x):
+    return jnp.tanh(x)
+
+def kernel(x):
+    def body(x_ref, o_ref):
+        o_ref[...] = jnp.tanh(x_ref[...])
+    return pl.pallas_call(body, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+"""
+
+
+def test_a_check_tighter_than_the_chips_tanh_passes_simulated_and_says_the_chip_may_not():
+    result = run_job(make_job(TANH, chip="v5e", mode="interpret"))
+    assert result.status is RunStatus.PASSED, result.summary
+    assert "a TPU v5e (measured) gives tanh within 8.2e-05 relative of exact" in result.cases[0].note
