@@ -2,11 +2,12 @@
 once the chip's run is committed (`bench/tpu/v5e/corpus/`), compared kernel by kernel with the chip.
 
 Interpret mode is switched on process-wide (`pltpu.set_tpu_interpret_mode`), so the corpus runs in a
-child process (`run.py --mode interpret`), once per module. The comparison with the chip is one test
+child process, once per module, in the playground's simulator (`run.py --mode simulator`: interpret
+mode with the harness's fixes, so f32 dots run as the MXU's one bf16 pass). The comparison with the chip is one test
 per kernel: the simulator's verdict must be the chip's, and its outputs must match the chip's within
 the kernel's `chip` tolerance (stated in the test id's failure message). Kernels whose `chip_note` says
-why the chip is expected to differ are marked xfail with that reason (not strict: an xpass means the
-simulator now agrees with the chip).
+why the chip is expected to differ (tanh, log, Precision.HIGH) are marked xfail with that reason,
+strictly: a difference that goes away must have its note taken away.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def read_run(folder: Path) -> tuple[dict[str, dict], dict[str, np.ndarray]]:
 def interpret_run(tmp_path_factory) -> tuple[dict[str, dict], dict[str, np.ndarray]]:
     out = tmp_path_factory.mktemp("corpus")
     proc = subprocess.run(
-        [sys.executable, str(CORPUS / "run.py"), "--mode", "interpret", "--out", str(out), "--budget", "600"],
+        [sys.executable, str(CORPUS / "run.py"), "--mode", "simulator", "--out", str(out), "--budget", "600"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -89,7 +90,8 @@ def test_corpus_kernel_runs_in_interpret_mode(interpret_run, name):
 
 
 def chip_marks(case: Case) -> list:
-    return [pytest.mark.xfail(reason=case.chip_note, strict=False)] if case.chip_note else []
+    # Strict: a known difference that stops being one (XPASS) must have its note taken away.
+    return [pytest.mark.xfail(reason=case.chip_note, strict=True)] if case.chip_note else []
 
 
 def describe(name: str, mine: np.ndarray, chip: np.ndarray, tol: Tolerance) -> str:

@@ -19,13 +19,10 @@ from jax.experimental import pallas as pl
 
 HIGHEST = lax.Precision.HIGHEST
 NT = (((1,), (1,)), ((), ()))  # contract the last dims of both: x @ y.T
-BF16_PASS = (
-    "f32 dot at default precision: the chip runs one bf16 MXU pass (operands rounded to bf16), "
-    "~0.1-0.3 from exact f32 at K=256..1024, over the f32 tolerance; interpret mode computes f32"
-)
-# The chip's output against the simulator's for a one-bf16-pass dot: bf16 rounding of both operands,
-# ~2^-8 relative per product, summed over K N(0,1) terms.
-BF16_PASS_AGREEMENT = Tolerance(rtol=2e-2, atol=0.5)
+# An f32 dot at the default precision: the chip runs one bf16 MXU pass (0.1-0.3 from exact f32 at
+# K = 256..1024, over the f32 tolerance), and so does the simulator (the `mxu_precision` fix). The two
+# differ only in the order the f32 accumulations are summed: measured within 9.2e-5 at K = 1024.
+BF16_PASS_AGREEMENT = Tolerance(rtol=1e-5, atol=2e-4)
 
 
 def whole(kernel, out_shape, *args):
@@ -110,8 +107,8 @@ CASES = [
         pair(128, 256, 128),
         matmul_ref,
         **F32,
-        chip_note=BF16_PASS,
         chip_tolerance=BF16_PASS_AGREEMENT,
+        interpret_status="mismatch",
     ),
     Case(
         "dot_f32_default_k1024",
@@ -119,8 +116,8 @@ CASES = [
         pair(128, 1024, 256),
         matmul_ref,
         **F32,
-        chip_note=BF16_PASS,
         chip_tolerance=BF16_PASS_AGREEMENT,
+        interpret_status="mismatch",
     ),
     Case(
         "dot_f32_preferred_f32_default",
@@ -128,8 +125,8 @@ CASES = [
         pair(256, 512, 128),
         matmul_ref,
         **F32,
-        chip_note=BF16_PASS,
         chip_tolerance=BF16_PASS_AGREEMENT,
+        interpret_status="mismatch",
     ),
     Case(
         "dot_f32_highest_k256",

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from corpus_case import BF16, BF16_OUT, EXACT, F32, F32_ELEMENTWISE, Case, normal
-from corpus_dots import BF16_PASS, BF16_PASS_AGREEMENT, out
+from corpus_dots import BF16_PASS_AGREEMENT, out
 from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
@@ -249,7 +249,9 @@ def catalog_case(name, slug, entry, dims, dtype, tol, **note):
     return Case(name, run, pair(m, k, n, dtype), lambda x, y: x @ y, **tol, **note)
 
 
-ONE_PASS = {"chip_note": BF16_PASS, "chip_tolerance": BF16_PASS_AGREEMENT}
+# A one-bf16-pass dot: the simulator (the `mxu_precision` fix) mismatches its f32 check as the chip does.
+ONE_PASS = {"chip_tolerance": BF16_PASS_AGREEMENT, "interpret_status": "mismatch"}
+# The catalog's kernels ask for Precision.HIGHEST with f32 operands: f32 accuracy on both.
 CASES = [
     Case("tiled_matmul_acc_bf16", tiled_matmul, pair(256, 512, 256, BF16), lambda x, y: x @ y, **BF16_OUT),
     Case("tiled_matmul_acc_f32", tiled_matmul, pair(256, 256, 256), lambda x, y: x @ y, **F32, **ONE_PASS),
@@ -260,7 +262,6 @@ CASES = [
         (256, 256, 256),
         np.float32,
         F32,
-        **ONE_PASS,
     ),
     catalog_case(
         "catalog_tiled_matmul_pallas_call_bf16",
@@ -337,6 +338,5 @@ CASES = [
         (1024, 256, 256),
         np.float32,
         F32,
-        **ONE_PASS,
     ),
 ]
