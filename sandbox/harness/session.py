@@ -29,7 +29,7 @@ from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.errors import Scene, notes, translate
 from sandbox.harness.given import case_inputs
 from sandbox.harness.lowering import check as lowering
-from sandbox.harness.model.runs import estimate_call
+from sandbox.harness.model.runs import estimate_call, estimate_xla
 from sandbox.harness.monitor import hooks as monitor_hooks
 from sandbox.harness.monitor.core import Monitor, UnfinishedKernelError
 from sandbox.harness.monitor.deadlock import Deadlock, DeadlockError
@@ -339,10 +339,18 @@ class Session:
                 kernel_stats = self._phase("timing", lambda: timing.measure(call.run_quietly, budget))
                 device = measure.device_time(target, call.run_quietly)  # TPU only: profiler traces
             closed = self._phase("memory", lambda: jax.make_jaxpr(call.fn)(*call.args))
-        ref_stats, ref_note, flops, bytes_accessed, ref_device = None, "", None, None, None
+        ref_stats, ref_note, flops, bytes_accessed, ref_device, ref_estimate = (
+            None,
+            "",
+            None,
+            None,
+            None,
+            None,
+        )
         if plan.reference is not None:
             ref_stats, ref_note = measure.time_reference(plan.reference, inputs, budget / 3)
             ref_device = measure.reference_device_time(target, plan.reference, inputs)
+            ref_estimate = estimate_xla(plan.reference, inputs, target)
             flops, bytes_accessed = calls.reference_cost(plan.reference, inputs)
             entry = self.job.entry
             if entry is not None and entry.flops is not None:
@@ -360,6 +368,7 @@ class Session:
                 ref_note,
                 device,
                 ref_device,
+                ref_estimate,
             ),
         )
         self.events.emit(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, trace
+from sandbox.harness.model.outside import outside_work
 from sandbox.harness.target import Target
 from sandbox.protocol import Estimate, chip_info
 
@@ -21,3 +22,15 @@ def estimate_call(fn: Callable[..., Any], args: Sequence[Any], target: Target) -
         return estimate_jaxpr(closed, known_values(args), chip_info(target.chip))
     except Exception:  # the model's limits are not the run's failure
         return None
+
+
+def estimate_xla(fn: Callable[..., Any], args: Sequence[Any], target: Target) -> float | None:
+    """The device time of a plain-XLA function (the entry's reference: what a user would run instead of
+    the kernel) on the job's chip, by the model's costing of XLA's ops (`outside.outside_work`: fusions
+    at HBM bandwidth, dots at the MXU's peak); None when it cannot be costed or costs nothing."""
+    try:
+        closed = trace(fn, args, target.chip_context())
+        found = outside_work(closed, chip_info(target.chip))
+    except Exception:  # the model's limits are not the run's failure
+        return None
+    return float(found.seconds) or None
