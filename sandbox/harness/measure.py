@@ -89,7 +89,6 @@ def timing_result(
     ref_note: str = "",
     device: devicetime.DeviceTiming | None = None,
     reference_device: float | None = None,
-    reference_estimate: float | None = None,
 ) -> Timing:
     chip = chip_info(target.chip)
     roofline = chip.roofline_seconds(flops, bytes_accessed) if flops and bytes_accessed else None
@@ -111,7 +110,6 @@ def timing_result(
         device_seconds=device.device_seconds if device else None,
         host_dispatch_seconds=device.host_seconds if device else None,
         reference_device_seconds=reference_device,
-        reference_estimated_seconds=reference_estimate,
     )
 
 

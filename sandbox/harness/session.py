@@ -339,18 +339,10 @@ class Session:
                 kernel_stats = self._phase("timing", lambda: timing.measure(call.run_quietly, budget))
                 device = measure.device_time(target, call.run_quietly)  # TPU only: profiler traces
             closed = self._phase("memory", lambda: jax.make_jaxpr(call.fn)(*call.args))
-        ref_stats, ref_note, flops, bytes_accessed, ref_device, ref_estimate = (
-            None,
-            "",
-            None,
-            None,
-            None,
-            None,
-        )
+        ref_stats, ref_note, flops, bytes_accessed, ref_device = None, "", None, None, None
         if plan.reference is not None:
             ref_stats, ref_note = measure.time_reference(plan.reference, inputs, budget / 3)
             ref_device = measure.reference_device_time(target, plan.reference, inputs)
-            ref_estimate = estimate_xla(plan.reference, inputs, target)
             flops, bytes_accessed = calls.reference_cost(plan.reference, inputs)
             entry = self.job.entry
             if entry is not None and entry.flops is not None:
@@ -368,7 +360,6 @@ class Session:
                 ref_note,
                 device,
                 ref_device,
-                ref_estimate,
             ),
         )
         self.events.emit(
@@ -376,6 +367,8 @@ class Session:
             memory=self._phase("memory", lambda: measure.memory_result(target, closed, inputs, outputs)),
         )
         estimate = estimate_call(call.fn, call.args, target)  # the TPU time model (sandbox.harness.model)
+        if estimate is not None and plan.reference is not None:
+            estimate = replace(estimate, xla_seconds=estimate_xla(plan.reference, inputs, target))
         if estimate is not None:
             self.events.emit("estimate", estimate=estimate)
 

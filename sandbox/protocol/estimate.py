@@ -93,6 +93,9 @@ class Estimate:
     # One call's host dispatch on this chip when a kernel is timed from the host around
     # `block_until_ready` (chip table; None where not published). Never part of `seconds`.
     host_dispatch_seconds: float | None = None
+    # XLA's own op as the baseline: the entry's plain-jnp reference at the same size, costed by the
+    # model's XLA costing on the same chip (None without a reference, or where it cannot be costed).
+    xla_seconds: float | None = None
     # XLA's ops outside the kernels (transposes, casts, reductions, dots around them), costed as fused
     # loops at the chip's HBM bandwidth (`sandbox.harness.model.outside`): part of `seconds` and of
     # `memory_seconds`, and of `hbm_bytes` and `flops`, reported apart here.

@@ -131,8 +131,6 @@ class Timing:
     host_dispatch_seconds: float | None = None
     # On a TPU: the plain-XLA reference's device time on the same inputs (XLA's own op as the baseline).
     reference_device_seconds: float | None = None
-    # The same reference's device time on the chosen chip as the time model costs XLA's ops (any mode).
-    reference_estimated_seconds: float | None = None
 
 
 @dataclass(frozen=True)

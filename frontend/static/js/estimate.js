@@ -54,9 +54,8 @@ export function bandText(estimate) {
   return estimate.validation.startsWith("not validated") ? estimate.validation : `${range}${estimate.family}: ${estimate.validation}`;
 }
 
-/** The Results section for `result.estimate`, or null when the run has none. `baseline`: the plain-XLA
- * reference's estimated device time on the same chip (what a user would run instead), when known. */
-export function estimateSection(estimate, chipTitle, baseline) {
+/** The Results section for `result.estimate`, or null when the run has none. */
+export function estimateSection(estimate, chipTitle) {
   if (!estimate) return null;
   const head = ["Steps", "Like", "Copied in", "Written back", "MXU", "Compute", "Copies", "Per step", "Bound"];
   return h(
@@ -73,7 +72,7 @@ export function estimateSection(estimate, chipTitle, baseline) {
     ),
     estimate.validation ? h("p", { id: "estimate-band", dataset: { low: estimate.low_seconds ?? "", high: estimate.high_seconds ?? "" } }, bandText(estimate)) : null,
     estimate.outside_seconds ? h("p", { id: "estimate-outside", dataset: { seconds: estimate.outside_seconds, bytes: estimate.outside_bytes } }, `Includes ${seconds(estimate.outside_seconds)} of XLA ops outside the kernels (${bytes(estimate.outside_bytes)} moved: transposes, casts, reductions around them, at HBM bandwidth).`) : null,
-    baseline > 0 ? h("p", { id: "estimate-baseline", dataset: { seconds: baseline } }, `XLA's own op (the reference, plain jnp) estimated on this chip: ${seconds(baseline)}; the kernel ${num(estimate.seconds / baseline)}× its time.`) : null,
+    estimate.xla_seconds > 0 ? h("p", { id: "estimate-baseline", dataset: { seconds: estimate.xla_seconds } }, `XLA's own op (the reference, plain jnp) estimated on this chip: ${seconds(estimate.xla_seconds)}; the kernel ${num(estimate.seconds / estimate.xla_seconds)}× its time.`) : null,
     estimate.host_dispatch_seconds ? h("p", { id: "estimate-host" }, `Device time only: timed from the host, each call also pays ~${seconds(estimate.host_dispatch_seconds)} of host dispatch.`) : null,
     splitBar(estimate),
     estimate.classes?.length

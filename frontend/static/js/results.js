@@ -273,7 +273,7 @@ export function renderResult(root, result, ctx) {
       errorMapsSection(cases),
       result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
       result.memory ? memorySection(result.memory) : null,
-      estimateSection(result.estimate, ctx.chips?.find((c) => c.name === (result.chip || ctx.chip))?.title, result.timing?.reference_estimated_seconds),
+      estimateSection(result.estimate, ctx.chips?.find((c) => c.name === (result.chip || ctx.chip))?.title),
       rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip, result.estimate),
       loweringSection(result, ctx),
       extrasSection(result),
