@@ -35,7 +35,9 @@ each module's docstring says what it changes, and
 
 Every fix is guarded: it is applied only on the JAX version it was written and tested for, and only
 if the function it wraps still has the expected signature; otherwise nothing is changed (and the
-run reports no fix). `tests/sandbox/test_sparsecore_fix.py` shows the bug without the fix and the
+run reports no fix). The two that give the chip's arithmetic (`mxu`, `approx`) are applied on every
+runtime whose interpreter takes the same arguments (0.10.2 and 0.11.2 too), so a simulated f32 dot's
+verdict is the chip's on every runtime (`tests/runtimes/test_chip_arithmetic_on_runtimes.py`). `tests/sandbox/test_sparsecore_fix.py` shows the bug without the fix and the
 right answer with it, so a JAX upgrade that fixes or changes the bug makes that test say so.
 """
 
@@ -106,7 +108,7 @@ def install(device_kind: str | None = None) -> tuple[str, ...]:
     import jax
 
     if not applies(jax.__version__):
-        return ()
+        return _install_arithmetic()
     fixes = []
     if _install_sparsecore_axis_index():
         fixes.append(SPARSECORE_AXIS_INDEX)
@@ -116,6 +118,23 @@ def install(device_kind: str | None = None) -> tuple[str, ...]:
         fixes.append(EXPLICIT_MESH)
     fixes += _install_extensions()
     return tuple(fixes)
+
+
+def _install_arithmetic() -> tuple[str, ...]:
+    """On the older runtimes, only the fixes that give the chip's arithmetic (the MXU's bf16 pass, the
+    approximate reciprocal): they rewrite plain equations before the interpreter runs them, and the
+    interpreter they wrap takes the same arguments on every runtime this playground offers (checked
+    here, so a runtime whose interpreter differs runs without them and says so by their absence)."""
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+
+    params = list(inspect.signature(ipc._interpret_jaxpr).parameters)
+    if params[:1] != ["jaxpr"] or not {"ctx", "token"} <= set(params):
+        return ()
+    arithmetic: list[tuple[str, Callable[[Any], bool]]] = [
+        (MXU_PRECISION, mxu.install),
+        (APPROX_RECIPROCAL, approx.install),
+    ]
+    return tuple(name for name, install in arithmetic if install(ipc))
 
 
 def _install_extensions() -> list[str]:
