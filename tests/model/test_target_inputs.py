@@ -7,6 +7,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from sandbox.harness.model.estimate import known_values, target_inputs
 
@@ -48,3 +49,31 @@ def test_target_inputs_traces_a_traceable_make_inputs_without_running_it():
     assert big == jax.ShapeDtypeStruct((1 << 20, 1 << 12), jnp.float32)
     np.testing.assert_array_equal(sizes, [8, 8, 8, 8])
     assert said == []
+
+
+def branch_on_a_value():
+    """Python control flow on a random value: the table's length depends on it."""
+    draw = jax.random.uniform(jax.random.key(1), ())
+    length = 8 if draw > 0.5 else 16
+    return jnp.arange(length, dtype=jnp.int32), jnp.zeros((1024, 1024), jnp.float32)
+
+
+def count_as_int():
+    """A size taken with `int()` from a random mask."""
+    mask = jax.random.uniform(jax.random.key(2), (32,)) < 0.5
+    return jnp.zeros((int(mask.sum()) + 1,), jnp.int32), jnp.zeros((1024, 1024), jnp.float32)
+
+
+def boolean_mask_index():
+    """The non-zero positions picked by boolean-mask indexing (its length is data-dependent)."""
+    mask = jax.random.uniform(jax.random.key(3), (64,)) < 0.5
+    return jnp.arange(64, dtype=jnp.int32)[mask], jnp.zeros((1024, 1024), jnp.float32)
+
+
+@pytest.mark.parametrize("make", [branch_on_a_value, count_as_int, boolean_mask_index])
+def test_target_inputs_makes_any_value_dependent_table_for_real(make):
+    said: list[str] = []
+    table, big = target_inputs(make, said.append)
+    np.testing.assert_array_equal(table, make()[0])
+    assert big == jax.ShapeDtypeStruct((1024, 1024), jnp.float32)
+    assert len(said) == 1 and "make_inputs needs concrete values" in said[0]
