@@ -2,8 +2,8 @@
 
 One process for many configs saves a fresh interpreter and JAX import per config (~1 s each). Per
 config, cheapest first, so that a config already ruled out costs little:
-1. trace the kernel at the target size with `jax.ShapeDtypeStruct` inputs (nothing is allocated, but
-   where `make_inputs` needs concrete values: it then runs once on the CPU, `target_inputs`);
+1. trace the kernel at the target size with `jax.ShapeDtypeStruct` inputs (nothing is allocated,
+   except where `make_inputs` needs concrete values: it then runs once on the CPU, `target_inputs`);
    a kernel that refuses the size (blocks that do not divide it) is an `error`;
 2. count its VMEM from that trace (`checks.memory`): over the chip's capacity, or over the compiler's
    default scoped limit where the kernel sets no `vmem_limit_bytes` (`ChipInfo.scoped_vmem_bytes`),
@@ -116,12 +116,10 @@ class SweepSession:
             raise Stop from exc
 
     def _target_inputs(self, plan: SweepPlan) -> tuple[Any, ...]:
-        """The inputs at the target size: shapes, small integer ones as values (`target_inputs`); what
-        making them for real cost, where `make_inputs` needs concrete values, goes to the host's log."""
-        size = self.spec.size
-        return target_inputs(
-            lambda: tuple(plan.make_inputs(size)), lambda text: self.events.emit("log", text=text)
-        )
+        """The inputs at the target size (`target_inputs`); what making them for real cost, where
+        `make_inputs` needs concrete values, goes to the host's log."""
+        log = functools.partial(self.events.emit, "log")
+        return target_inputs(lambda: tuple(plan.make_inputs(self.spec.size)), lambda text: log(text=text))
 
     def _explain(self, exc: BaseException, phase: str, files: tuple[str, ...]) -> ErrorInfo:
         """The user's message for a failure, by the same translator as a run (`sandbox.harness.errors`)."""

@@ -160,10 +160,10 @@ def _concrete_inputs(
     make_inputs: Callable[[], Sequence[Any]], why: BaseException, say: Callable[[str], None]
 ) -> tuple[Any, ...]:
     """`make_inputs()` run for real on the CPU, then reduced to what `target_inputs` gives: small
-    integer inputs as values, the rest as shapes (the arrays are dropped at once). Its cost is the
-    full inputs' memory and time at the target size (8192x8192 bf16 with its f32 temporaries:
-    a 1.8 GiB peak and 10-30 s on a busy 2-core CPU); the job's memory and wall limits bound it, and an input
-    past them fails as make_inputs' own error."""
+    integer inputs as values, the rest as shapes (the arrays are dropped at once). It costs the
+    full inputs' memory and time at the target size (block_sparse_matmul at 8192x8192x2048, bf16
+    made through f32: a 1.8 GiB peak and 10-30 s on a busy 2-core CPU). The job's memory and wall
+    limits bound it: inputs past them fail as make_inputs' own error, or as the job's limit."""
     t0 = time.perf_counter()
     with jax.default_device(jax.devices("cpu")[0]):
         made = jax.block_until_ready(tuple(make_inputs()))
