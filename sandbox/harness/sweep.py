@@ -2,7 +2,8 @@
 
 One process for many configs saves a fresh interpreter and JAX import per config (~1 s each). Per
 config, cheapest first, so that a config already ruled out costs little:
-1. trace the kernel at the target size with `jax.ShapeDtypeStruct` inputs (nothing is allocated);
+1. trace the kernel at the target size with `jax.ShapeDtypeStruct` inputs (nothing is allocated,
+   except where `make_inputs` needs concrete values: it then runs once on the CPU, `target_inputs`);
    a kernel that refuses the size (blocks that do not divide it) is an `error`;
 2. count its VMEM from that trace (`checks.memory`): over the chip's capacity, or over the compiler's
    default scoped limit where the kernel sets no `vmem_limit_bytes` (`ChipInfo.scoped_vmem_bytes`),
@@ -93,9 +94,7 @@ class SweepSession:
             self.events.emit("versions", versions=target.versions(), interpret=target.interpret)
             plan = self._phase("import", self._load)
             self.events.emit("imported")
-            target_args = self._phase(
-                "make_inputs", lambda: _abstract_inputs(plan, self.spec.size), plan.files
-            )
+            target_args = self._phase("make_inputs", lambda: self._target_inputs(plan), plan.files)
         except Stop:
             return
         selected = self.spec.configs()
@@ -115,6 +114,12 @@ class SweepSession:
         except Exception as exc:
             self.events.emit("error", error=self._explain(exc, phase, files))
             raise Stop from exc
+
+    def _target_inputs(self, plan: SweepPlan) -> tuple[Any, ...]:
+        """The inputs at the target size (`target_inputs`); what making them for real cost, where
+        `make_inputs` needs concrete values, goes to the host's log."""
+        log = functools.partial(self.events.emit, "log")
+        return target_inputs(lambda: tuple(plan.make_inputs(self.spec.size)), lambda text: log(text=text))
 
     def _explain(self, exc: BaseException, phase: str, files: tuple[str, ...]) -> ErrorInfo:
         """The user's message for a failure, by the same translator as a run (`sandbox.harness.errors`)."""
@@ -356,11 +361,6 @@ def _scratch_plan(module: types.ModuleType) -> SweepPlan:
         check_base=sweep_plan.scratch_check_base(make_inputs),
         files=(usercode.USER_FILE,),
     )
-
-
-def _abstract_inputs(plan: SweepPlan, size: dict[str, int]) -> tuple[Any, ...]:
-    """The inputs at the target size: shapes and dtypes, small integer ones as values (`target_inputs`)."""
-    return target_inputs(lambda: tuple(plan.make_inputs(size)))
 
 
 def _bound(

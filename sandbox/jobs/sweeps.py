@@ -198,7 +198,7 @@ def _ms(seconds: float | None) -> str:
 def rows(sweep: SweepResult) -> list[str]:
     """One line per config, for the terminal."""
     names = list(sweep.spec.params)
-    widths = {n: max(len(n), *(len(str(c.params.get(n, ""))) for c in sweep.configs)) for n in names}
+    widths = {n: max([len(n), *(len(str(c.params.get(n, ""))) for c in sweep.configs)]) for n in names}
     head = "  ".join(n.rjust(widths[n]) for n in names)
     lines = [f"{head}  {'status':9}  {'estimate':>11}  {'roofline':>8}  {'VMEM':>9}  why"]
     for c in sweep.configs:

@@ -177,3 +177,41 @@ def test_tune_cli_estimates_a_grid_sized_by_the_group_sizes(tmp_path, backend):
         assert row["steps"] == 4096 // bm  # the grid: 8 groups of 512 rows in bm-row tiles
         assert row["estimated_seconds"] > 0
     assert done.returncode == 0 and out["status"] == "passed"
+
+
+def test_tune_cli_sweeps_block_sparse_at_a_tpu_size_from_numpy_built_tables():
+    # make_inputs builds the index tables with numpy from a random mask: it cannot be traced, so it
+    # runs on the CPU at the target size; the model costs the kernel from the real tables.
+    command = [
+        sys.executable, "-m", "sandbox", "tune", "kernels_catalog/block_sparse_matmul/kernel.py",
+        "--entry", "block_sparse_matmul", "--chip", "v5e", "--mode", "interpret", "--json",
+        "--size", "m=8192,k=8192,n=2048,block=128,density_pct=10", "--param", "bn=128,256",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=400)
+    out = json.loads(done.stdout)
+    rows = {c["params"]["bn"]: c for c in out["configs"]}
+    assert set(rows) == {128, 256}, out["summary"]
+    for bn, row in rows.items():
+        assert row["status"] == "ok" and row["correct"] is True, row["reason"]
+        assert row["estimated_seconds"] > 0
+        assert row["steps"] == 2048 // bn * 456  # seed 2 leaves 456 of the 64 x 64 tiles non-zero
+    assert done.returncode == 0 and out["status"] == "passed"
+
+
+TPU_SIZED = [e for e in CATALOG.entries if e.tune is not None and any(c.tpu_only for c in e.cases)]
+
+
+@pytest.mark.parametrize("entry", TPU_SIZED, ids=lambda e: e.slug)
+def test_every_tpu_sized_entry_sweeps_at_its_tpu_size(entry):
+    # Two configs of the entry's [tune] table at its TPU case's size, in interpret mode: each one
+    # is traced and estimated there, and checked at the small check size.
+    first, *rest = entry.tune.values
+    params = {first: entry.tune.values[first][:2], **{p: entry.tune.values[p][:1] for p in rest}}
+    spec = sweeps.make_spec(entry, params=params)
+    job = make_sweep_job(entry.solution_source, spec, entry=entry, chip=entry.chips[0], mode="interpret")
+    result = run_job(job)
+    assert result.status is RunStatus.PASSED, result.summary
+    assert result.sweep is not None and spec.size == next(c for c in entry.cases if c.tpu_only).dims
+    for config in result.sweep.configs:
+        assert config.status == "ok" and config.correct is True, config.reason
+        assert config.estimated_seconds is not None and config.estimated_seconds > 0

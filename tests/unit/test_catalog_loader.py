@@ -129,3 +129,17 @@ def test_loader_rejects_a_slug_listed_twice(tmp_path: Path) -> None:
     (tmp_path / "catalog.toml").write_text('entries = ["demo", "demo"]\n')
     with pytest.raises(CatalogError, match=r"catalog\.toml: field 'entries'"):
         load_catalog(tmp_path)
+
+
+# Their entry points take no keyword arguments: Tune has nothing to sweep.
+UNTUNABLE = {"core_semaphore_signal", "ring_all_gather"}
+
+
+def test_every_entry_with_a_tpu_case_is_tuned_at_that_size() -> None:
+    for entry in load_catalog().entries:
+        tpu = [c for c in entry.cases if c.tpu_only]
+        if not tpu or entry.slug in UNTUNABLE:
+            continue
+        assert entry.tune is not None, f"{entry.slug}: no [tune] table"
+        assert entry.tune.size == tpu[-1].dims, entry.slug
+        assert all(len(v) >= 2 for v in entry.tune.values.values()), entry.slug

@@ -145,3 +145,10 @@ def test_a_sweep_whose_correct_configs_have_no_estimate_says_so_and_fails():
         "no correct config has an estimate to rank it by (ModelLimitError: kernel: too long)"
     )
     assert sweeps.best(sweep.configs) is None
+
+
+def test_rows_of_a_sweep_that_judged_no_config_are_the_header_only():
+    spec = SweepSpec(params={"bn": (128, 256)}, size={"n": 2048})
+    sweep = SweepResult(chip="v5e", spec=spec, total=2, configs=(), best=None)
+    (head,) = sweeps.rows(sweep)
+    assert head.split()[:2] == ["bn", "status"]

@@ -122,24 +122,31 @@ def known_values(args: Sequence[Any]) -> list[Any]:
     return found
 
 
-def target_inputs(make_inputs: Callable[[], Sequence[Any]]) -> tuple[Any, ...]:
+# What `make_inputs` raises when it needs concrete values (numpy on a random mask, `if` on a value,
+# boolean-mask indexing): traced, it cannot run; called, it can.
+NEEDS_VALUES = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.NonConcreteBooleanIndexError,
+)
+
+
+def target_inputs(
+    make_inputs: Callable[[], Sequence[Any]], say: Callable[[str], None] = lambda _: None
+) -> tuple[Any, ...]:
     """A function's inputs at a target size without running it: shapes and dtypes, except small
     integer inputs (group sizes, block tables), computed as values: a grid or the blocks a kernel
-    picks may depend on them. Only those are computed (the rest is dead code to XLA)."""
+    picks may depend on them. Only those are computed (the rest is dead code to XLA).
+
+    A `make_inputs` that needs concrete values (index tables built with numpy from a random mask)
+    cannot be traced: it is called instead, on the CPU (`_concrete_inputs`), and `say` is told what
+    that cost."""
     try:
         shapes = tuple(jax.eval_shape(lambda: tuple(make_inputs())))
-    except jax.errors.ConcretizationTypeError as exc:
-        first = f"{type(exc).__name__}: {(str(exc).strip() or type(exc).__name__).splitlines()[0][:300]}"
-        raise ValueError(
-            "make_inputs could not be traced at the target size without running it (it computes on "
-            f"concrete values, e.g. with numpy): {first}"
-        ) from exc
-    small = [
-        isinstance(s, jax.ShapeDtypeStruct)
-        and np.issubdtype(s.dtype, np.integer)
-        and math.prod(s.shape) <= MAX_KNOWN_ELEMENTS
-        for s in shapes
-    ]
+    except NEEDS_VALUES as exc:
+        return _concrete_inputs(make_inputs, exc, say)
+    small = [_small_integer(s) for s in shapes]
     if not any(small):
         return shapes
     try:
@@ -147,6 +154,46 @@ def target_inputs(make_inputs: Callable[[], Sequence[Any]]) -> tuple[Any, ...]:
     except Exception:  # the model then treats them as unknown
         return shapes
     return tuple(next(values) if k else s for s, k in zip(shapes, small, strict=True))
+
+
+def _concrete_inputs(
+    make_inputs: Callable[[], Sequence[Any]], why: BaseException, say: Callable[[str], None]
+) -> tuple[Any, ...]:
+    """`make_inputs()` run for real on the CPU, then reduced to what `target_inputs` gives: small
+    integer inputs as values, the rest as shapes (the arrays are dropped at once). It costs the
+    full inputs' memory and time at the target size (block_sparse_matmul at 8192x8192x2048, bf16
+    made through f32: a 1.8 GiB peak and 10-30 s on a busy 2-core CPU). The job's memory and wall
+    limits bound it: inputs past them fail as make_inputs' own error, or as the job's limit."""
+    t0 = time.perf_counter()
+    with jax.default_device(jax.devices("cpu")[0]):
+        made = jax.block_until_ready(tuple(make_inputs()))
+    kept = jax.tree.map(_value_or_shape, made)
+    total = sum(int(np.size(x)) * _dtype(x).itemsize for x in jax.tree.leaves(made))
+    del made
+    first = (str(why).strip() or type(why).__name__).splitlines()[0][:120]
+    say(
+        f"make_inputs needs concrete values ({type(why).__name__}: {first}), so it ran at the target "
+        f"size on the CPU: {time.perf_counter() - t0:.1f} s for {total / 2**20:.0f} MiB of inputs"
+    )
+    return tuple(kept)
+
+
+def _value_or_shape(leaf: Any) -> Any:
+    shape = jax.ShapeDtypeStruct(np.shape(leaf), _dtype(leaf))
+    return np.asarray(leaf) if _small_integer(shape) else shape
+
+
+def _dtype(leaf: Any) -> np.dtype[Any]:
+    """An array's dtype; a Python number's as numpy would hold it (no copy of a large array)."""
+    return np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
+
+
+def _small_integer(shape: Any) -> bool:
+    return (
+        isinstance(shape, jax.ShapeDtypeStruct)
+        and np.issubdtype(shape.dtype, np.integer)
+        and math.prod(shape.shape) <= MAX_KNOWN_ELEMENTS
+    )
 
 
 def kernels(closed: Any, known: Sequence[Any], chip: ChipInfo) -> list[Any]:
