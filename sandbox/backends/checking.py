@@ -105,9 +105,9 @@ def expected_for(
         return ReferenceFailed(ref_job, execution)
     try:
         reference = _reference(job, execution)
-    except (DecodeError, arrays.ChannelError) as exc:
-        log.error("job %s: the reference's outputs could not be read: %s", job.id, exc)
-        return ReferenceFailed(ref_job, replace(execution, report_error=f"reference outputs: {exc}"))
+    except Exception as exc:  # a scratch reference's process is the user's: whatever it sent, a result
+        log.error("job %s: the reference's outputs could not be read: %r", job.id, exc)
+        return ReferenceFailed(ref_job, replace(execution, report_error=f"reference outputs: {_why(exc)}"))
     if cache is not None and key:
         cache.put(key, reference)
     return reference
@@ -169,6 +169,8 @@ class Checker:
     _cases: int = 0
     _configs: set[int] = field(default_factory=set)
     _warned: set[str] = field(default_factory=set)
+    # Why the job's outputs cannot be checked, once they cannot: the job is stopped (`execute`).
+    broken: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def see(self, event: Event, nth: int | None = None) -> list[Event]:
@@ -241,11 +243,15 @@ class Checker:
         return [self._verdict(event, self._cases - 1)]
 
     def _verdict(self, event: Event, nth: int) -> Event:
+        """The case's verdict, or the user's error: nothing a job sent may raise out of the checker
+        (an exception here would leave the job running in a slot the host thinks free)."""
         try:
             ran = from_json_dict(CaseRan, event.data)
             return self._judged(ran, nth, event.t)
-        except (DecodeError, arrays.ChannelError) as exc:
-            return _check_error(f"the kernel's outputs could not be checked: {exc}", event.t)
+        except Exception as exc:
+            self._warn_once(f"its outputs could not be checked: {exc!r}"[:300])
+            self.broken = self.broken or f"the kernel's outputs could not be checked: {_why(exc)}"
+            return _check_error(self.broken, event.t)
 
     def _judged(self, ran: CaseRan, nth: int, t: float) -> Event:
         if self.reference is None or not self.reference.of:
@@ -258,7 +264,15 @@ class Checker:
         return new_event("case", t=t, index=ran.index, of=self.reference.of, result=result)
 
     def _config(self, event: Event) -> list[Event]:
-        """A sweep config's row; none for a config that is not this job's or was reported already."""
+        """A sweep config's row; none for a config that is not this job's or was reported already,
+        or whose report breaks the checker (logged: never raised, like a case's)."""
+        try:
+            return self._config_row(event)
+        except Exception as exc:
+            self._warn_once(f"a config's report could not be checked: {exc!r}"[:300])
+            return []
+
+    def _config_row(self, event: Event) -> list[Event]:
         try:
             ran = from_json_dict(ConfigRan, event.data)
         except DecodeError:
@@ -297,6 +311,13 @@ class Checker:
             "no verdict can be given for the rest",
             0.0,
         )
+
+
+def _why(exc: Exception) -> str:
+    """What a user is told about outputs that broke the check: ours say it; anything else, its kind."""
+    if isinstance(exc, (DecodeError, arrays.ChannelError)):
+        return str(exc)
+    return f"they are not what their header claims ({type(exc).__name__})"
 
 
 def _check_error(message: str, t: float) -> Event:
