@@ -90,13 +90,15 @@ class Settings(BaseSettings):
     )
     class_students: int = Field(
         200,
-        description="Students one class session may have (joins beyond get 409), removed ones included.",
+        description="Students one class session may have at once (joins beyond get 409; removed ones do "
+        "not count).",
         ge=1,
     )
     class_joins_per_minute: int = Field(
         120,
-        description="Joins of any class one network address may make per minute (429 with Retry-After "
-        "beyond; a room behind one school address joins at once; 0: unlimited).",
+        description="Joins of any class one network address may make in any 60 seconds, and as many "
+        "join-code lookups (`/c/{code}`, GET or HEAD) (429 with Retry-After beyond; a room behind one "
+        "school address joins at once; 0: unlimited).",
         ge=0,
     )
     trusted_proxies: str = Field(

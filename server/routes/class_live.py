@@ -107,6 +107,11 @@ async def report_editing(
 ) -> Response:
     """A student's page says they are editing `step` (it sends this at most every few seconds)."""
     student = await asyncio.to_thread(student_of, store, class_id, authorization)
+    session = await asyncio.to_thread(store.get, class_id)
+    if session is None or body.step > session.steps:
+        raise ProblemError(
+            422, "Unknown step", f"the class has steps 1 to {session.steps if session else 0}", field="step"
+        )
     if await room.live.report_editing(class_id, student.id, body.step):
         await room.live.publish(class_id, "editing")
     return Response(status_code=204)

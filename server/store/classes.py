@@ -129,14 +129,15 @@ class ClassStore:
 
     def join(self, code: str, name: str, limit: int) -> tuple[ClassSession, Student, str]:
         """A new student of the class with join code `code`, and their token (given only now); a
-        class holds at most `limit` students, removed ones included (ClassFullError)."""
+        class holds at most `limit` students (ClassFullError). Removed ones do not count: a teacher
+        who removes joins an address made up makes room for real students."""
         session = self.by_code(code)
         if session is None:
             raise UnknownClassError(code)
         token, student_id = new_token(), secrets.token_urlsafe(6)
         with self.database.transaction() as db:
             count = db.execute(
-                "SELECT COUNT(*) FROM class_students WHERE class_id = ?", (session.id,)
+                "SELECT COUNT(*) FROM class_students WHERE class_id = ? AND removed = 0", (session.id,)
             ).fetchone()[0]
             if int(count) >= limit:
                 raise ClassFullError(limit)

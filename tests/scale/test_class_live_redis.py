@@ -5,9 +5,14 @@ sets on the first."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import time
+
 import httpx
 
 from server.app import create_app
+from server.classroom.live_redis import RedisLive
 from tests.api.test_class_live import REFERENCE, STEPS, ClassFake, bearer, cell, events, until
 from tests.live import serving
 from tests.scale.conftest import web_settings, worker
@@ -54,3 +59,28 @@ def test_a_class_is_live_across_two_web_servers(redis_service, prefix, tmp_path,
                 until(page, lambda v: v["follow"] == 2 and v["hand"] == 1)
             assert on_a.delete(f"{base}/hands", headers=teacher).status_code == 204
             until(grid, lambda v: v["hands"] == [])
+
+
+def test_the_join_limiter_on_redis_is_a_sliding_window(redis_service, prefix):
+    async def scenario() -> tuple[list[float], list[str]]:
+        live = RedisLive(redis_service.url, prefix)
+        try:
+            waits = [await live.admit_join("10.9.9.9", 3) for _ in range(4)]
+            waits.append(await live.admit_join("10.9.9.9", 3, what="lookup"))
+            # The script itself on a one-second window: refused until the oldest attempt is that old,
+            # however Redis's clock falls against whole seconds.
+            key = [f"{prefix}classjoin:test:window"]
+            said = [await live._admit(keys=key, args=[1, 2, f"m{i}"]) for i in range(3)]
+            time.sleep(0.6)
+            said.append(await live._admit(keys=key, args=[1, 2, "m3"]))
+            time.sleep(0.6)
+            said.append(await live._admit(keys=key, args=[1, 2, "m4"]))
+            return waits, said
+        finally:
+            await live.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        waits, said = pool.submit(asyncio.run, scenario()).result()
+    assert waits[:3] == [0.0, 0.0, 0.0] and 59 < waits[3] <= 60 and waits[4] == 0.0
+    assert said[:2] == ["0", "0"] and float(said[2]) > 0.9
+    assert float(said[3]) > 0.2 and said[4] == "0"
