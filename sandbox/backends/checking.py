@@ -26,6 +26,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from sandbox.backends import scratch_reference
 from sandbox.backends.base import Backend
 from sandbox.backends.kept_references import Reference, ReferenceCache, cache_key, cache_of, nbytes_of
 from sandbox.protocol import ErrorInfo, Event, Execution, Job, new_event
@@ -58,7 +59,9 @@ def reference_job(job: Job) -> Job | None:
         return None
     if job.entry is None and not defines_reference(job.source):
         return None
-    source = "" if job.entry is not None else job.source  # a catalog reference never sees user code
+    # A catalog reference never sees user code; a scratch one sees its file without the bodies it
+    # cannot reach (the kernel's), the text its kept result is keyed by (`scratch_reference`).
+    source = "" if job.entry is not None else scratch_reference.reference_text(job.source)
     return replace(job, id=f"{job.id}-ref", source=source, role="reference", trace=False, lower_chips=())
 
 

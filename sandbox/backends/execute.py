@@ -124,7 +124,8 @@ def _execute(
             if checker.broken:  # no verdict can come of the rest: end the job, free its slot now
                 raise StopJob(checker.broken)
 
-        given = references.with_inputs(job, reference)  # a computed reference's inputs: none to make
+        # A computed reference's inputs: none to make (a kept one's printed text is not this run's).
+        given = references.with_inputs(job, reference, reused=earlier is not None and reference is earlier)
         ran = backend.run(given, sink, pairing.kernel_cancel(reference, cancel))
         failed = checker.settle()
         if failed is not None:
