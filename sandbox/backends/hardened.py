@@ -21,6 +21,7 @@ import socket
 import threading
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import sandbox
@@ -114,7 +115,7 @@ class HardenedBackend:
             execution, busy = self._run_on(slot, job, on_event, cancel)
             if not busy:
                 break
-        return execution
+        return replace(execution, on_chip=on_chip and slot in self.table.chip_slots)
 
     def _run_on(
         self, slot: int, job: Job, on_event: EventSink, cancel: threading.Event

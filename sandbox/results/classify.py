@@ -99,6 +99,7 @@ def classify(job: Job, execution: Execution) -> RunResult:
         estimate=facts.estimate,
         sweep=sweep,
         checked_by=_checked_by(job, facts, kept=execution.reference_kept),
+        ran_on_chip=execution.on_chip,
     )
 
 
