@@ -78,8 +78,9 @@ class Settings(BaseSettings):
     )
     class_queue: int = Field(
         64,
-        description="Runs one class session may have queued or running at once, all its students "
-        "together (429 beyond); its members are not held to `per_address_queue`.",
+        description="Runs the class sessions one address started may have queued or running at once, "
+        "all their students together, and never more than half of `queue_size` (429 beyond); their "
+        "members are not held to `per_address_queue`.",
     )
     class_rate_per_minute: float = Field(
         600,

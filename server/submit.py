@@ -140,7 +140,8 @@ async def start_run(
     )
     student = await asyncio.to_thread(class_member, classes, body.class_token, body.step)
     if student is not None:  # a class member: limited as a student of the class, not by the address
-        client = in_class_session(student.class_id, student.id)
+        owner = await asyncio.to_thread(classes.owner_of, student.class_id)
+        client = in_class_session(student.class_id, student.id, owner)
     run = await submit(queue, job, client, fresh=body.fresh)
     if student is not None and body.step is not None:
         await asyncio.to_thread(classes.record, student, body.step, *first_status(run), run.id)
