@@ -57,12 +57,21 @@ def reference_job(job: Job) -> Job | None:
     """The reference's half of `job`, or None when nothing is checked (a file without a reference)."""
     if job.role != "kernel":
         return None
-    if job.entry is None and not defines_reference(job.source):
+    checked = job.reference_source if job.reference_source is not None else job.source
+    if job.entry is None and not defines_reference(checked):
         return None
     # A catalog reference never sees user code; a scratch one sees its file without the bodies it
     # cannot reach (the kernel's), the text its kept result is keyed by (`scratch_reference`).
-    source = "" if job.entry is not None else scratch_reference.reference_text(job.source)
-    return replace(job, id=f"{job.id}-ref", source=source, role="reference", trace=False, lower_chips=())
+    source = "" if job.entry is not None else scratch_reference.reference_text(checked)
+    return replace(
+        job,
+        id=f"{job.id}-ref",
+        source=source,
+        role="reference",
+        trace=False,
+        lower_chips=(),
+        reference_source=None,
+    )
 
 
 def defines_reference(source: str) -> bool:

@@ -1,8 +1,8 @@
 """The class board of a challenge step: the room's correct kernels ranked by time on a named chip.
 
-Only a `passed` verdict counts, and only one made by the trusted checker (`RunResult.checked_by` set:
-the outputs were compared outside the kernel's process); `no_kernel`, `mismatch` and the rest never
-rank. The time is what the kernel's own process reported: its measured median only when the host
+Only a `passed` verdict counts, and only one the trusted checker made against the lesson's own
+reference (`RunResult.checked_by`: the step's catalog entry, or the step file's `reference`, never
+the student's); `no_kernel`, `mismatch` and the rest never rank. The time is what the kernel's own process reported: its measured median only when the host
 says the job ran in a TPU chip slot (`RunResult.ran_on_chip`; a process on a CPU host that calls its
 time "measured" is not believed), else the TPU time model's estimate for the challenge's chip. A
 time no kernel can take (not a finite number, under `FASTEST_SECONDS`, over an hour) does not rank.
@@ -15,10 +15,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from sandbox.results.checked_by import CHECKED_BY_CATALOG, CHECKED_BY_LESSON
 from server.store.class_steps import Basis, Mark, StepSetup
 from server.store.classes import Student
 from server.wire.classes import Board, BoardRow
 
+# Verdicts of the lesson's own reference: its catalog entry's (a class run on a catalog step runs that
+# entry, `server.classroom.lesson_check`) or its step file's; never a student's own `reference`.
+LESSONS_REFERENCE = frozenset({CHECKED_BY_CATALOG, CHECKED_BY_LESSON})
 # No kernel launch on any TPU takes less (the dispatch alone is microseconds); nothing takes an hour.
 FASTEST_SECONDS = 1e-6
 SLOWEST_SECONDS = 3600.0
@@ -31,7 +35,7 @@ REPORTED = {
 
 def score(result: dict[str, Any], chip: str) -> tuple[float, Basis] | None:
     """A finished run's time for the board on `chip`, or None when it does not rank."""
-    if result.get("status") != "passed" or not result.get("checked_by"):
+    if result.get("status") != "passed" or result.get("checked_by") not in LESSONS_REFERENCE:
         return None
     if result.get("chip") != chip:
         return None

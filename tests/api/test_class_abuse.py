@@ -13,20 +13,23 @@ import concurrent.futures
 import csv
 import io
 import itertools
+import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from sandbox.results.checked_by import CHECKED_BY_LESSON
 from server.app import create_app
 from server.classroom import live as live_module
 from server.classroom.live import InProcessLive
 from server.settings import Settings
-from tests.api.test_class_live import ClassFake, bearer, join, start_class
+from tests.api.test_class_live import STEPS, ClassFake, bearer, join, start_class
 from tests.live import serving
 
 JOINS = 5
 STUDENTS = 3
+FAKE = ClassFake()  # this module's server's backend: the jobs it was given
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +39,7 @@ def server(tmp_path_factory) -> Iterator[str]:
         class_joins_per_minute=JOINS, class_students=STUDENTS, store_saves_per_minute=0,
         trusted_proxies="127.0.0.1",
     )  # fmt: skip
-    with serving(create_app(settings, backend=ClassFake())) as url:
+    with serving(create_app(settings, backend=FAKE)) as url:
         yield url
 
 
@@ -124,3 +127,22 @@ def test_the_join_limiter_never_lets_more_than_its_rate_through_in_any_minute(mo
     assert waits[3] == pytest.approx(59.0)  # until the first of the three is a minute old
     assert waits[4] == 0.0  # lookups have a budget of their own
     assert waits[5] == 0.0
+
+
+def test_a_class_run_is_checked_by_its_lesson_steps_reference(http):
+    # Issue 41, 2 (a): a file with its own reference and an unrelated op ranked on the board.
+    room = start_class(http)  # step 2 is a scratch file with its own reference
+    ada = join(http, room, "ada")
+    source = "def kernel(x):\n    return x + 1\n\ndef reference(x):\n    return x + 1\n"
+    body = {"source": source, "chip": "v6e", "class_token": ada, "step": 2}
+    answer = http.post("/api/runs", json=body)
+    assert answer.status_code == 201, answer.text
+    deadline = time.monotonic() + 10
+    while (run := http.get(f"/api/runs/{answer.json()['id']}").json())["state"] != "done":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert run["result"]["checked_by"] == CHECKED_BY_LESSON
+    (job,) = [j for j in FAKE.jobs if j.source == source]
+    assert job.reference_source == STEPS[1]["source"]  # the lesson's reference checks it, not the file's
+    other = http.post("/api/runs", json={**body, "entry": "tiled_matmul"})
+    assert other.status_code == 422 and other.json()["title"] == "Not this step's exercise", other.text

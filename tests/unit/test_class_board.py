@@ -9,6 +9,7 @@ import concurrent.futures
 import pytest
 
 from sandbox.jobs.build import make_job
+from sandbox.results.checked_by import CHECKED_BY_AUTHOR, CHECKED_BY_CATALOG, CHECKED_BY_LESSON
 from sandbox.results.classify import classify
 from server.classroom.board import score
 from server.classroom.live import InProcessLive
@@ -24,7 +25,7 @@ def run_alone(coroutine) -> None:
 ESTIMATE = {"chip": "v6e", "seconds": 2e-5}
 CHECKED = {
     "status": "passed",
-    "checked_by": "the author's own reference",
+    "checked_by": CHECKED_BY_LESSON,
     "chip": "v6e",
     "estimate": ESTIMATE,
 }
@@ -40,6 +41,8 @@ ON_CHIP = {**CHECKED, "ran_on_chip": True}  # the host's word: the job ran in a 
         ({**CHECKED, "status": "no_kernel"}, None),
         ({**CHECKED, "status": "mismatch"}, None),
         ({**CHECKED, "checked_by": ""}, None),  # nothing compared it outside the kernel's process
+        ({**CHECKED, "checked_by": CHECKED_BY_AUTHOR}, None),  # the student's own reference (issue 41)
+        ({**CHECKED, "checked_by": CHECKED_BY_CATALOG}, (2e-5, "estimate")),
         ({**CHECKED, "chip": "v5e"}, None),  # another chip than the board's
         ({**CHECKED, "estimate": None}, None),
         ({**ON_CHIP, "timing": {"simulated": False, "kernel": {"median": 3e-5}}}, (3e-5, "measured")),
@@ -54,7 +57,7 @@ ON_CHIP = {**CHECKED, "ran_on_chip": True}  # the host's word: the job ran in a 
         ({**CHECKED, "estimate": {**ESTIMATE, "seconds": 1e9}}, None),
     ],
     ids=[
-        "estimate", "no_kernel", "mismatch", "unchecked", "other-chip", "no-estimate", "tpu", "simulated",
+        "estimate", "no_kernel", "mismatch", "unchecked", "own-reference", "catalog", "other-chip", "no-estimate", "tpu", "simulated",
         "measured-on-a-cpu-host", "one-ns", "negative-measured", "negative-estimate", "one-ns-estimate",
         "text-estimate", "hours-estimate",
     ],
