@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import math
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -258,7 +259,7 @@ class Checker:
         """The case's verdict, or the user's error: nothing a job sent may raise out of the checker
         (an exception here would leave the job running in a slot the host thinks free)."""
         try:
-            ran = from_json_dict(CaseRan, event.data)
+            ran = bounded(from_json_dict(CaseRan, event.data))
             return self._judged(ran, nth, event.t)
         except Exception as exc:
             self._warn_once(f"its outputs could not be checked: {exc!r}"[:300])
@@ -323,6 +324,37 @@ class Checker:
             "no verdict can be given for the rest",
             0.0,
         )
+
+
+# What a case's report may carry besides its arrays, all of it the kernel process's word.
+MAX_NOTES, NOTE_CHARS, MAX_RACES, RACE_CHARS = 8, 500, 10, 2000
+
+
+def bounded(ran: CaseRan) -> CaseRan:
+    """`ran` with every field the verdict shows bounded: a few short notes, a few races with short
+    texts, counts that are counts, a time that is a finite number (JSON has no NaN)."""
+    races = tuple(
+        replace(
+            r,
+            summary=r.summary[:RACE_CHARS],
+            text=r.text[:RACE_CHARS],
+            accesses=tuple(
+                replace(a, kind=a.kind[:40], buffer=a.buffer[:200], region=a.region[:200], by=a.by[:200])
+                for a in r.accesses[:4]
+            ),
+        )
+        for r in ran.races[:MAX_RACES]
+    )
+    seconds = ran.seconds if math.isfinite(ran.seconds) and ran.seconds >= 0 else 0.0
+    return replace(
+        ran,
+        case=ran.case[:NOTE_CHARS],
+        seconds=seconds,
+        notes=tuple(n[:NOTE_CHARS] for n in ran.notes[:MAX_NOTES]),
+        races=races,
+        race_count=min(max(ran.race_count, 0), 1 << 30),
+        kernels=min(max(ran.kernels, -1), 1 << 20),
+    )
 
 
 def _why(exc: Exception) -> str:

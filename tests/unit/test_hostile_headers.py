@@ -93,3 +93,19 @@ def test_an_event_the_host_cannot_handle_stops_the_reading():
     report.feed(line * 2)
     assert report.error is not None and "could not be handled (ValueError)" in report.error
     assert len(report.events) == 1  # read no further: the watch stops the job on `report.error`
+
+
+def test_every_other_field_of_a_case_report_is_bounded_too():
+    data = {
+        **_outputs([_header(shape=[3, 4], data=arrays.encode([("out", WANT)])[0].data)]).data,
+        "case": "c" * 100_000,
+        "seconds": float("nan"),
+        "notes": ["n" * 100_000] * 1000,
+        "race_count": -5,
+        "kernels": 10**30,
+    }
+    (event,) = checking.Checker(JOB, _reference()).see(Event(kind="case_outputs", data=data, t=0.0))
+    result = classify(JOB, finished(event))
+    case = result.cases[0]
+    assert case.seconds == 0.0 and case.kernels == 1 << 20 and len(case.note) < 8 * 600
+    assert json.dumps(to_json_dict(result), allow_nan=False)  # JSON a browser can read
