@@ -23,8 +23,9 @@ _FORWARDED_FOR = re.compile(r'for="?\[?([^\]";,]+)', re.IGNORECASE)
 class Client:
     address: str
     browser: str = ""
-    # A class member (`in_class_session`): the address is the class, the browser the student, and the
-    # class's budget stands in for the per-address cap (a room behind one school address is normal).
+    # A class member (`in_class_session`): the address is the class's owner (every class one address
+    # started, together), the browser the student, and the class budget stands in for the per-address
+    # cap (a room behind one school address is normal).
     in_class: bool = False
 
     @property
@@ -32,9 +33,11 @@ class Client:
         return f"{self.address}/{self.browser}" if self.browser else self.address
 
 
-def in_class_session(class_id: str, student_id: str) -> Client:
-    """A student of a class, limited per student and by the class budget, not by the shared address."""
-    return Client(f"class:{class_id}", student_id, in_class=True)
+def in_class_session(class_id: str, student_id: str, owner: str) -> Client:
+    """A student of a class, limited per student and by the class budget, not by the shared address.
+    The budget, the rate and the place in the queue's round robin are its owner's (`owner`: who
+    started the class, as the class store keeps it): two classes of one address get one share."""
+    return Client(f"class:{owner}", f"{class_id}.{student_id}", in_class=True)
 
 
 def parse_networks(text: str) -> tuple[Network, ...]:

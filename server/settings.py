@@ -84,8 +84,9 @@ class Settings(BaseSettings):
     )
     class_queue: int = Field(
         64,
-        description="Runs one class session may have queued or running at once, all its students "
-        "together (429 beyond); its members are not held to `per_address_queue`.",
+        description="Runs the class sessions one address started may have queued or running at once, "
+        "all their students together, and never more than half of `queue_size` (429 beyond); their "
+        "members are not held to `per_address_queue`.",
     )
     class_rate_per_minute: float = Field(
         600,
@@ -96,13 +97,15 @@ class Settings(BaseSettings):
     )
     class_students: int = Field(
         200,
-        description="Students one class session may have (joins beyond get 409), removed ones included.",
+        description="Students one class session may have at once (joins beyond get 409; removed ones do "
+        "not count).",
         ge=1,
     )
     class_joins_per_minute: int = Field(
         120,
-        description="Joins of any class one network address may make per minute (429 with Retry-After "
-        "beyond; a room behind one school address joins at once; 0: unlimited).",
+        description="Joins of any class one network address may make in any 60 seconds, and as many "
+        "join-code lookups (`/c/{code}`, GET or HEAD) (429 with Retry-After beyond; a room behind one "
+        "school address joins at once; 0: unlimited).",
         ge=0,
     )
     trusted_proxies: str = Field(

@@ -13,6 +13,7 @@ from sandbox.host.tpuhost import resolve_mode
 from sandbox.jobs.build import JobError, make_job
 from sandbox.protocol import Chip, Job, Mode
 from server import convert
+from server.classroom.lesson_check import lesson_checked
 from server.classroom.progress import class_member, first_status
 from server.classroom.room import Classroom
 from server.clients import Client, in_class_session
@@ -147,7 +148,10 @@ async def start_run(
     )
     student = await asyncio.to_thread(class_member, classes, body.class_token, body.step)
     if student is not None:  # a class member: limited as a student of the class, not by the address
-        client = in_class_session(student.class_id, student.id)
+        owner = await asyncio.to_thread(classes.owner_of, student.class_id)
+        client = in_class_session(student.class_id, student.id, owner)
+        if body.step is not None:
+            job = await asyncio.to_thread(lesson_checked, classes, student, body.step, job)
     run = await submit(queue, job, client, fresh=body.fresh)
     if student is not None and body.step is not None:
         await asyncio.to_thread(classes.record, student, body.step, *first_status(run), run.id)

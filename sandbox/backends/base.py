@@ -12,6 +12,11 @@ from sandbox.protocol import Event, Execution, Job
 EventSink = Callable[[Event], None]
 
 
+class StopJob(Exception):
+    """Raised by an `EventSink` to end the job now (what it sent cannot be checked): the backend
+    stops it, frees its slot, and reports the message as the execution's `report_error`."""
+
+
 @dataclass(frozen=True)
 class BackendHealth:
     """Whether the backend can run jobs now, and what went wrong on the way."""

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import ast
 import logging
+import math
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from sandbox.backends import scratch_reference
 from sandbox.backends.base import Backend
 from sandbox.backends.kept_references import Reference, ReferenceCache, cache_key, cache_of, nbytes_of
 from sandbox.protocol import ErrorInfo, Event, Execution, Job, new_event
@@ -56,10 +58,21 @@ def reference_job(job: Job) -> Job | None:
     """The reference's half of `job`, or None when nothing is checked (a file without a reference)."""
     if job.role != "kernel":
         return None
-    if job.entry is None and not defines_reference(job.source):
+    checked = job.reference_source if job.reference_source is not None else job.source
+    if job.entry is None and not defines_reference(checked):
         return None
-    source = "" if job.entry is not None else job.source  # a catalog reference never sees user code
-    return replace(job, id=f"{job.id}-ref", source=source, role="reference", trace=False, lower_chips=())
+    # A catalog reference never sees user code; a scratch one sees its file without the bodies it
+    # cannot reach (the kernel's), the text its kept result is keyed by (`scratch_reference`).
+    source = "" if job.entry is not None else scratch_reference.reference_text(checked)
+    return replace(
+        job,
+        id=f"{job.id}-ref",
+        source=source,
+        role="reference",
+        trace=False,
+        lower_chips=(),
+        reference_source=None,
+    )
 
 
 def defines_reference(source: str) -> bool:
@@ -105,9 +118,9 @@ def expected_for(
         return ReferenceFailed(ref_job, execution)
     try:
         reference = _reference(job, execution)
-    except (DecodeError, arrays.ChannelError) as exc:
-        log.error("job %s: the reference's outputs could not be read: %s", job.id, exc)
-        return ReferenceFailed(ref_job, replace(execution, report_error=f"reference outputs: {exc}"))
+    except Exception as exc:  # a scratch reference's process is the user's: whatever it sent, a result
+        log.error("job %s: the reference's outputs could not be read: %r", job.id, exc)
+        return ReferenceFailed(ref_job, replace(execution, report_error=f"reference outputs: {_why(exc)}"))
     if cache is not None and key:
         cache.put(key, reference)
     return reference
@@ -169,6 +182,8 @@ class Checker:
     _cases: int = 0
     _configs: set[int] = field(default_factory=set)
     _warned: set[str] = field(default_factory=set)
+    # Why the job's outputs cannot be checked, once they cannot: the job is stopped (`execute`).
+    broken: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def see(self, event: Event, nth: int | None = None) -> list[Event]:
@@ -241,11 +256,15 @@ class Checker:
         return [self._verdict(event, self._cases - 1)]
 
     def _verdict(self, event: Event, nth: int) -> Event:
+        """The case's verdict, or the user's error: nothing a job sent may raise out of the checker
+        (an exception here would leave the job running in a slot the host thinks free)."""
         try:
-            ran = from_json_dict(CaseRan, event.data)
+            ran = bounded(from_json_dict(CaseRan, event.data))
             return self._judged(ran, nth, event.t)
-        except (DecodeError, arrays.ChannelError) as exc:
-            return _check_error(f"the kernel's outputs could not be checked: {exc}", event.t)
+        except Exception as exc:
+            self._warn_once(f"its outputs could not be checked: {exc!r}"[:300])
+            self.broken = self.broken or f"the kernel's outputs could not be checked: {_why(exc)}"
+            return _check_error(self.broken, event.t)
 
     def _judged(self, ran: CaseRan, nth: int, t: float) -> Event:
         if self.reference is None or not self.reference.of:
@@ -258,7 +277,15 @@ class Checker:
         return new_event("case", t=t, index=ran.index, of=self.reference.of, result=result)
 
     def _config(self, event: Event) -> list[Event]:
-        """A sweep config's row; none for a config that is not this job's or was reported already."""
+        """A sweep config's row; none for a config that is not this job's or was reported already,
+        or whose report breaks the checker (logged: never raised, like a case's)."""
+        try:
+            return self._config_row(event)
+        except Exception as exc:
+            self._warn_once(f"a config's report could not be checked: {exc!r}"[:300])
+            return []
+
+    def _config_row(self, event: Event) -> list[Event]:
         try:
             ran = from_json_dict(ConfigRan, event.data)
         except DecodeError:
@@ -297,6 +324,44 @@ class Checker:
             "no verdict can be given for the rest",
             0.0,
         )
+
+
+# What a case's report may carry besides its arrays, all of it the kernel process's word.
+MAX_NOTES, NOTE_CHARS, MAX_RACES, RACE_CHARS = 8, 500, 10, 2000
+
+
+def bounded(ran: CaseRan) -> CaseRan:
+    """`ran` with every field the verdict shows bounded: a few short notes, a few races with short
+    texts, counts that are counts, a time that is a finite number (JSON has no NaN)."""
+    races = tuple(
+        replace(
+            r,
+            summary=r.summary[:RACE_CHARS],
+            text=r.text[:RACE_CHARS],
+            accesses=tuple(
+                replace(a, kind=a.kind[:40], buffer=a.buffer[:200], region=a.region[:200], by=a.by[:200])
+                for a in r.accesses[:4]
+            ),
+        )
+        for r in ran.races[:MAX_RACES]
+    )
+    seconds = ran.seconds if math.isfinite(ran.seconds) and ran.seconds >= 0 else 0.0
+    return replace(
+        ran,
+        case=ran.case[:NOTE_CHARS],
+        seconds=seconds,
+        notes=tuple(n[:NOTE_CHARS] for n in ran.notes[:MAX_NOTES]),
+        races=races,
+        race_count=min(max(ran.race_count, 0), 1 << 30),
+        kernels=min(max(ran.kernels, -1), 1 << 20),
+    )
+
+
+def _why(exc: Exception) -> str:
+    """What a user is told about outputs that broke the check: ours say it; anything else, its kind."""
+    if isinstance(exc, (DecodeError, arrays.ChannelError)):
+        return str(exc)
+    return f"they are not what their header claims ({type(exc).__name__})"
 
 
 def _check_error(message: str, t: float) -> Event:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sandbox.backends import checking, pairing, references
-from sandbox.backends.base import Backend
+from sandbox.backends.base import Backend, StopJob
 from sandbox.backends.pairing import RunSlots
 from sandbox.backends.phases import PhaseClock, with_phases
 from sandbox.protocol import FORWARDED_KINDS, Event, Execution, Job, RunResult, RunStatus, never_ran
@@ -121,8 +121,11 @@ def _execute(
             for seen in checker.see(event):
                 clock.saw(seen.kind)
                 deliver(seen)
+            if checker.broken:  # no verdict can come of the rest: end the job, free its slot now
+                raise StopJob(checker.broken)
 
-        given = references.with_inputs(job, reference)  # a computed reference's inputs: none to make
+        # A computed reference's inputs: none to make (a kept one's printed text is not this run's).
+        given = references.with_inputs(job, reference, reused=earlier is not None and reference is earlier)
         ran = backend.run(given, sink, pairing.kernel_cancel(reference, cancel))
         failed = checker.settle()
         if failed is not None:

@@ -21,6 +21,7 @@ import socket
 import threading
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import sandbox
@@ -44,6 +45,8 @@ log = logging.getLogger(__name__)
 
 UID_BASE = 21000
 DEFAULT_SLOTS = 8
+# Past a job's wall time, what the pool takes at most to end it by itself (its backstop, then teardown).
+BUSY_HOLD_SECONDS = 20.0
 
 
 class BackendUnavailable(RuntimeError):
@@ -104,29 +107,38 @@ class HardenedBackend:
         on_chip = runs_on_chip(job.mode, job.chip, host_chip, job.role)
         if not on_chip and self.cpu_slots == 0:
             return never_ran("this job runner has no CPU slots for interpret-mode runs")
-        slot = self.table.take(cancel, self.table.chip_slots if on_chip else self.table.cpu_slots)
-        if slot is None:
-            return never_ran(None, cancelled=True)
-        quarantined = False
+        kind = self.table.chip_slots if on_chip else self.table.cpu_slots
+
+        def attempt() -> Execution:
+            execution = never_ran(None, cancelled=True)
+            for _ in range(2):  # a slot the pool finds still busy is held out, and the job tries another
+                slot = self.table.take(cancel, kind)
+                if slot is None:
+                    return never_ran(None, cancelled=True)
+                execution, busy = self._run_on(slot, job, on_event, cancel)
+                if not busy:
+                    break
+            return replace(execution, on_chip=on_chip and slot in self.table.chip_slots)
+
+        # A chip another program holds: the job gives its slot back and waits (`chip_wait`).
+        return run_waiting_for_chip(attempt, cancel) if on_chip else attempt()
+
+    def _run_on(
+        self, slot: int, job: Job, on_event: EventSink, cancel: threading.Event
+    ) -> tuple[Execution, bool]:
+        """The job run on `slot`, which it gives back unless the job outlived every kill or the pool
+        said the slot still runs an earlier job (True then: that slot is held out for a while)."""
+        quarantined = busy = False
         try:
             pool = self.wait_ready(self.start_seconds)
             if pool is None:
-                return never_ran(f"the sandbox pool is not running ({self._pool_state()})")
-            if not on_chip:
-                execution, quarantined = self._run_in(pool, slot, job, on_event, cancel)
-                return execution
-            ran: list[bool] = []
-
-            def once() -> Execution:
-                execution, stuck = self._run_in(pool, slot, job, on_event, cancel)
-                ran.append(stuck)
-                return execution
-
-            execution = run_waiting_for_chip(once, cancel)
-            quarantined = any(ran)
-            return execution
+                return never_ran(f"the sandbox pool is not running ({self._pool_state()})"), False
+            execution, quarantined, busy = self._run_in(pool, slot, job, on_event, cancel)
+            if busy:
+                self._hold_out(pool, slot, job.limits.wall_seconds + BUSY_HOLD_SECONDS)
+            return execution, busy
         finally:
-            if not quarantined:
+            if not (quarantined or busy):
                 self.table.give(slot)
 
     def health(self) -> BackendHealth:
@@ -137,7 +149,10 @@ class HardenedBackend:
         if not ready:
             detail = f"the sandbox pool is not running ({self._pool_state(error)})"
         elif quarantined:
-            detail = f"{quarantined} of {self.slots} slots out of service (a job that could not be stopped)"
+            detail = (
+                f"{quarantined} of {self.slots} slots out of service "
+                "(a job that could not be stopped, or one the sandbox pool still runs)"
+            )
         else:
             detail = f"pool ready, {self.slots} slots"
         return BackendHealth(
@@ -190,8 +205,9 @@ class HardenedBackend:
 
     def _run_in(
         self, pool: PoolProcess, slot: int, job: Job, on_event: EventSink, cancel: threading.Event
-    ) -> tuple[Execution, bool]:
-        """The job's Execution, and whether its slot had to be taken out of service."""
+    ) -> tuple[Execution, bool, bool]:
+        """The job's Execution, whether its slot had to be taken out of service, and whether the pool
+        refused the slot as still busy."""
         stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
         stdout_r, stdout_w = os.pipe2(os.O_CLOEXEC)
         stderr_r, stderr_w = os.pipe2(os.O_CLOEXEC)
@@ -201,15 +217,20 @@ class HardenedBackend:
             waiter = pool.submit(message, (stdin_r, stdout_w, stderr_w, events_w))
         except OSError as exc:
             close_quietly(stdin_w, stdout_r, stderr_r, events_r)
-            return never_ran(f"the sandbox pool did not take the job ({exc})"), False
+            return never_ran(f"the sandbox pool did not take the job ({exc})"), False, False
         finally:
             close_quietly(stdin_r, stdout_w, stderr_w, events_w)
         pipes = Pipes(stdin_w, stdout_r, stderr_r, events_r)
         data = json.dumps(to_json_dict(job)).encode()
+        outcome: Outcome | None = None
         try:
-            outcome = Watch(job.limits, pipes, data, on_event, cancel).run(
-                waiter.done.is_set, lambda: pool.kill(job.id), waiter.done.wait
-            )
+            try:
+                outcome = Watch(job.limits, pipes, data, on_event, cancel).run(
+                    waiter.done.is_set, lambda: pool.kill(job.id), waiter.done.wait
+                )
+            except Exception:  # never give a slot back while its job may still run
+                log.exception("job %s: watching it failed; stopping it", job.id)
+                pool.kill(job.id)
             if not waiter.done.wait(10.0):  # the pool answers once nothing of the job is left
                 pool.kill(job.id)
             quarantined = not waiter.done.wait(5.0)
@@ -218,7 +239,10 @@ class HardenedBackend:
                 self._quarantine(pool, slot, job.id, waiter)
         finally:
             close_quietly(stdout_r, stderr_r, events_r)
-        return _execution(job, outcome, waiter), quarantined
+        busy = waiter.exit is not None and waiter.exit.slot_busy
+        if outcome is None:
+            return never_ran("the sandbox failed while it watched the job; it was stopped"), quarantined, busy
+        return _execution(job, outcome, waiter), quarantined, busy
 
     def _quarantine(self, pool: PoolProcess, slot: int, job_id: str, waiter: Waiter) -> None:
         """Keep `slot` out of service until the pool reports the job gone (or the pool itself goes).
@@ -237,6 +261,17 @@ class HardenedBackend:
             self.table.give(slot)
 
         threading.Thread(target=wait_then_return, name=f"sandbox-slot-{slot}-quarantine", daemon=True).start()
+
+    def _hold_out(self, pool: PoolProcess, slot: int, seconds: float) -> None:
+        """Keep `slot` out of service for `seconds`: the pool still runs a job there that the host
+        lost track of (a bug; logged), and the pool's own backstop ends any job well within that."""
+        log.error("the sandbox pool says slot %d still runs a job; it is held out for %.0f s", slot, seconds)
+        if self.table.quarantine(slot):
+            log.error("every slot is out of service; restarting the sandbox pool")
+            kill_pool(pool)
+        timer = threading.Timer(seconds, self.table.give, args=(slot,))
+        timer.daemon = True
+        timer.start()
 
     # -- the pool's life -----------------------------------------------------------------------
 

@@ -120,7 +120,9 @@ def scratch_key(job: Job) -> str | None:
     if job.sweep is not None:
         return None
     facts = [
-        scratch_reference.reference_text(job.source),
+        scratch_reference.reference_text(
+            job.reference_source if job.reference_source is not None else job.source
+        ),
         job.runtime,
         job.mode,
         job.chip,

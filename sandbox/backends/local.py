@@ -71,7 +71,8 @@ class LocalBackend:
                 return never_ran(None, cancelled=True)
         try:
             chip_job = replace(job, limits=for_tpu(job.limits))
-            return run_waiting_for_chip(lambda: self._run_once(chip_job, slot, on_event, cancel), cancel)
+            ran = run_waiting_for_chip(lambda: self._run_once(chip_job, slot, on_event, cancel), cancel)
+            return replace(ran, on_chip=True)  # the host's word: this job had the chip
         finally:
             self._chip.release()
 

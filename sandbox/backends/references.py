@@ -153,11 +153,17 @@ def remember(backend: Backend, job: Job) -> None:
         store.save(file_key, reference)
 
 
-def with_inputs(job: Job, reference: object) -> Job:
+def with_inputs(job: Job, reference: object, *, reused: bool = False) -> Job:
     """`job` with every case's inputs from `reference`, when it is a computed `Reference` that has them
     all: kept (a catalog entry's) or computed just before (a scratch file's, in the run's own slot).
-    Else unchanged: a reference still computing beside the kernel's job gives none."""
+    Else unchanged: a reference still computing beside the kernel's job gives none.
+
+    `reused`: the reference was kept from an earlier run, perhaps another user's. What its
+    `make_inputs` printed then is that run's output, never this one's: such inputs are not given,
+    and the kernel's job makes (and prints) its own."""
     if job.sweep is not None or not isinstance(reference, Reference) or not reference.expected:
+        return job
+    if reused and any(e.event.printed for e in reference.expected.values()):
         return job
     given = [CaseInputs(i, e.event.inputs, e.event.printed) for i, e in sorted(reference.expected.items())]
     if (

@@ -12,9 +12,10 @@ import logging
 import socket
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from sandbox.backends.base import BackendHealth, EventSink
+from sandbox.backends.base import BackendHealth, EventSink, StopJob
 from sandbox.protocol import Event, Execution, Job, from_json_dict, never_ran, to_json_dict
 
 log = logging.getLogger(__name__)
@@ -44,9 +45,9 @@ class RemoteBackend:
     def _follow(
         self, conn: socket.socket, on_event: EventSink, cancel: threading.Event, started: float
     ) -> Execution:
-        buffer, cancel_sent = b"", False
+        buffer, cancel_sent, stopped = b"", False, None
         while True:
-            if cancel.is_set() and not cancel_sent:
+            if (cancel.is_set() or stopped) and not cancel_sent:
                 conn.sendall(b"cancel\n")
                 cancel_sent = True
             try:
@@ -62,12 +63,15 @@ class RemoteBackend:
             for line in lines:
                 try:
                     message = json.loads(line)
-                    if "event" in message:
+                    if "event" in message and not stopped:
                         on_event(from_json_dict(Event, message["event"]))
                     elif "execution" in message:
-                        return from_json_dict(Execution, message["execution"])
+                        execution = from_json_dict(Execution, message["execution"])
+                        return replace(execution, report_error=stopped) if stopped else execution
                     elif "refused" in message:
                         return _failed(f"the job runner refused the job: {message['refused']}", started)
+                except StopJob as exc:  # the service stops it on our cancel; its end says why
+                    stopped = str(exc)
                 except (ValueError, TypeError, KeyError) as exc:
                     return _failed(f"the job runner sent something unreadable ({exc})", started)
 

@@ -5,8 +5,9 @@ A scratch file's reference's job imports the file and calls its `make_inputs` an
 bodies that job never calls; keying its result by the whole source would make every edit pay for the
 reference's job again (a process, the file's import, compiles of `make_inputs` and `reference`).
 `reference_text` is the file with the bodies of the top-level functions that job cannot reach
-replaced by `pass` (their signatures, defaults and decorators stay: those run at import), as a
-position-free AST dump: two files with the same text give the same reference's job.
+replaced by `pass` (their signatures, defaults and decorators stay: those run at import; every
+other line stays where it was). That text is what the reference's job is given, and the key: two
+files with the same text give the same reference's job, and nothing of a kernel's body reaches it.
 
 Reading, never running (the source is hostile), and conservative where reading cannot tell:
 - a function is reachable when its name appears anywhere in code that runs or may run: every
@@ -51,8 +52,11 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 @functools.lru_cache(maxsize=32)  # asked several times per run (the memory cache, the pairing)
 def reference_text(source: str) -> str:
-    """`source` as its reference's job can run it (see the module docstring); the source itself when
-    that cannot be told."""
+    """`source` as its reference's job gets it (see the module docstring): the bodies it cannot reach
+    replaced by `pass`, every line where it was (tracebacks keep their line numbers); the source
+    itself when that cannot be told. The job is given this text, never the file, so nothing it does
+    (however it reaches its own code: frames, `linecache`, `pkgutil`, a swapped `jax.jit`) can read
+    a kernel's body: this text is all it can read, and it is the key its result is kept by."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -63,12 +67,31 @@ def reference_text(source: str) -> str:
         ):
             return source
         unreachable = _unreachable(tree)
-        for node in tree.body:
-            if isinstance(node, Function) and node.name in unreachable:
-                node.body = [ast.Pass()]
-        return ast.dump(tree, include_attributes=False)
     except RecursionError:
         return source
+    bodies = [n.body for n in tree.body if isinstance(n, Function) and n.name in unreachable]
+    return _without(source, bodies)
+
+
+def _without(source: str, bodies: list[list[ast.stmt]]) -> str:
+    """`source` with each body replaced by `pass` and as many line breaks as it spanned, a comment
+    ending its last line included (ast's offsets are in UTF-8 bytes, so the text is cut as bytes)."""
+    lines = source.encode().splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    data = source.encode()
+    out, at = [], 0
+    for body in sorted(bodies, key=lambda b: (b[0].lineno, b[0].col_offset)):
+        first, last = body[0], body[-1]
+        if last.end_lineno is None or last.end_col_offset is None:
+            return source
+        begin = starts[first.lineno - 1] + first.col_offset
+        end = starts[last.end_lineno - 1] + len(lines[last.end_lineno - 1].rstrip(b"\r\n"))
+        out += [data[at:begin], b"pass", b"\n" * (last.end_lineno - first.lineno)]
+        at = end
+    out.append(data[at:])
+    return b"".join(out).decode()
 
 
 def _unreachable(tree: ast.Module) -> set[str]:

@@ -10,6 +10,7 @@ deadline (never wait for pipe EOF).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import selectors
 import threading
@@ -18,9 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox.backends.base import EventSink
+from sandbox.backends.base import EventSink, StopJob
 from sandbox.protocol import Event, Execution, Limits
 from sandbox.protocol.events import MAX_EVENT_BYTES, MAX_EVENTS, MAX_REPORT_BYTES, ReportError, read_event
+
+log = logging.getLogger(__name__)
 
 DRAIN_SECONDS = 0.5
 POLL_SECONDS = 0.05
@@ -63,7 +66,13 @@ class Report:
             self.error = f"event {len(self.events) + 1}: {exc}"
             return
         self.events.append(event)
-        self.on_event(event)
+        try:
+            self.on_event(event)
+        except StopJob as exc:
+            self.error = str(exc)
+        except Exception as exc:  # the host's fault or a job's lie: either way the job is stopped now
+            log.exception("an event of a job could not be handled")
+            self.error = f"event {len(self.events)} could not be handled ({type(exc).__name__})"
 
 
 class Capped:

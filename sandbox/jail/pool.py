@@ -53,6 +53,10 @@ BACKSTOP_SECONDS = 10.0  # the backend owns the wall clock; this only catches a 
 TEARDOWN_SECONDS = 5.0
 
 
+class SlotBusy(ValueError):
+    """The host asked for a slot whose last job has not ended yet."""
+
+
 @dataclass(frozen=True)
 class Config:
     token: str
@@ -230,11 +234,14 @@ class Pool:
             if len(fds) != 4 or not _JOB_ID.match(job_id) or job_id in self.jobs:
                 raise ValueError("malformed run request")
             slot = message.slot
-            if not 0 <= slot < self.config.slots or any(j.slot == slot for j in self.jobs.values()):
-                raise ValueError(f"slot {slot} is not free")
+            if not 0 <= slot < self.config.slots:
+                raise ValueError(f"slot {slot} does not exist")
+            if any(j.slot == slot for j in self.jobs.values()):
+                raise SlotBusy(f"slot {slot} is not free")
             self._fork(job_id, slot, message.limits, message.devices, fds)
         except Exception as exc:
-            self.send(JobExited(job=job_id, setup_error=f"{type(exc).__name__}: {exc}"))
+            busy = isinstance(exc, SlotBusy)
+            self.send(JobExited(job=job_id, setup_error=f"{type(exc).__name__}: {exc}", slot_busy=busy))
         finally:
             for fd in fds:
                 os.close(fd)

@@ -367,6 +367,9 @@ class Execution:
     # Set by the host, never by a job: the verdict used a reference an earlier run computed
     # (`sandbox.backends.kept_references`), so this run ran no reference's job.
     reference_kept: bool = False
+    # Set by the host, never by a job: the job ran in a slot that owns a TPU chip (so a time it
+    # reports may be a device time; in any other slot it was simulated, whatever it says).
+    on_chip: bool = False
 
 
 def never_ran(reason: str | None, *, wall_seconds: float = 0.0, cancelled: bool = False) -> Execution:

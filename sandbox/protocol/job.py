@@ -123,3 +123,6 @@ class Job:
     # The kernel's job of a catalog entry: each case's inputs, when the host has them (else, or for a
     # case not listed, the job makes them with the entry's `make_inputs`, as the reference's job did).
     inputs: tuple[CaseInputs, ...] = ()
+    # A class run on a scratch step (set by the server, never from a request): the lesson step's file,
+    # whose `make_inputs`, `reference` and `TOLERANCE` check this kernel instead of the file's own.
+    reference_source: str | None = None

@@ -59,6 +59,8 @@ class JobExited:
     scratch_used_bytes: int = 0
     setup_error: str | None = None
     leftovers: tuple[str, ...] = ()
+    # The slot named still holds a job the host no longer watches: the host holds the slot out.
+    slot_busy: bool = False
 
 
 PoolMessage = PoolReady | StartJob | KillJob | JobSpawned | JobExited

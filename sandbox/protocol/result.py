@@ -285,5 +285,7 @@ class RunResult:
     # compared with, always outside the kernel's process. Timings, memory, the trace and the estimate
     # are the kernel process's own report and are shown as such.
     checked_by: str = ""
+    # The host's word, not the job's (`Execution.on_chip`): the kernel's job ran on a TPU chip slot.
+    ran_on_chip: bool = False
     # Where the run's time went (`Phases`); None for a result from the cache or one that never ran.
     phases: Phases | None = None

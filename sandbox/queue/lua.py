@@ -367,22 +367,22 @@ return out
 
 # A worker is alive: its expiry (Redis's clock, so hosts' clocks do not matter) and what it offers.
 # ARGV: prefix, pool, worker, ttl_ms, slots, busy, host, unavailable (JSON: jax version → why this
-# worker cannot run it) → 1
+# worker cannot run it), out (slots its sandbox holds out of service: a job it could not stop) → 1
 HEARTBEAT = _script(
     """
 local t = now()
 redis.call('ZADD', k('workers', ARGV[2]), t + tonumber(ARGV[4]) / 1000, ARGV[3])
 local wk = k('worker', ARGV[3])
 redis.call('HSET', wk, 'pool', ARGV[2], 'slots', ARGV[5], 'busy', ARGV[6], 'host', ARGV[7], 'seen', t,
-  'unavailable', ARGV[8])
+  'unavailable', ARGV[8], 'out', ARGV[9])
 redis.call('PEXPIRE', wk, 2 * tonumber(ARGV[4]))
 redis.call('SADD', k('pools'), ARGV[2])
 return 1
 """,
-    "pool worker ttl_ms slots busy host unavailable",
+    "pool worker ttl_ms slots busy host unavailable out",
 )
 
-# The live workers of a pool (dead ones are dropped): {{worker, slots, busy, unavailable}, …}.
+# The live workers of a pool (dead ones are dropped): {{worker, slots, busy, unavailable, out}, …}.
 # ARGV: prefix, pool
 LIVE_WORKERS = _script(
     """
@@ -390,8 +390,8 @@ local key = k('workers', ARGV[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now())
 local out = {}
 for _, id in ipairs(redis.call('ZRANGE', key, 0, -1)) do
-  local f = redis.call('HMGET', k('worker', id), 'slots', 'busy', 'unavailable')
-  table.insert(out, {id, f[1] or '0', f[2] or '0', f[3] or '{}'})
+  local f = redis.call('HMGET', k('worker', id), 'slots', 'busy', 'unavailable', 'out')
+  table.insert(out, {id, f[1] or '0', f[2] or '0', f[3] or '{}', f[4] or '0'})
 end
 return out
 """,

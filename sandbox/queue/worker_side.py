@@ -118,8 +118,10 @@ class WorkerQueue:
         ttl_seconds: float,
         host: str,
         unavailable: dict[str, str] | None = None,
+        out_of_service: int = 0,
     ) -> None:
-        """`unavailable`: jax version → why this worker cannot run jobs on it (in the user's terms)."""
+        """`unavailable`: jax version → why this worker cannot run jobs on it (in the user's terms);
+        `out_of_service`: slots its sandbox holds out (the web servers' health tells of them)."""
         self._heartbeat(
             pool=self.pool,
             worker=self.consumer,
@@ -128,6 +130,7 @@ class WorkerQueue:
             busy=busy,
             host=host,
             unavailable=json.dumps(unavailable or {}, sort_keys=True),
+            out=out_of_service,
         )
 
     def leave(self) -> None:

@@ -37,6 +37,12 @@ from sandbox.protocol import (
     Versions,
 )
 from sandbox.protocol.events import Failed, LoweringChecked, ProgressReported, VersionsFound, payload
+from sandbox.results.checked_by import (
+    CHECKED_BY_AUTHOR,
+    CHECKED_BY_AUTHOR_KEPT,
+    CHECKED_BY_CATALOG,
+    CHECKED_BY_LESSON,
+)
 
 # CSI / OSC escape sequences and C0 controls other than tab and newline: shown as text, never obeyed.
 _ESCAPES = re.compile(
@@ -51,15 +57,6 @@ def sanitize(text: str) -> str:
 NO_KERNEL_SUMMARY = (
     "correct, but no Pallas kernel ran: the outputs match the reference ({n}/{n} cases), but the code "
     "computed them without a pallas_call or pl.kernel, and this exercise asks for a Pallas kernel"
-)
-CHECKED_BY_CATALOG = "the catalog entry's reference, computed and compared outside your kernel's process"
-CHECKED_BY_AUTHOR = (
-    "the author's own reference (this file's `reference`), computed and compared outside the kernel's process"
-)
-CHECKED_BY_AUTHOR_KEPT = (
-    "the author's own reference (this file's `reference`), computed outside the kernel's process by an "
-    "earlier run of the same `make_inputs` and `reference` (only code they never run has changed since), "
-    "and compared outside it"
 )
 
 
@@ -99,6 +96,7 @@ def classify(job: Job, execution: Execution) -> RunResult:
         estimate=facts.estimate,
         sweep=sweep,
         checked_by=_checked_by(job, facts, kept=execution.reference_kept),
+        ran_on_chip=execution.on_chip,
     )
 
 
@@ -107,6 +105,8 @@ def _checked_by(job: Job, facts: _Facts, *, kept: bool) -> str:
         return ""
     if job.entry is not None:
         return CHECKED_BY_CATALOG
+    if job.reference_source is not None:
+        return CHECKED_BY_LESSON
     return CHECKED_BY_AUTHOR_KEPT if kept else CHECKED_BY_AUTHOR
 
 

@@ -1,9 +1,12 @@
 """Arrays across the job ↔ checker channel: encode in a job's process, decode and vet in the checker.
 
-Decoding trusts nothing a job sent: the dtype must be a plain numeric one (no objects, no records,
-no strings), the shape small and non-negative, the byte count exactly what dtype and shape imply,
-and a case's arrays within `MAX_CASE_ARRAY_BYTES`. Whatever fails is a `ChannelError`, which the
-checker turns into an `error` result: a process that lies about its outputs never gets `passed`.
+Decoding trusts nothing a job sent, and bounds every field of a header before it is used: at most
+`MAX_ARRAYS` arrays, a short name, a dtype named exactly as one of the plain numeric types (no
+objects, records, strings or sub-arrays), at most `MAX_RANK` dimensions each an int in
+[0, `MAX_CASE_ARRAY_BYTES`] (a zero-size array with a dimension of 10**30 is refused too, not left
+to numpy), the byte count exactly what dtype and shape imply, and a case's arrays within
+`MAX_CASE_ARRAY_BYTES`. Whatever fails is a `ChannelError`, which the checker turns into the user's
+`error` result: a process that lies about its outputs never gets `passed`, and never breaks the checker.
 """
 
 from __future__ import annotations
@@ -20,12 +23,28 @@ import numpy as np
 from sandbox.protocol.arrays import MAX_CASE_ARRAY_BYTES, ArrayBytes
 
 MAX_RANK = 8
+MAX_ARRAYS = 64  # outputs (or inputs) of one case; a catalog entry has a handful
+MAX_NAME_CHARS = 200
 # ml_dtypes' low-precision types (numpy kind "V"), by name; everything else must be bool/int/float/complex.
 EXTRA_DTYPES = frozenset(
     name
     for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "int4", "uint4")
     if hasattr(ml_dtypes, name)
 )
+# The only dtype names a header may carry: as `str(dtype)` writes them, looked up, never parsed.
+PLAIN_DTYPES = (
+    "bool",
+    *(f"{kind}{bits}" for kind in ("int", "uint") for bits in (8, 16, 32, 64)),
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+DTYPES: dict[str, np.dtype] = {
+    **{name: np.dtype(name) for name in PLAIN_DTYPES},
+    **{name: np.dtype(getattr(ml_dtypes, name)) for name in EXTRA_DTYPES},
+}
 
 
 class ChannelError(ValueError):
@@ -47,9 +66,12 @@ def encode(named: Iterable[tuple[str, np.ndarray]]) -> tuple[ArrayBytes, ...]:
 
 def decode(records: Sequence[ArrayBytes]) -> list[tuple[str, np.ndarray]]:
     """The arrays of one case, each checked against its header before it is read."""
+    if not isinstance(records, Sequence) or len(records) > MAX_ARRAYS:
+        raise ChannelError(f"more than {MAX_ARRAYS} outputs in one case")
     total = 0
     arrays = []
     for record in records:
+        name = _name(record.name)
         dtype = _dtype(record.dtype)
         shape = _shape(record.shape)
         want = math.prod(shape) * dtype.itemsize
@@ -57,7 +79,10 @@ def decode(records: Sequence[ArrayBytes]) -> list[tuple[str, np.ndarray]]:
         if total > MAX_CASE_ARRAY_BYTES:
             raise ChannelError(_too_big(total))
         raw = _bytes(record.data, want)
-        arrays.append((record.name, np.frombuffer(raw, dtype=dtype).reshape(shape)))
+        try:
+            arrays.append((name, np.frombuffer(raw, dtype=dtype).reshape(shape)))
+        except (ValueError, TypeError, OverflowError, MemoryError):  # bounded above; numpy has the last word
+            raise ChannelError(f"an output of impossible shape {shape}") from None
     return arrays
 
 
@@ -71,23 +96,35 @@ def digest(arrays: Iterable[np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def _dtype(name: str) -> np.dtype:
-    try:
-        dtype = np.dtype(name)
-    except TypeError:
-        raise ChannelError(f"an output of unknown dtype {name[:40]!r}") from None
-    if dtype.kind not in "biufc" and str(dtype) not in EXTRA_DTYPES:
-        raise ChannelError(f"an output of dtype {name[:40]!r}, which is not a numeric array")
+def _name(name: object) -> str:
+    if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+        raise ChannelError("an output whose name is not a short string")
+    return name
+
+
+def _dtype(name: object) -> np.dtype:
+    dtype = DTYPES.get(name) if isinstance(name, str) else None
+    if dtype is None:
+        shown = name[:40] if isinstance(name, str) else type(name).__name__
+        raise ChannelError(f"an output of dtype {shown!r}: an unknown dtype, or not a numeric array")
     return dtype
 
 
-def _shape(shape: Sequence[int]) -> tuple[int, ...]:
-    if len(shape) > MAX_RANK or any(not isinstance(n, int) or n < 0 for n in shape):
-        raise ChannelError(f"an output of impossible shape {tuple(shape)[: MAX_RANK + 1]}")
+def _shape(shape: object) -> tuple[int, ...]:
+    """Every dimension bounded by the case's byte cap (no dtype is smaller than a byte here)."""
+    if (
+        not isinstance(shape, Sequence)
+        or len(shape) > MAX_RANK
+        or any(type(n) is not int or not 0 <= n <= MAX_CASE_ARRAY_BYTES for n in shape)
+    ):
+        shown = tuple(shape)[: MAX_RANK + 1] if isinstance(shape, Sequence) else type(shape).__name__
+        raise ChannelError(f"an output of impossible shape {str(shown)[:120]}")
     return tuple(shape)
 
 
-def _bytes(data: str, want: int) -> bytes:
+def _bytes(data: object, want: int) -> bytes:
+    if not isinstance(data, str):
+        raise ChannelError("an output whose bytes are not a base64 string")
     if len(data) > 4 * (want // 3 + 1):  # before decoding: never read more than the header allows
         raise ChannelError("an output with more bytes than its shape and dtype hold")
     try:

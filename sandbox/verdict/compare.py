@@ -5,6 +5,11 @@ An element matches when |got - expected| <= atol + rtol * |expected|, or when bo
 are the same infinity. Non-finite mismatches (a NaN or an infinity on one side only, e.g. output rows
 a kernel never wrote) are counted apart, with where they are, because `max_abs_error` is over finite
 pairs only and would otherwise say 0 for an output full of NaN.
+
+Every dtype is compared as what it is: a complex element matches when its real part and its
+imaginary part each do (|Δ| within atol + rtol * |expected|, NaN/Inf parity per part), and integers
+(and booleans) are compared as integers, exactly, never through float64 (which cannot tell 2**60
+from 2**60 + 1).
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ def tolerance_for(dtype: str, declared: dict[str, Tolerance] | None = None, outp
 
 def as_float64(array: np.ndarray) -> np.ndarray:
     # bfloat16 and other ml_dtypes only convert to float64 by way of float32.
+    if array.dtype.kind == "c":
+        return array.real.astype(np.float64)  # where a real view is wanted; `compare` keeps both parts
     if array.dtype.kind in "biu":
         return array.astype(np.float64)
     return (
@@ -46,18 +53,26 @@ def as_float64(array: np.ndarray) -> np.ndarray:
     )
 
 
+def as_complex128(array: np.ndarray) -> np.ndarray:
+    return array.astype(np.complex128) if array.dtype.kind == "c" else as_float64(array).astype(np.complex128)
+
+
 def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> OutputCheck:
     got, expected = np.asarray(got), np.asarray(expected)
     if got.shape != expected.shape:
         return _shape_mismatch(name, got, expected, tol)
-    g, e = as_float64(got), as_float64(expected)
+    complex_ = "c" in (got.dtype.kind, expected.dtype.kind)
+    g, e = (
+        (as_complex128(got), as_complex128(expected)) if complex_ else (as_float64(got), as_float64(expected))
+    )
     with np.errstate(invalid="ignore", over="ignore"):
-        abs_err = np.abs(g - e)
-        allowed = tol.atol + tol.rtol * np.abs(e)
-        both_nan = np.isnan(g) & np.isnan(e)
-        same_inf = np.isinf(g) & np.isinf(e) & (np.sign(g) == np.sign(e))
+        allowed = tol.atol + tol.rtol * _magnitude(e)
+        parts = ((g.real, e.real), (g.imag, e.imag)) if complex_ else ((g, e),)
+        abs_err = np.maximum.reduce([np.abs(gp - ep) for gp, ep in parts])
+        ok = np.logical_and.reduce([_part_ok(gp, ep, allowed) for gp, ep in parts])
         finite = np.isfinite(g) & np.isfinite(e)
-        ok = (finite & (abs_err <= allowed)) | both_nan | same_inf
+        if got.dtype.kind in "biu" and expected.dtype.kind in "biu":
+            ok, abs_err = _integers(got, expected, tol, abs_err)
         rel_err = abs_err[finite] / np.maximum(np.abs(e[finite]), np.finfo(np.float64).tiny)
     bad = ~ok
     count = int(bad.sum())
@@ -74,9 +89,11 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
         mismatch_count=count,
         total=int(got.size),
         first_mismatches=_first_mismatches(bad, g, e),
-        nan_parity=bool(np.array_equal(np.isnan(g), np.isnan(e))),
-        inf_parity=bool(
-            np.array_equal(np.isposinf(g), np.isposinf(e)) and np.array_equal(np.isneginf(g), np.isneginf(e))
+        nan_parity=all(np.array_equal(np.isnan(gp), np.isnan(ep)) for gp, ep in parts),
+        inf_parity=all(
+            np.array_equal(np.isposinf(gp), np.isposinf(ep))
+            and np.array_equal(np.isneginf(gp), np.isneginf(ep))
+            for gp, ep in parts
         ),
         error_map=error_map(abs_err, allowed, bad),
         note=_dtype_note(got, expected),
@@ -84,6 +101,37 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
         nonfinite_where=nonfinite_where(nonfinite, g),
         tolerance=tol,
     )
+
+
+def _magnitude(e: np.ndarray) -> np.ndarray:
+    """|e|; of a complex element with a NaN or Inf part, that of its finite part (which must still match)."""
+    if e.dtype.kind != "c":
+        return np.abs(e)
+    finite = [np.where(np.isfinite(p), p, 0.0) for p in (e.real, e.imag)]
+    return np.hypot(*finite)
+
+
+def _part_ok(g: np.ndarray, e: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Per element of one real part: within tolerance, or both NaN, or the same infinity."""
+    both_nan = np.isnan(g) & np.isnan(e)
+    same_inf = np.isinf(g) & np.isinf(e) & (np.sign(g) == np.sign(e))
+    return (np.isfinite(g) & np.isfinite(e) & (np.abs(g - e) <= allowed)) | both_nan | same_inf
+
+
+def _integers(
+    got: np.ndarray, expected: np.ndarray, tol: Tolerance, abs_err: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Integer outputs of one dtype, matched and measured in exact integer arithmetic: |a - b| as
+    uint64 (max - min wraps to the true distance, which is below 2**64). Other dtypes: as given."""
+    if got.dtype != expected.dtype:
+        return np.asarray(got == expected), abs_err  # fails on the dtype anyway
+    wide = np.uint64 if got.dtype.kind == "u" else np.int64
+    a, b = got.astype(wide), expected.astype(wide)
+    diff = np.maximum(a, b).astype(np.uint64) - np.minimum(a, b).astype(np.uint64)
+    exact = tol.atol == 0 and tol.rtol == 0
+    allowed = tol.atol + tol.rtol * np.abs(expected.astype(np.float64))
+    ok = (diff == 0) if exact else (diff == 0) | (diff.astype(np.float64) <= allowed)
+    return ok, diff.astype(np.float64)
 
 
 def nonfinite_where(nonfinite: np.ndarray, got: np.ndarray) -> str:
@@ -137,11 +185,15 @@ def error_map(abs_err: np.ndarray, allowed: np.ndarray, bad: np.ndarray) -> tupl
 
 
 def _first_mismatches(bad: np.ndarray, g: np.ndarray, e: np.ndarray) -> tuple[Mismatch, ...]:
+    """The first mismatches; of a complex element, the part that differs more (its note says so)."""
     found = np.argwhere(bad)[:FIRST_MISMATCHES]
-    return tuple(
-        Mismatch(index=tuple(int(i) for i in idx), got=float(g[tuple(idx)]), expected=float(e[tuple(idx)]))
-        for idx in found
-    )
+    mismatches = []
+    for idx in map(tuple, found):
+        got, want = complex(g[idx]), complex(e[idx])
+        imag = abs(got.imag - want.imag) > abs(got.real - want.real)
+        pair = (got.imag, want.imag) if imag else (got.real, want.real)
+        mismatches.append(Mismatch(index=tuple(int(i) for i in idx), got=pair[0], expected=pair[1]))
+    return tuple(mismatches)
 
 
 def _max(values: np.ndarray) -> float | None:

@@ -198,7 +198,13 @@ class Worker:
             ttl_seconds=3 * self.options.heartbeat_seconds,
             host=self.host,
             unavailable=self._unavailable(),
+            out_of_service=self._out_of_service(),
         )
+
+    def _out_of_service(self) -> int:
+        """Slots this worker's sandboxes hold out of service (at most its slot count)."""
+        backends = {id(b): b for b in self.backends}.values()
+        return min(self.options.slots, sum(b.health().quarantined_slots for b in backends))
 
     def _unavailable(self) -> dict[str, str]:
         """The JAX runtimes this worker's sandbox cannot start (the web servers' health tells of them)."""

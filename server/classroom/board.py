@@ -1,21 +1,31 @@
 """The class board of a challenge step: the room's correct kernels ranked by time on a named chip.
 
-Only a `passed` verdict counts, and only one made by the trusted checker (`RunResult.checked_by` set:
-the outputs were compared outside the kernel's process); `no_kernel`, `mismatch` and the rest never
-rank. The time is what the kernel's own process reported: on a TPU host its measured median, else
-the TPU time model's estimate for the challenge's chip. Each row says which is which, so nobody
-reads a reported number as a checked one (SECURITY.md, "The verdict is made outside the user's
-process"). Rows show nicknames only.
+Only a `passed` verdict counts, and only one the trusted checker made against the lesson's own
+reference (`RunResult.checked_by`: the step's catalog entry, or the step file's `reference`, never
+the student's); `no_kernel`, `mismatch` and the rest never rank. The time is what the kernel's own process reported: its measured median only when the host
+says the job ran in a TPU chip slot (`RunResult.ran_on_chip`; a process on a CPU host that calls its
+time "measured" is not believed), else the TPU time model's estimate for the challenge's chip. A
+time no kernel can take (not a finite number, under `FASTEST_SECONDS`, over an hour) does not rank.
+Each row says which is which, so nobody reads a reported number as a checked one (SECURITY.md, "The
+verdict is made outside the user's process"). Rows show nicknames only.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from sandbox.results.checked_by import CHECKED_BY_CATALOG, CHECKED_BY_LESSON
 from server.store.class_steps import Basis, Mark, StepSetup
 from server.store.classes import Student
 from server.wire.classes import Board, BoardRow
 
+# Verdicts of the lesson's own reference: its catalog entry's (a class run on a catalog step runs that
+# entry, `server.classroom.lesson_check`) or its step file's; never a student's own `reference`.
+LESSONS_REFERENCE = frozenset({CHECKED_BY_CATALOG, CHECKED_BY_LESSON})
+# No kernel launch on any TPU takes less (the dispatch alone is microseconds); nothing takes an hour.
+FASTEST_SECONDS = 1e-6
+SLOWEST_SECONDS = 3600.0
 VERDICT = "checked: the trusted checker compared the outputs outside the kernel's process"
 REPORTED = {
     "estimate": "reported by the kernel's process: the TPU time model's estimate on {chip}",
@@ -25,18 +35,29 @@ REPORTED = {
 
 def score(result: dict[str, Any], chip: str) -> tuple[float, Basis] | None:
     """A finished run's time for the board on `chip`, or None when it does not rank."""
-    if result.get("status") != "passed" or not result.get("checked_by"):
+    if result.get("status") != "passed" or result.get("checked_by") not in LESSONS_REFERENCE:
         return None
     if result.get("chip") != chip:
         return None
     timing = result.get("timing") or {}
-    kernel = timing.get("kernel") or {}
-    if timing and timing.get("simulated") is False and kernel.get("median"):
-        return float(kernel["median"]), "measured"
+    kernel = (timing.get("kernel") if isinstance(timing, dict) else None) or {}
+    on_chip = result.get("ran_on_chip") is True and timing.get("simulated") is False
+    if on_chip and isinstance(kernel, dict) and (median := _plausible(kernel.get("median"))) is not None:
+        return median, "measured"
     estimate = result.get("estimate") or {}
-    if estimate.get("chip") == chip and estimate.get("seconds"):
-        return float(estimate["seconds"]), "estimate"
+    seconds = _plausible(estimate.get("seconds")) if isinstance(estimate, dict) else None
+    if isinstance(estimate, dict) and estimate.get("chip") == chip and seconds is not None:
+        return seconds, "estimate"
     return None
+
+
+def _plausible(seconds: Any) -> float | None:
+    """`seconds` if a kernel could take that long, else None."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return None
+    return (
+        float(seconds) if math.isfinite(seconds) and FASTEST_SECONDS <= seconds <= SLOWEST_SECONDS else None
+    )
 
 
 def challenge_chip(setup: StepSetup, lesson_chip: str) -> str:

@@ -77,8 +77,10 @@ class ClassLive(Protocol):
         checks its client is still there and may refresh what ages by itself)."""
         ...
 
-    async def admit_join(self, address: str, per_minute: int) -> float:
-        """0 if `address` may join a class now, else the seconds until it may (a fixed window)."""
+    async def admit_join(self, address: str, per_minute: int, what: str = "join") -> float:
+        """0 if `address` may join a class (`what`: or look a join code up) now, else the seconds
+        until it may. A sliding window: never more than `per_minute` in any 60 seconds (a fixed
+        window let twice that through across its edge)."""
         ...
 
     async def close(self) -> None: ...
@@ -100,7 +102,8 @@ class InProcessLive:
 
     def __init__(self) -> None:
         self.rooms: collections.OrderedDict[str, _Room] = collections.OrderedDict()
-        self.joins: dict[str, tuple[int, int]] = {}  # address -> (window, joins in it)
+        # (what, address) -> the times of its admitted attempts in the last JOIN_WINDOW_SECONDS
+        self.joins: dict[tuple[str, str], collections.deque[float]] = {}
 
     async def report_editing(self, class_id: str, student_id: str, step: int) -> bool:
         room, now = self._room(class_id), time.time()
@@ -157,18 +160,19 @@ class InProcessLive:
             except TimeoutError:
                 yield None
 
-    async def admit_join(self, address: str, per_minute: int) -> float:
+    async def admit_join(self, address: str, per_minute: int, what: str = "join") -> float:
         if per_minute <= 0:
             return 0.0
         now = time.time()
-        window = int(now // JOIN_WINDOW_SECONDS)
-        if len(self.joins) > ROOMS * 16:  # bounded: windows past are worthless
-            self.joins = {a: w for a, w in self.joins.items() if w[0] == window}
-        seen, count = self.joins.get(address, (window, 0))
-        count = count if seen == window else 0
-        if count >= per_minute:
-            return (window + 1) * JOIN_WINDOW_SECONDS - now
-        self.joins[address] = (window, count + 1)
+        since = now - JOIN_WINDOW_SECONDS
+        if len(self.joins) > ROOMS * 16:  # bounded: addresses quiet for a minute are worthless
+            self.joins = {k: times for k, times in self.joins.items() if times and times[-1] > since}
+        times = self.joins.setdefault((what, address), collections.deque())
+        while times and times[0] <= since:
+            times.popleft()
+        if len(times) >= per_minute:
+            return max(times[0] - since, 0.001)
+        times.append(now)
         return 0.0
 
     async def close(self) -> None:

@@ -4,13 +4,15 @@ the same room, and a stream per class is the change feed all of their streams bl
 Keys (under `PLAYGROUND_REDIS_PREFIX`), each expiring `IDLE_SECONDS` after the class's last change:
 `class:{id}:edit` (hash: student -> "step at"), `class:{id}:hands` (sorted set: student -> when
 raised), `class:{id}:follow` (the step), `class:{id}:feed` (stream of change kinds, capped at about
-`FEED_LENGTH`); `classjoin:{address}:{window}` counts an address's joins in a minute.
+`FEED_LENGTH`); `classjoin:{what}:{address}` holds the times of an address's joins (or join-code
+lookups) in the last minute (a sliding window, kept by one script so web servers cannot race it).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
@@ -31,6 +33,23 @@ from server.classroom.live import (
 from server.problems import ProblemError
 
 log = logging.getLogger(__name__)
+
+# A sliding-window limiter on Redis's clock: drop attempts older than the window, refuse when the rest
+# reach the limit (the wait: until the oldest leaves it), else keep this one. → seconds to wait, or 0.
+# KEYS: the address's set; ARGV: window seconds, limit, a unique member for this attempt.
+ADMIT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+local window, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) >= limit then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return tostring(math.max(tonumber(oldest[2]) + window - now, 0.001))
+end
+redis.call('ZADD', KEYS[1], now, ARGV[3])
+redis.call('EXPIRE', KEYS[1], 2 * window)
+return '0'
+"""
 
 
 def guarded[**P, T](call: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
@@ -57,6 +76,7 @@ class RedisLive:
             url, decode_responses=True, socket_connect_timeout=2, socket_timeout=None
         )
         self.prefix = prefix
+        self._admit = self.redis.register_script(ADMIT)
 
     def key(self, class_id: str, part: str) -> str:
         return f"{self.prefix}class:{class_id}:{part}"
@@ -129,17 +149,12 @@ class RedisLive:
                 yield Change(entry_id, fields.get("k", ""))
 
     @guarded
-    async def admit_join(self, address: str, per_minute: int) -> float:
+    async def admit_join(self, address: str, per_minute: int, what: str = "join") -> float:
         if per_minute <= 0:
             return 0.0
-        now = time.time()
-        window = int(now // JOIN_WINDOW_SECONDS)
-        key = f"{self.prefix}classjoin:{address}:{window}"
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.incr(key)
-            pipe.expire(key, JOIN_WINDOW_SECONDS * 2)
-            count, _ = await pipe.execute()
-        return 0.0 if int(count) <= per_minute else (window + 1) * JOIN_WINDOW_SECONDS - now
+        key = f"{self.prefix}classjoin:{what}:{address}"
+        wait = await self._admit(keys=[key], args=[JOIN_WINDOW_SECONDS, per_minute, secrets.token_hex(8)])
+        return float(wait)
 
     async def close(self) -> None:
         await self.redis.aclose()

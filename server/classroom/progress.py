@@ -250,7 +250,12 @@ def student_cells(room: Room, student_id: str, cells: list[StepStatus]) -> dict[
                 late=late,
             )
     editing = room.live.editing.get(student_id)
-    if editing is not None and time.time() - editing.at <= EDITING_SHOWN_SECONDS:
+    steps = room.session.steps
+    if (
+        editing is not None
+        and 1 <= editing.step <= steps
+        and time.time() - editing.at <= EDITING_SHOWN_SECONDS
+    ):
         before = row.get(str(editing.step))
         if before is None or (before.status not in PENDING and editing.at > submitted.get(editing.step, 0.0)):
             row[str(editing.step)] = CellPublic(
@@ -287,10 +292,30 @@ def common_errors(students: list[Student], cells: list[StepStatus]) -> list[Comm
     ]
 
 
+# A cell a spreadsheet would read as a formula starts with one of these (OWASP, "CSV Injection"; the
+# full-width forms too, which some spreadsheets fold into the ASCII ones).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_cell(value: str) -> str:
+    """A cell as text a spreadsheet shows and never evaluates: a leading formula character is escaped
+    with a single quote (students' names and run headlines are theirs to choose)."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+class _SafeWriter:
+    def __init__(self, out: io.StringIO) -> None:
+        # Every cell quoted too, as OWASP recommends: a separator inside a cell cannot start a new one.
+        self.writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def writerow(self, row: list[str]) -> None:
+        self.writer.writerow([csv_cell(cell) for cell in row])
+
+
 def progress_csv(progress: ClassProgress) -> str:
     """The grid as CSV: one row per student, a status and a headline column per step."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = _SafeWriter(out)
     steps = range(1, progress.steps + 1)
     assignments = {s.step for s in progress.setup if s.kind == "assignment"}
     header = ["student"]

@@ -5,6 +5,7 @@ measurement back."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -16,6 +17,7 @@ from nbformat import v4
 from sandbox.catalog.entries import CatalogEntry
 from sandbox.protocol import to_json_dict
 from sandbox.protocol.chips import NATIVE_DEVICE_KINDS, Chip, chip_info
+from server.notebook.kept import KeptEstimate, markdown_text
 
 CELLS = Path(__file__).parent / "cells"
 # Without a catalog entry, a scratch file's own `make_inputs(seed)` makes the one case's inputs.
@@ -34,8 +36,8 @@ class SharedKernel:
     options: dict[str, Any]  # interpret options, the entry's defaults under the share's choices
     jax_version: str
     devices: int
-    estimate: dict[str, Any] | None = None  # the TPU time model's estimate kept with the share
-    status: str | None = None  # the verdict kept with the share
+    estimate: KeptEstimate | None = None  # the TPU time model's estimate kept with the share (`kept`)
+    status: str | None = None  # the verdict kept with the share (a RunStatus value, `kept.status`)
 
 
 def notebook(kernel: SharedKernel) -> nbformat.NotebookNode:
@@ -151,19 +153,20 @@ def _interpret(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _head(kernel: SharedKernel) -> str:
+    """Built from fields the server checked only (`server.notebook.kept`), each escaped as text."""
     what = (
-        f"catalog exercise `{kernel.entry.slug}` ({kernel.entry.title})"
+        f"catalog exercise {markdown_text(kernel.entry.slug)} ({markdown_text(kernel.entry.title)})"
         if kernel.entry
         else "a scratch kernel"
     )
     estimate = ""
     if kernel.estimate:
-        seconds = kernel.estimate.get("seconds")
+        bound = f" ({kernel.estimate.bound.replace('_', ' ')}-bound)" if kernel.estimate.bound else ""
         estimate = (
-            f"\n\nThe playground's TPU time model estimated **{_ms(seconds)}** on a TPU {kernel.estimate.get('chip')} "
-            f"for the first case ({kernel.estimate.get('bound', '?').replace('_', ' ')}-bound)."
+            f"\n\nThe playground's TPU time model estimated **{_ms(kernel.estimate.seconds)}** on a TPU "
+            f"{markdown_text(kernel.estimate.chip)} for the first case{bound}."
         )
-    verdict = f" Its kept result there: **{kernel.status}**." if kernel.status else ""
+    verdict = f" Its kept result there: **{markdown_text(kernel.status)}**." if kernel.status else ""
     if kernel.entry is not None and kernel.entry.interpret_notes:
         # The playground's own interpret-mode fixes are not in the notebook: say what the entry needs.
         estimate += (
@@ -172,7 +175,8 @@ def _head(kernel: SharedKernel) -> str:
         )
     return (
         f"# Pallas kernel from the playground: {what}\n\n"
-        f"Shared at <{kernel.page_url}> for a TPU **{kernel.chip}** on JAX **{kernel.jax_version}**.{verdict}"
+        f"Shared at {_link(kernel.page_url)} for a TPU **{markdown_text(kernel.chip)}** on JAX "
+        f"**{markdown_text(kernel.jax_version)}**.{verdict}"
         f"{estimate}\n\n"
         "**This notebook runs the share's code in your runtime, with your runtime's permissions, not in "
         "the playground's sandbox: read the kernel cell before you run it.**\n\n"
@@ -184,10 +188,14 @@ def _head(kernel: SharedKernel) -> str:
 
 
 def _tail(kernel: SharedKernel) -> str:
-    api = kernel.page_url.replace("/s/", "/api/shares/") + "/measurements"
+    api = (
+        kernel.page_url.replace("/s/", "/api/shares/") + "/measurements"
+        if PAGE_URL.match(kernel.page_url)
+        else f"/api/shares/{kernel.share_id}/measurements"  # on the playground's own address
+    )
     return (
         "## Bring the measurement back\n\n"
-        f"Paste the JSON line printed above into **Add a measurement** on <{kernel.page_url}>, or send it "
+        f"Paste the JSON line printed above into **Add a measurement** on {_link(kernel.page_url)}, or send it "
         "from this notebook:\n\n"
         "```python\n"
         "import urllib.request\n"
@@ -198,6 +206,14 @@ def _tail(kernel: SharedKernel) -> str:
         "The share then shows it beside the estimate, labelled as user-reported. Only a time measured on a "
         "TPU (not in interpret mode) of this very kernel (the same source hash) is taken."
     )
+
+
+# A share's page as the server builds it (the request's base URL may carry a forged Host header).
+PAGE_URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~\-]+)*/s/[A-Za-z0-9_\-]{1,16}$")
+
+
+def _link(url: str) -> str:
+    return f"<{url}>" if PAGE_URL.match(url) else markdown_text(url)
 
 
 def _ms(seconds: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
+from server.notebook.kept import KeptEstimate
 from server.problems import ProblemError, field_error
 from server.store.measurements import Measurement
 from server.store.shares import Share
@@ -38,12 +39,12 @@ def measurement(line: str, share: Share) -> Measurement:
     )
 
 
-def describe(found: Measurement, estimate: dict[str, Any] | None) -> str:
+def describe(found: Measurement, estimate: KeptEstimate | None) -> str:
     """'measured on a TPU v5e (user-reported): 1.92 ms; estimated 1.80 ms'."""
     text = f"measured on a TPU {found.chip} (user-reported): {_time(found.device_seconds)}"
-    if estimate and isinstance(estimate.get("seconds"), int | float):
-        where = "" if estimate.get("chip") == found.chip else f" for a TPU {estimate.get('chip')}"
-        text += f"; estimated{where} {_time(estimate['seconds'])}"
+    if estimate is not None:
+        where = "" if estimate.chip == found.chip else f" for a TPU {estimate.chip}"
+        text += f"; estimated{where} {_time(estimate.seconds)}"
     return text
 
 

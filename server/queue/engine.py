@@ -172,7 +172,7 @@ class InProcessEngine:
         if sum(1 for r in active if r.client == client) >= self.per_client:
             raise ClientBusyError(self.per_client)
         cap, whose = (
-            (self.class_budget, "your class")
+            (class_cap(self.class_budget, self.queue_size), "your class")
             if client.in_class
             else (self.per_address, "your network address")
         )
@@ -352,3 +352,9 @@ class InProcessEngine:
 def new_run_id() -> str:
     """An unguessable run id (128 random bits): whoever holds it may read and cancel the run."""
     return secrets.token_urlsafe(16)
+
+
+def class_cap(class_budget: int, queue_size: int) -> int:
+    """Runs the classes of one owner may have queued or running at once: their budget, but never more
+    than half the queue, so other users keep their share of it."""
+    return max(1, min(class_budget, queue_size // 2))

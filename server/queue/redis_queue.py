@@ -28,7 +28,7 @@ from sandbox.queue import lua
 from sandbox.queue.keys import pool_for
 from server.clients import Client
 from server.queue.cache import job_key
-from server.queue.engine import new_run_id
+from server.queue.engine import class_cap, new_run_id
 from server.queue.fairness import fair_order
 from server.queue.interface import (
     ClientBusyError,
@@ -156,7 +156,7 @@ class RedisQueue:
             job=job_text,
             cache_key=key,
             per_client=s.per_client_queue,
-            per_address=s.class_queue if client.in_class else s.per_address_queue,
+            per_address=class_cap(s.class_queue, s.queue_size) if client.in_class else s.per_address_queue,
             queue_size=s.queue_size,
             ttl=s.runs_ttl,
             cache_size=s.cache_size,

@@ -35,6 +35,7 @@ class WorkerInfo:
     busy: int
     # jax version → why this worker's sandbox cannot run it (its own words: the user's terms).
     unavailable: dict[str, str] = field(default_factory=dict)
+    out_of_service: int = 0  # slots its sandbox holds out (a job it could not stop, or the pool still runs)
 
 
 class RedisState:
@@ -56,8 +57,8 @@ class RedisState:
         for pool in await self.pools():
             rows = await self._live(pool=pool)
             found[pool] = [
-                WorkerInfo(name, int(slots), int(busy), _runtimes(unavailable))
-                for name, slots, busy, unavailable in rows
+                WorkerInfo(name, int(slots), int(busy), _runtimes(unavailable), int(out))
+                for name, slots, busy, unavailable, out in rows
             ]
         return found
 
@@ -131,6 +132,10 @@ class RedisState:
                 notes.append(f"pool {pool!r} has no live worker")
             elif busy < slots and stalled > STUCK_QUEUE_SECONDS:
                 problems.append(f"a run in pool {pool!r} has waited {waited:.0f} s although a slot is free")
+            out = sum(w.out_of_service for w in workers)
+            if out:  # a job its sandbox could not stop holds a slot; every slot: nothing can run
+                said = f"{out} of {slots} slots of pool {pool!r} are out of service (a job that could not be stopped)"
+                (problems if out >= slots else notes).append(said)
         live = sum(p.workers for p in pools)
         if not live:
             problems.insert(0, "no runner worker is live in any pool, so no run can start")
@@ -155,6 +160,7 @@ class RedisState:
             sandbox=BackendHealth(
                 ok=live > 0,
                 detail=f"{live} live workers in {len(pools)} pools",
+                quarantined_slots=sum(w.out_of_service for workers in every.values() for w in workers),
                 unavailable=tuple(sorted(unavailable.items())),
             ),
             pools=pools,

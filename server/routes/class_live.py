@@ -23,6 +23,7 @@ from server.classroom.progress import boards, class_progress, load_room, setup_p
 from server.classroom.room import Classroom
 from server.deps import ClassesDep, ClassroomDep, QueueDep, SettingsDep
 from server.problems import ProblemError, problem_responses
+from server.queue.engine import class_cap
 from server.queue.problems import queue_problems
 from server.store import class_steps
 from server.store.class_steps import StepSetup
@@ -61,7 +62,11 @@ async def teacher_events(
     async def grid() -> str:
         with queue_problems():
             loaded = await load_room(store, session, await room.live.state(class_id))
-            return stream.as_json(await class_progress(store, queue, loaded, settings.class_queue))
+            return stream.as_json(
+                await class_progress(
+                    store, queue, loaded, class_cap(settings.class_queue, settings.queue_size)
+                )
+            )
 
     views = stream.views(room.live, class_id, None, grid, request.is_disconnected, "progress")
     return StreamingResponse(views, media_type="text/event-stream", headers=stream.HEADERS)
@@ -107,6 +112,11 @@ async def report_editing(
 ) -> Response:
     """A student's page says they are editing `step` (it sends this at most every few seconds)."""
     student = await asyncio.to_thread(student_of, store, class_id, authorization)
+    session = await asyncio.to_thread(store.get, class_id)
+    if session is None or body.step > session.steps:
+        raise ProblemError(
+            422, "Unknown step", f"the class has steps 1 to {session.steps if session else 0}", field="step"
+        )
     if await room.live.report_editing(class_id, student.id, body.step):
         await room.live.publish(class_id, "editing")
     return Response(status_code=204)

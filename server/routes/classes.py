@@ -17,6 +17,7 @@ from server.classroom.access import teacher_session
 from server.classroom.progress import class_progress, load_room, progress_csv
 from server.deps import ClassesDep, ClassroomDep, ClientDep, LessonsDep, QueueDep, QuotaDep, SettingsDep
 from server.problems import ProblemError, problem_responses
+from server.queue.engine import class_cap
 from server.queue.problems import queue_problems
 from server.store.classes import (
     ClassFullError,
@@ -53,7 +54,7 @@ def create_class(
             f"no lesson {body.lesson!r} (revision {body.revision or 'latest'})",
             field="lesson",
         )
-    session, token = store.create(lesson.lesson, lesson.number, len(lesson.record.steps))
+    session, token = store.create(lesson.lesson, lesson.number, len(lesson.record.steps), client.address)
     response.headers["Location"] = f"/api/classes/{session.id}/progress"
     return ClassCreated(
         id=session.id,
@@ -122,7 +123,7 @@ async def get_progress(
     session = await asyncio.to_thread(teacher_session, store, class_id, authorization)
     with queue_problems():
         grid = await load_room(store, session, await room.live.state(session.id))
-        return await class_progress(store, queue, grid, settings.class_queue)
+        return await class_progress(store, queue, grid, class_cap(settings.class_queue, settings.queue_size))
 
 
 @router.get(

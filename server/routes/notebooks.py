@@ -4,9 +4,10 @@ that notebook prints, brought back and shown beside the estimate as user-reporte
 
 from __future__ import annotations
 
-from typing import Any
+import logging
 
 from fastapi import APIRouter, Request, Response
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from sandbox.catalog.entries import Catalog
@@ -16,7 +17,7 @@ from sandbox.protocol import InterpretOptions, to_json_dict
 from server import convert
 from server import runtimes as jax_runtimes
 from server.deps import CatalogDep, ClientDep, DatabaseDep, QuotaDep, RuntimesDep, SharesDep
-from server.notebook import build, intake
+from server.notebook import build, intake, kept
 from server.problems import ProblemError, problem_responses
 from server.store import measurements
 from server.store.editor_state import iso_utc
@@ -29,6 +30,7 @@ router = APIRouter(
     prefix="/api/shares", tags=["shares"], responses=problem_responses(400, 404, 422, 429, 507)
 )
 MEDIA_TYPE = "application/x-ipynb+json"
+log = logging.getLogger(__name__)
 
 
 @router.get(
@@ -50,14 +52,21 @@ def get_notebook(
 
 @router.get("/{share_id}/measurements", response_model=MeasurementsOut)
 def list_measurements(share_id: str, store: SharesDep, database: DatabaseDep) -> MeasurementsOut:
+    """Never a 500 for what a share keeps: the estimate as `kept` vets it, and a stored measurement
+    that no longer reads as one (a chip since retired) is left out, logged."""
     share = _share(store, share_id)
     estimate = _estimate(share)
-    found = measurements.listed(database, share.id)
+    listed = []
+    for stored in measurements.listed(database, share.id):
+        try:
+            listed.append(_out(stored, estimate))
+        except (ValidationError, TypeError, ValueError) as exc:
+            log.warning("share %s: measurement %s cannot be listed: %s", share.id, stored.id, exc)
     return MeasurementsOut(
         share=share.id,
-        estimate_seconds=estimate.get("seconds") if estimate else None,
-        estimate_chip=estimate.get("chip") if estimate else None,
-        measurements=[_out(m, estimate) for m in found],
+        estimate_seconds=estimate.seconds if estimate else None,
+        estimate_chip=estimate.chip if estimate else None,
+        measurements=listed,
     )
 
 
@@ -82,8 +91,11 @@ async def add_measurement(
     await run_in_threadpool(
         quota.charge, database, client.address, "measurements", measurements.content(found)
     )
+    adder = measurements.adder_of(database, client.address)
     try:
-        stored, new = await run_in_threadpool(measurements.add, database, found)
+        stored, new = await run_in_threadpool(measurements.add, database, found, adder)
+    except measurements.AdderFullError as exc:
+        raise ProblemError(429, "Too many measurements", str(exc)) from exc
     except measurements.ShareFullError as exc:
         raise ProblemError(422, "Share full", str(exc)) from exc
     if not new:
@@ -104,9 +116,8 @@ def _shared_kernel(share: Share, catalog: Catalog, runtimes: RuntimeSet, base: s
     options = convert.interpret_options(
         RunOptions(**record.options), entry.options if entry else InterpretOptions()
     )
-    made_on = record.versions.get("jax")
+    made_on = kept.version(record.versions.get("jax"))
     jax_version = made_on or jax_runtimes.choose(runtimes, None).name
-    result = record.result or {}
     return build.SharedKernel(
         share_id=share.id,
         page_url=f"{base}/s/{share.id}",
@@ -116,16 +127,16 @@ def _shared_kernel(share: Share, catalog: Catalog, runtimes: RuntimeSet, base: s
         options=to_json_dict(options),
         jax_version=jax_version,
         devices=entry.devices if entry else scratch_devices(record.source),
-        estimate=result.get("estimate"),
-        status=result.get("status"),
+        estimate=kept.estimate(record.result, record.chip),
+        status=kept.status(record.result),
     )
 
 
-def _estimate(share: Share) -> dict[str, Any] | None:
-    return (share.record.result or {}).get("estimate")
+def _estimate(share: Share) -> kept.KeptEstimate | None:
+    return kept.estimate(share.record.result, share.record.chip)
 
 
-def _out(stored: Stored[measurements.Measurement], estimate: dict[str, Any] | None) -> MeasurementOut:
+def _out(stored: Stored[measurements.Measurement], estimate: kept.KeptEstimate | None) -> MeasurementOut:
     m = stored.record
     return MeasurementOut(
         id=stored.id,

@@ -14,13 +14,15 @@ clickjacking of its buttons); an embed may be framed by the sites `PLAYGROUND_EM
 
 from __future__ import annotations
 
+import asyncio
+import math
 from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from server.asset_version import ImmutableStaticFiles, RevalidatedStaticFiles, tree_hash, versioned_html
-from server.deps import ClassesDep, LessonsDep, SettingsDep, SharesDep
+from server.deps import ClassesDep, ClassroomDep, ClientDep, LessonsDep, SettingsDep, SharesDep
 from server.settings import Settings
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "frontend" / "static"
@@ -84,8 +86,17 @@ def lesson_page(lesson_id: str, lessons: LessonsDep) -> HTMLResponse:
 
 
 @router.api_route("/c/{code}", methods=["GET", "HEAD"], response_class=HTMLResponse)
-def class_join_page(code: str, classes: ClassesDep) -> HTMLResponse:
-    return page(200 if classes.by_code(code) else 404, name="class.html")
+async def class_join_page(
+    code: str, classes: ClassesDep, room: ClassroomDep, client: ClientDep, settings: SettingsDep
+) -> HTMLResponse:
+    """200 or 404 tells whether a join code exists: GET and HEAD alike count against the address's
+    join budget, so codes cannot be enumerated through the page faster than through joins."""
+    wait = await room.live.admit_join(client.address, settings.class_joins_per_minute, what="lookup")
+    if wait:
+        retry = str(math.ceil(wait))
+        return page(429, name="class.html", headers={**PAGE_HEADERS, "Retry-After": retry})
+    found = await asyncio.to_thread(classes.by_code, code)
+    return page(200 if found else 404, name="class.html")
 
 
 @router.api_route("/t/{class_id}", methods=["GET", "HEAD"], response_class=HTMLResponse)

@@ -10,6 +10,7 @@ so every web server sees the same class (SQLite for one server, PostgreSQL for s
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 import time
@@ -92,8 +93,9 @@ class ClassStore:
     def __init__(self, database: RecordDatabase) -> None:
         self.database = database
 
-    def create(self, lesson: str, revision: int, steps: int) -> tuple[ClassSession, str]:
-        """A new class on revision `revision` of `lesson`, and its teacher token (given only now)."""
+    def create(self, lesson: str, revision: int, steps: int, owner: str = "") -> tuple[ClassSession, str]:
+        """A new class on revision `revision` of `lesson`, and its teacher token (given only now);
+        `owner`: the network address that starts it (kept as a salted hash, `owner_of`)."""
         token, now = new_token(), time.time()
         with self.database.transaction() as db:
             while True:  # a fresh id and code (codes are short, so a clash is possible)
@@ -108,10 +110,22 @@ class ClassStore:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (class_id, code, lesson, revision, steps, token_hash(token), now),
             )
+            db.execute(
+                "INSERT INTO class_owners (class_id, owner) VALUES (?, ?) ON CONFLICT (class_id) DO NOTHING",
+                (class_id, self._owner_key(owner) if owner else ""),
+            )
         return ClassSession(class_id, code, lesson, revision, steps, now), token
 
     def get(self, class_id: str) -> ClassSession | None:
         return self._one("id", class_id)
+
+    def owner_of(self, class_id: str) -> str:
+        """Who started the class, as kept (a class from before owners were kept: its own id)."""
+        rows = self.database.rows("SELECT owner FROM class_owners WHERE class_id = ?", (class_id,))
+        return str(rows[0][0]) if rows and rows[0][0] else f"class-{class_id}"
+
+    def _owner_key(self, address: str) -> str:
+        return hashlib.sha256(f"{self.database.salt}\nclass owner\n{address}".encode()).hexdigest()[:24]
 
     def by_code(self, code: str) -> ClassSession | None:
         return self._one("code", normal_code(code))
@@ -129,14 +143,15 @@ class ClassStore:
 
     def join(self, code: str, name: str, limit: int) -> tuple[ClassSession, Student, str]:
         """A new student of the class with join code `code`, and their token (given only now); a
-        class holds at most `limit` students, removed ones included (ClassFullError)."""
+        class holds at most `limit` students (ClassFullError). Removed ones do not count: a teacher
+        who removes joins an address made up makes room for real students."""
         session = self.by_code(code)
         if session is None:
             raise UnknownClassError(code)
         token, student_id = new_token(), secrets.token_urlsafe(6)
         with self.database.transaction() as db:
             count = db.execute(
-                "SELECT COUNT(*) FROM class_students WHERE class_id = ?", (session.id,)
+                "SELECT COUNT(*) FROM class_students WHERE class_id = ? AND removed = 0", (session.id,)
             ).fetchone()[0]
             if int(count) >= limit:
                 raise ClassFullError(limit)

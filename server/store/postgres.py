@@ -18,9 +18,11 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from server.store.sqlite import (
+    CLASS_OWNER_TABLES,
     CLASS_STEP_TABLES,
     CLASS_TABLES,
     ID_PATTERN,
+    MEASUREMENT_ADDER_TABLES,
     MEASUREMENT_TABLES,
     PROBES,
     IdCollisionError,
@@ -47,6 +49,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CLASS_TABLES,  # class sessions, the same tables as in the SQLite file
     MEASUREMENT_TABLES,  # measurements brought back from share notebooks, as in the SQLite file
     CLASS_STEP_TABLES,  # class steps' setup and marks (deadlines, the class board)
+    MEASUREMENT_ADDER_TABLES,  # who added each measurement (a salted hash of the address)
+    CLASS_OWNER_TABLES,  # who started each class (a salted hash of the address)
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key: "playground migrations".

@@ -57,6 +57,17 @@ MEASUREMENT_TABLES: tuple[str, ...] = (
     "created DOUBLE PRECISION NOT NULL, record TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS measurements_by_share ON measurements (share, created)",
 )
+# Who added each measurement (a salted hash of the network address): one address's share of a share's
+# measurements is capped, and a full share makes room by dropping the most prolific adder's oldest.
+MEASUREMENT_ADDER_TABLES: tuple[str, ...] = (
+    "CREATE TABLE IF NOT EXISTS measurement_adders (id TEXT PRIMARY KEY, share TEXT NOT NULL, adder TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS measurement_adders_by_share ON measurement_adders (share, adder)",
+)
+# Who started each class (a salted hash of the network address): the runs of every class one address
+# started share one budget and one place in the queue's round robin.
+CLASS_OWNER_TABLES: tuple[str, ...] = (
+    "CREATE TABLE IF NOT EXISTS class_owners (class_id TEXT PRIMARY KEY, owner TEXT NOT NULL)",
+)
 # A class's steps as the teacher set them up (exercise, assignment with a deadline, challenge on a
 # chip, its board hidden or not), and per student and step when the latest run was submitted (late
 # or not) and the best correct kernel's time (the class board).
@@ -93,6 +104,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CLASS_TABLES,
     MEASUREMENT_TABLES,
     CLASS_STEP_TABLES,
+    MEASUREMENT_ADDER_TABLES,
+    CLASS_OWNER_TABLES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = frozenset({"shares", "lessons", "measurements"})

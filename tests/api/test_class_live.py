@@ -28,8 +28,9 @@ from tests.live import serving
 
 REFERENCE = "\ndef reference(x):\n    return x\n"
 STEPS = [
-    {"source": "x = 1\n", "entry": None, "chip": "v5e", "note": "One."},
-    {"source": "y = 2\n", "chip": "v6e", "note": "Two."},
+    # Each with a reference: class runs on a step are checked by the lesson's (and rank on its board).
+    {"source": "x = 1\n" + REFERENCE, "entry": None, "chip": "v5e", "note": "One."},
+    {"source": "y = 2\n" + REFERENCE, "chip": "v6e", "note": "Two."},
 ]
 SECONDS = 5.0
 

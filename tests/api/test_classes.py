@@ -78,13 +78,36 @@ def test_thirty_students_behind_one_address_all_get_results(school, backend):
     ]
     assert [r.status_code for r in runs] == [201] * 30, runs[-1].text
     grid = progress(school, room)
-    assert grid["budget"] == {"in_flight": 30, "limit": 64} and grid["furthest_in_queue"] >= 29
+    # The class budget (64) is held to half the queue (64), so other users keep theirs (issue 41).
+    assert grid["budget"] == {"in_flight": 30, "limit": 32} and grid["furthest_in_queue"] >= 29
     backend.release.set()
     assert {result_of(school, run.json()["url"])["status"] for run in runs} == {"passed"}
     grid = progress(school, room)
     assert len(grid["students"]) == 30
     assert {s["steps"]["1"]["status"] for s in grid["students"]} == {"passed"}
     assert grid["budget"]["in_flight"] == 0
+
+
+def test_classes_do_not_multiply_their_owners_share_of_the_queue(school, backend):
+    # Issue 41: one address started two classes of eight and got 66 runs in while others got 503.
+    tokens = [
+        join(school, room["code"], f"s{i}")
+        for room in (start_class(school), start_class(school))
+        for i in range(8)
+    ]
+    statuses = [
+        school.post(
+            "/api/runs", json={"source": f"block {k}" + REFERENCE, "class_token": t, "step": 1}
+        ).status_code
+        for t in tokens
+        for k in range(8)
+    ]
+    assert statuses.count(201) == 32 and set(statuses) == {201, 429}  # one budget, half the queue
+    other = school.post(
+        "/api/runs", json={"source": "block other" + REFERENCE}, headers={"X-Playground-Client": "x"}
+    )
+    assert other.status_code == 201, other.text
+    backend.release.set()
 
 
 def test_without_a_class_the_address_cap_still_holds(school):

@@ -136,7 +136,7 @@ def test_a_scratch_kernel_after_its_reference_is_given_the_inputs_it_made():
 def test_a_learner_who_edits_only_the_kernel_is_checked_against_the_kept_reference():
     """The reference's job runs for the first run of a scratch file, and again only when an edit
     touches what it runs (`make_inputs`, `reference`); each edited kernel is judged against the
-    kept outputs and given the kept inputs."""
+    kept outputs."""
     backend = Recording(create_backend(default_backend_name()))
     doubled_by_adding = SCRATCH.replace("o_ref[...] = x_ref[...] * 2", "o_ref[...] = x_ref[...] + x_ref[...]")
     tripled = SCRATCH.replace("o_ref[...] = x_ref[...] * 2", "o_ref[...] = x_ref[...] * 3")
@@ -165,6 +165,8 @@ def test_a_learner_who_edits_only_the_kernel_is_checked_against_the_kept_referen
     }, {name: r.summary for name, (r, _, _) in runs.items()}
     for name in ("kernel edited", "kernel broken"):
         result, _, kernel_job = runs[name]
-        assert [g.index for g in kernel_job.inputs] == [0]
+        # This `make_inputs` prints: a kept reference's inputs come with what it printed in an earlier
+        # run (perhaps another user's), so they are not given; the kernel's job prints its own (#41).
+        assert kernel_job.inputs == ()
         assert result.stdout.count("making inputs") == 1, result.stdout
         assert result.phases.reference < 0.05 < runs["first"][0].phases.reference

@@ -60,6 +60,30 @@ def test_a_share_keeps_at_most_its_cap(database, monkeypatch):  # noqa: F811
     assert measurements.add(database, Measurement(**{**ONE.__dict__, "device_seconds": 0.1}))[1] is False
 
 
+def test_made_up_lines_never_lock_a_share(database, monkeypatch):  # noqa: F811
+    # Issue 41: 100 made-up lines from one address locked a share; the real one was refused.
+    monkeypatch.setattr(measurements, "MAX_PER_SHARE", 4)
+    monkeypatch.setattr(measurements, "PER_ADDER", 2)
+    made_up = iter(range(1, 1000))
+
+    def add(adder: str) -> tuple[str, bool]:
+        made = Measurement(**{**ONE.__dict__, "device_seconds": next(made_up) * 1e-4})
+        stored, new = measurements.add(database, made, adder)
+        return stored.id, new
+
+    flood = [add(who)[0] for who in ("a", "a", "b", "b")]
+    with pytest.raises(measurements.AdderFullError, match="already added 2"):
+        add("a")
+    owners = [add("owner")[0], add("owner")[0]]  # room made from the flooders' oldest
+    kept = {m.id for m in measurements.listed(database, ONE.share)}
+    assert set(owners) <= kept and len(kept) == 4 and flood[0] not in kept and flood[2] not in kept
+    add("c")  # a newcomer takes the oldest place of whoever keeps the most (the owner, with 2)
+    kept = {m.id for m in measurements.listed(database, ONE.share)}
+    assert owners[1] in kept and owners[0] not in kept and measurements.count(database, ONE.share) == 4
+    with pytest.raises(measurements.ShareFullError, match="already keeps 4"):
+        add("owner")  # everyone keeps one: nobody's is dropped for someone who keeps as many
+
+
 def test_an_older_sqlite_file_gains_the_table(tmp_path):
     with sqlite3.connect(tmp_path / FILE_NAME) as db:
         for step in sqlite.MIGRATIONS[:4]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from sandbox.backends import BackendHealth
 from server.queue.cache import cache_ref
 from tests.api.fakes import FakeBackend
 from tests.scale.conftest import HEARTBEAT_SECONDS, web, webs, worker
@@ -169,6 +170,22 @@ def test_health_and_metrics_show_pools_workers_and_runs(redis_service, prefix, t
                 phase
             )
         assert 'playground_first_verdict_seconds_count{pool="interpret"} 1.0' in text
+
+
+def test_health_tells_of_a_workers_slots_out_of_service(redis_service, prefix, tmp_path):
+    # Issue 41: a pool whose slots a stuck job holds said "ok"; the worker's heartbeat now says how many.
+    backend = FakeBackend()
+    with worker(redis_service, prefix, backend, slots=2), web(redis_service, prefix, tmp_path) as a:
+        for out, status in ((1, "degraded"), (2, "unhealthy")):
+            backend.state = BackendHealth(ok=True, detail="held out", quarantined_slots=out)
+            deadline = time.monotonic() + 5 * HEARTBEAT_SECONDS + 5
+            while (health := a.get("/api/health").json())["status"] != status and time.monotonic() < deadline:
+                time.sleep(0.05)
+            said = (
+                f"{out} of 2 slots of pool 'interpret' are out of service (a job that could not be stopped)"
+            )
+            assert (health["status"], health["problems"]) == (status, [said])
+            assert health["sandbox"]["quarantined_slots"] == out
 
 
 def test_runs_of_a_pool_left_without_workers_end_instead_of_waiting_forever(redis_service, prefix, tmp_path):

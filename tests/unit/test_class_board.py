@@ -8,8 +8,12 @@ import concurrent.futures
 
 import pytest
 
+from sandbox.jobs.build import make_job
+from sandbox.results.checked_by import CHECKED_BY_AUTHOR, CHECKED_BY_CATALOG, CHECKED_BY_LESSON
+from sandbox.results.classify import classify
 from server.classroom.board import score
 from server.classroom.live import InProcessLive
+from tests.executions import finished
 
 
 def run_alone(coroutine) -> None:
@@ -21,10 +25,13 @@ def run_alone(coroutine) -> None:
 ESTIMATE = {"chip": "v6e", "seconds": 2e-5}
 CHECKED = {
     "status": "passed",
-    "checked_by": "the author's own reference",
+    "checked_by": CHECKED_BY_LESSON,
     "chip": "v6e",
     "estimate": ESTIMATE,
 }
+
+
+ON_CHIP = {**CHECKED, "ran_on_chip": True}  # the host's word: the job ran in a TPU chip slot
 
 
 @pytest.mark.parametrize(
@@ -34,13 +41,27 @@ CHECKED = {
         ({**CHECKED, "status": "no_kernel"}, None),
         ({**CHECKED, "status": "mismatch"}, None),
         ({**CHECKED, "checked_by": ""}, None),  # nothing compared it outside the kernel's process
+        ({**CHECKED, "checked_by": CHECKED_BY_AUTHOR}, None),  # the student's own reference (issue 41)
+        ({**CHECKED, "checked_by": CHECKED_BY_CATALOG}, (2e-5, "estimate")),
         ({**CHECKED, "chip": "v5e"}, None),  # another chip than the board's
         ({**CHECKED, "estimate": None}, None),
-        ({**CHECKED, "timing": {"simulated": False, "kernel": {"median": 3e-5}}}, (3e-5, "measured")),
+        ({**ON_CHIP, "timing": {"simulated": False, "kernel": {"median": 3e-5}}}, (3e-5, "measured")),
         ({**CHECKED, "timing": {"simulated": True, "kernel": {"median": 9.0}}}, (2e-5, "estimate")),
+        # Issue 41: times the kernel's process made up.
+        ({**CHECKED, "timing": {"simulated": False, "kernel": {"median": 1e-9}}}, (2e-5, "estimate")),
+        ({**ON_CHIP, "timing": {"simulated": False, "kernel": {"median": 1e-9}}}, (2e-5, "estimate")),
+        ({**ON_CHIP, "timing": {"simulated": False, "kernel": {"median": -3.0}}}, (2e-5, "estimate")),
+        ({**CHECKED, "estimate": {**ESTIMATE, "seconds": -1.0}}, None),
+        ({**CHECKED, "estimate": {**ESTIMATE, "seconds": 1e-9}}, None),
+        ({**CHECKED, "estimate": {**ESTIMATE, "seconds": "2e-5"}}, None),
+        ({**CHECKED, "estimate": {**ESTIMATE, "seconds": 1e9}}, None),
     ],
-    ids=["estimate", "no_kernel", "mismatch", "unchecked", "other-chip", "no-estimate", "tpu", "simulated"],
-)
+    ids=[
+        "estimate", "no_kernel", "mismatch", "unchecked", "own-reference", "catalog", "other-chip", "no-estimate", "tpu", "simulated",
+        "measured-on-a-cpu-host", "one-ns", "negative-measured", "negative-estimate", "one-ns-estimate",
+        "text-estimate", "hours-estimate",
+    ],
+)  # fmt: skip
 def test_only_checked_correct_kernels_score(result, expected):
     assert score(result, "v6e") == expected
 
@@ -93,3 +114,9 @@ def test_redis_out_of_reach_is_a_503_not_a_500():
         assert refused.value.status == 503 and refused.value.headers == {"Retry-After": "5"}
 
     run_alone(scenario())
+
+
+def test_ran_on_chip_is_the_hosts_word_never_the_jobs():
+    job = make_job("def kernel(x): ...\n")
+    assert classify(job, finished()).ran_on_chip is False  # whatever the job's events say
+    assert classify(job, finished(on_chip=True)).ran_on_chip is True

@@ -97,3 +97,53 @@ def test_scattered_non_finite_values_are_summarised():
     check = compare("out", got, expected, TOL)
     assert check.nonfinite_mismatches == 18
     assert check.nonfinite_where == "NaN or Inf in all 16 rows (columns 5, 7, 11)"
+
+
+# Issue 41, item 4: every dtype compared as what it is.
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_compare_checks_both_parts_of_a_complex_output(dtype):
+    expected = (np.arange(6) + 1j * np.arange(6, 12)).astype(dtype)
+    assert compare("out", expected.copy(), expected, TOL).passed
+    wrong_imag = expected.real.astype(dtype)  # the real part right, the imaginary part lost
+    check = compare("out", wrong_imag, expected, TOL)
+    assert not check.passed and check.mismatch_count == 6
+    assert (check.first_mismatches[0].got, check.first_mismatches[0].expected) == (0.0, 6.0)
+    assert not compare("out", np.conj(expected), expected, TOL).passed
+    assert compare("out", expected + 5e-4j, expected, TOL).passed  # within tolerance on each part
+
+
+def test_compare_keeps_nan_and_inf_parity_per_complex_part():
+    expected = np.array([complex(np.nan, 1.0), complex(2.0, np.inf)])
+    assert compare("out", expected.copy(), expected, TOL).passed
+    for got in ([complex(np.nan, 3.0), complex(2.0, np.inf)], [complex(np.nan, 1.0), complex(2.0, -np.inf)]):
+        assert not compare("out", np.array(got), expected, TOL).passed, got
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values"),
+    [
+        (np.int64, [2**60, -(2**62), 2**53 + 1]),
+        (np.int64, [np.iinfo(np.int64).max, np.iinfo(np.int64).min, 0]),
+        (np.uint64, [2**64 - 2, 2**63, 2**53]),
+        (np.int32, [2**31 - 2, -(2**31), 7]),
+    ],
+)
+def test_compare_matches_integers_exactly(dtype, values):
+    expected = np.array(values, dtype)
+    assert compare("out", expected.copy(), expected, tolerance_for(str(expected.dtype))).passed
+    got = expected.copy()
+    got[0] -= 1  # off by one where float64 cannot tell the two apart
+    check = compare("out", got, expected, tolerance_for(str(expected.dtype)))
+    assert not check.passed and check.mismatch_count == 1 and check.max_abs_error == 1.0
+
+
+def test_compare_measures_integers_far_apart_exactly():
+    info = np.iinfo(np.int64)
+    check = compare("out", np.array([info.max]), np.array([info.min]), tolerance_for("int64"))
+    assert not check.passed and check.max_abs_error == float(2**64 - 1)
+
+
+def test_compare_applies_a_declared_integer_tolerance():
+    expected = np.array([10, 2**60], np.int64)
+    assert compare("out", expected + 1, expected, Tolerance(rtol=0.0, atol=1.0)).passed
+    assert not compare("out", expected + 2, expected, Tolerance(rtol=0.0, atol=1.0)).passed

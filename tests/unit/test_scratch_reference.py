@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from sandbox.backends.checking import reference_job
 from sandbox.backends.scratch_reference import reference_text
+from sandbox.jobs.build import make_job
 
 FILE = """
 import functools
@@ -43,8 +45,8 @@ def same_reference(before: str, after: str) -> bool:
     [
         ("jnp.tanh(x_ref[...]) * 2", "jnp.tanh(x_ref[...]) * 3"),  # the Pallas body
         ("(body, out_shape", "(body, grid=(1,), out_shape"),  # the pallas_call
-        ("def body(x_ref, o_ref):\n    o_ref", "def body(x_ref, o_ref):\n    print('hi')\n    o_ref"),
-        ("def kernel(x):\n", "def kernel(x):\n    # a comment, and a blank line\n\n"),
+        ("def body(x_ref, o_ref):\n    o_ref", "def body(x_ref, o_ref):\n    print('hi'); o_ref"),
+        ("(x.shape, x.dtype))(x)\n", "(x.shape, x.dtype))(x)  # a comment\n"),
     ],
 )
 def test_editing_what_only_the_kernel_runs_keeps_the_reference(old, new):
@@ -130,3 +132,30 @@ def test_a_file_that_does_not_parse_is_its_own_key():
     broken = FILE + "\ndef oops(:\n"
     assert reference_text(broken) == broken
     assert not same_reference(broken, broken.replace("jnp.tanh(x_ref[...]) * 2", "jnp.tanh(x_ref[...]) * 3"))
+
+
+def test_a_kernel_that_changes_how_many_lines_it_spans_makes_the_reference_again():
+    # The reference's job can read its own line numbers (a traceback's frames): they are in the key.
+    longer = FILE.replace("def kernel(x):\n", "def kernel(x):\n    # a comment, and a blank line\n\n")
+    assert not same_reference(FILE, longer)
+    assert reference_text(longer).count("\n") == longer.count("\n")
+
+
+SECRET = "KERNEL_ONLY_7f3a"
+# Issue 41, item 3: references that read the kernel's code without a name the slicer knows.
+INDIRECT = {
+    "pkgutil": "import pkgutil\nREAD = lambda: pkgutil.resolve_name('__main__:ker' + 'nel')\n",
+    "traceback": "import traceback\nREAD = lambda: traceback.extract_stack()\n",
+    "setattr": "import jax\nobject.__setattr__(jax, 'jit', lambda f: f)\n",
+}
+
+
+@pytest.mark.parametrize("prefix", INDIRECT.values(), ids=INDIRECT.keys())
+def test_the_reference_job_is_given_no_kernel_body(prefix):
+    tricky = prefix + FILE.replace("jnp.tanh(x_ref[...]) * 2", f"jnp.tanh(x_ref[...]) * len({SECRET!r})")
+    given = reference_text(tricky)
+    assert SECRET not in given  # whatever it reads of itself, the kernel's body is not there
+    assert "def reference(x):\n    return _scale(jnp.tanh(x))" in given
+    assert given.count("\n") == tricky.count("\n")
+    assert same_reference(tricky, tricky.replace(SECRET, "another"))
+    assert reference_job(make_job(tricky)).source == given  # what the job gets is what is keyed
