@@ -6,7 +6,7 @@
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
 import { renderCatalog, renderEntryInfo } from "./catalog.js";
-import { classEdited, classPart, withClass } from "./classroom.js";
+import { checkChallengeChip, classEdited, classPart, withClass } from "./classroom.js";
 import { DiffDialog } from "./diff.js";
 import { $, h } from "./dom.js";
 import { ExerciseActions } from "./exercise.js";
@@ -172,6 +172,10 @@ function run(extra = {}) {
   progress.start();
   runStatus("running", "Submitting…");
   state.running = editorState();
+  checkChallengeChip(places.lesson, state.running.chip, notices, (chip) => {
+    toolbar.chooseChip(chip);
+    run(extra);
+  });
   runs.start(withClass(runRequest(state.running, { ...extra, runtime: runtimes.runtime }), places.lesson));
 }
 

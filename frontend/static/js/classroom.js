@@ -18,6 +18,7 @@ const followKey = (classId) => `pp:class-follow:${classId}`;
 export const teacherKey = (classId) => `pp:teacher:${classId}`;
 const teachingKey = (lessonId) => `pp:teaching:${lessonId}`;
 const EDIT_REPORT_MS = 5000;
+const CHALLENGE_NOTICE = "challenge-chip";
 
 /** This browser's membership of a class on `lesson` (from POST /api/classes/{code}/join), or null. */
 export function membership(lesson) {
@@ -74,6 +75,24 @@ function seen(state, view) {
   }
   state.followed = view.follow ?? null;
   redraw(state);
+}
+
+/** The chip the class board of the step shown ranks on, when it is a challenge of this browser's class; else null. */
+function challengeChip(player) {
+  if (!player || !live || live.player !== player) return null;
+  const setup = live.view?.steps?.[player.index];
+  return setup?.kind === "challenge" ? setup.chip || player.step.chip : null;
+}
+
+/**
+ * When a run is pressed: say if it is not on the chip the step's challenge ranks on (the board would
+ * ignore it), with a button that runs that chip (`runOn(chip)`); a run on the right chip drops the note.
+ */
+export function checkChallengeChip(player, chip, notices, runOn) {
+  const wanted = challengeChip(player);
+  if (!wanted || wanted === chip) return notices.remove(CHALLENGE_NOTICE);
+  const el = notices.show("warning", `Step ${player.index + 1} is a challenge on ${wanted}: the class board ranks runs on ${wanted} only, and this run is on ${chip}.`, CHALLENGE_NOTICE);
+  el.querySelector(".notice-text").append(" ", h("button", { type: "button", onclick: () => runOn(wanted) }, `Run on ${wanted}`));
 }
 
 /** The student edited the step shown: tell the teacher, at once on a new step, then every few seconds. */
