@@ -60,6 +60,7 @@ async function entryDetail(slug) {
 
 /** Switch to a catalog entry (or scratch mode for null), with `source` or the saved draft. */
 async function selectEntry(slug, { source = null, fromShare = false } = {}) {
+  notices.leavePlace();
   let entry = null;
   if (slug) {
     try {
@@ -93,8 +94,8 @@ const editorState = () => ({ source: editor.getValue(), entry: state.entry?.slug
 /** Put a state ({source, entry, chip, options}) in the editor and the toolbar. */
 async function openState(saved, { fromShare = true } = {}) {
   const known = !saved.entry || state.catalog.some((e) => e.slug === saved.entry);
-  if (!known) notices.show("warning", `This was made for entry "${saved.entry}", which this server does not have; opened in scratch mode.`);
   await selectEntry(known ? saved.entry : null, { source: saved.source, fromShare });
+  if (!known) notices.show("warning", `This was made for entry "${saved.entry}", which this server does not have; opened in scratch mode.`, null, { place: true });
   toolbar.chooseChip(saved.chip);
   toolbar.applyOptions(saved.options);
 }

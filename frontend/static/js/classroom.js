@@ -91,7 +91,7 @@ function challengeChip(player) {
 export function checkChallengeChip(player, chip, notices, runOn) {
   const wanted = challengeChip(player);
   if (!wanted || wanted === chip) return notices.remove(CHALLENGE_NOTICE);
-  const el = notices.show("warning", `Step ${player.index + 1} is a challenge on ${wanted}: the class board ranks runs on ${wanted} only, and this run is on ${chip}.`, CHALLENGE_NOTICE);
+  const el = notices.show("warning", `Step ${player.index + 1} is a challenge on ${wanted}: the class board ranks runs on ${wanted} only, and this run is on ${chip}.`, CHALLENGE_NOTICE, { place: true });
   el.querySelector(".notice-text").append(" ", h("button", { type: "button", onclick: () => runOn(wanted) }, `Run on ${wanted}`));
 }
 

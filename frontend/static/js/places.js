@@ -80,7 +80,7 @@ export class Places {
     await this.hooks.openState(shared);
     this.hooks.measured?.show(shared.id);
     const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
-    this.hooks.notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
+    this.hooks.notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice", { place: true });
     // A share runs on the JAX it was made on while that is installed (the runtime picker says which).
     if (shared.run_on && this.hooks.onShare) this.hooks.onShare(shared);
     else this.checkVersions(shared.versions);
@@ -179,6 +179,6 @@ export class Places {
   checkVersions(versions) {
     const drift = versionDrift(versions, this.hooks.server());
     if (!drift) return;
-    this.hooks.notices.show("warning", `This link was made on a server running ${drift.then}; this one runs ${drift.now}. Results may differ.`, "version-notice");
+    this.hooks.notices.show("warning", `This link was made on a server running ${drift.then}; this one runs ${drift.now}. Results may differ.`, "version-notice", { place: true });
   }
 }
