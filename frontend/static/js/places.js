@@ -7,7 +7,6 @@
 // from the address bar (a projector shows it).
 
 import { h } from "./dom.js";
-import { LessonPlayer, keepLessonToken, lessonToken } from "./lesson.js";
 import { versionDrift } from "./notices.js";
 
 /** What a location names: {kind: "share"|"lesson"|"entry"|"scratch", id, revision, step, slug}. */
@@ -92,6 +91,9 @@ export class Places {
   }
 
   async openLesson(id, revision, step) {
+    // The lesson player (and the class session's part, `loadClass`) come with the first lesson
+    // opened: a page without a lesson never needs them, and the first visit is lighter.
+    const [{ LessonPlayer, keepLessonToken, lessonToken }] = await Promise.all([import("./lesson.js"), this.hooks.loadClass?.()]);
     const token = /^#edit=([\w-]+)$/.exec(location.hash)?.[1];
     if (token) {
       keepLessonToken(this.hooks.storage, id, token);
