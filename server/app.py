@@ -30,7 +30,7 @@ from server.classroom.room import create_classroom
 from server.clients import parse_networks
 from server.mcp import endpoint as mcp_endpoint
 from server.queue import create_queue
-from server.routes import catalog, class_live, lessons, meta, notebooks, pages, runs, shares, sweeps
+from server.routes import apidocs, catalog, class_live, lessons, meta, notebooks, pages, runs, shares, sweeps
 from server.routes import classes as class_routes
 from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
@@ -92,6 +92,9 @@ def create_app(
         version="0.1.0",
         lifespan=lifespan,
         description="Run, check, time and share JAX Pallas TPU kernels.",
+        # /docs and /redoc come from server.routes.apidocs, with their assets served here (offline).
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings, app.state.catalog = settings, catalog_
     app.state.runtimes, app.state.matrices = runtimes_, jax_runtimes.Matrices()
@@ -103,7 +106,7 @@ def create_app(
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(BodyLimit, limit=settings.body_bytes)
     routers = (runs.router, catalog.router, meta.router, meta.metrics_router, shares.router, lessons.router)
-    for router in (*routers, pages.router):
+    for router in (*routers, pages.router, apidocs.router):
         app.include_router(router)
     app.include_router(sweeps.router)  # a sweep ("Tune"): shard runs of the same queue
     app.include_router(runtime_routes.router)

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 
@@ -35,6 +37,16 @@ def test_catalog_lists_entries_and_details(client):
 def test_openapi_docs_are_served(client):
     assert client.get("/docs").status_code == 200
     assert "/api/runs" in client.get("/openapi.json").json()["paths"]
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_api_docs_need_no_network(client, page):
+    """Offline TPU VMs and classrooms: every script, style and icon comes from this server."""
+    html = client.get(page).text
+    urls = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert urls and not [u for u in urls if "//" in u]
+    for url in urls:
+        assert client.get(url).status_code == 200, url
 
 
 def test_development_backend_is_refused_beyond_loopback(tmp_path):

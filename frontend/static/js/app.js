@@ -6,14 +6,11 @@
 import { createEditor } from "../vendor/codemirror/codemirror.esm.min.js";
 import * as api from "./api.js";
 import { renderCatalog, renderEntryInfo } from "./catalog.js";
-import { classEdited, classPart, withClass } from "./classroom.js";
 import { DiffDialog } from "./diff.js";
 import { $, h } from "./dom.js";
 import { ExerciseActions } from "./exercise.js";
-import { RunHistory } from "./history.js";
 import { EmbedDialog } from "./links.js";
 import { renderIr } from "./lowering.js";
-import { ShareMeasurements } from "./measured.js";
 import { sourceMarks } from "./marks.js";
 import { MatrixControl, matrixRequest } from "./matrix.js";
 import { Notices } from "./notices.js";
@@ -60,6 +57,7 @@ async function entryDetail(slug) {
 
 /** Switch to a catalog entry (or scratch mode for null), with `source` or the saved draft. */
 async function selectEntry(slug, { source = null, fromShare = false } = {}) {
+  notices.leavePlace();
   let entry = null;
   if (slug) {
     try {
@@ -93,8 +91,8 @@ const editorState = () => ({ source: editor.getValue(), entry: state.entry?.slug
 /** Put a state ({source, entry, chip, options}) in the editor and the toolbar. */
 async function openState(saved, { fromShare = true } = {}) {
   const known = !saved.entry || state.catalog.some((e) => e.slug === saved.entry);
-  if (!known) notices.show("warning", `This was made for entry "${saved.entry}", which this server does not have; opened in scratch mode.`);
   await selectEntry(known ? saved.entry : null, { source: saved.source, fromShare });
+  if (!known) notices.show("warning", `This was made for entry "${saved.entry}", which this server does not have; opened in scratch mode.`, null, { place: true });
   toolbar.chooseChip(saved.chip);
   toolbar.applyOptions(saved.options);
 }
@@ -131,6 +129,8 @@ function expectedCases() {
 // The Trace tab's module (its timeline and grid views) is imported when there is a trace to show
 // or the tab is first opened: not with the page.
 const traceTab = onDemand(() => import("./trace.js"));
+// The class session's part of a lesson (classroom.js), loaded with the first lesson (places.js).
+let classroom = null;
 let traced = {};
 function showTrace(result) {
   traced = result;
@@ -172,7 +172,12 @@ function run(extra = {}) {
   progress.start();
   runStatus("running", "Submitting…");
   state.running = editorState();
-  runs.start(withClass(runRequest(state.running, { ...extra, runtime: runtimes.runtime }), places.lesson));
+  classroom?.checkChallengeChip(places.lesson, state.running.chip, notices, (chip) => {
+    toolbar.chooseChip(chip);
+    run(extra);
+  });
+  const body = runRequest(state.running, { ...extra, runtime: runtimes.runtime });
+  runs.start(classroom ? classroom.withClass(body, places.lesson) : body);
 }
 
 /** Run the editor's kernel on every installed JAX version (or on `versions`, then diff the two). */
@@ -198,7 +203,8 @@ const runHooks = {
     showResult(result);
     // A cached run sends `done` alone, so its id comes from the submit, not from an event.
     state.runId = state.runId ?? runs.lastId;
-    runHistory.add(state.running, result, state.runId);
+    const [ran, runId] = [state.running, state.runId];
+    runHistory.get().then((kept) => kept.add(ran, result, runId));
     state.lastRun = { key: stateKey(state.running), id: state.runId };
     state.runId = null;
     places.rememberResult(result);
@@ -245,18 +251,27 @@ const builder = onDemand(async () => {
 });
 const openBuilder = (then) => builder.get().then(then, (error) => notices.problem(error, "Could not load the lesson builder"));
 const diff = new DiffDialog($("#diff-dialog"), { current: () => editor.getValue(), entry: () => state.entry, wrap: () => view.wrap, starter: SCRATCH_STARTER });
-const runHistory = new RunHistory($("#history"), {
-  storage,
-  onOpen: async (record) => {
-    await places.visit(() => openState(record, { fromShare: false }), record.entry ? `/?entry=${encodeURIComponent(record.entry)}` : "/?scratch");
-    showResult(record.result, `From your run history: ${new Date(record.at).toLocaleString()}. Run it to check it again.`);
-    showTab("results");
-  },
+// The History tab's module: with the first result or the tab's first showing, not with the page.
+const runHistory = onDemand(async () => {
+  const { RunHistory } = await import("./history.js");
+  return new RunHistory($("#history"), {
+    storage,
+    onOpen: async (record) => {
+      await places.visit(() => openState(record, { fromShare: false }), record.entry ? `/?entry=${encodeURIComponent(record.entry)}` : "/?scratch");
+      showResult(record.result, `From your run history: ${new Date(record.at).toLocaleString()}. Run it to check it again.`);
+      showTab("results");
+    },
+  });
 });
-const measured = new ShareMeasurements($("#share-measured"), { api, notices });
+// A share's measurements (measured.js): with the first share opened, not with the page.
+const shareMeasured = onDemand(async () => new (await import("./measured.js")).ShareMeasurements($("#share-measured"), { api, notices }));
+const measured = { show: (id) => shareMeasured.get().then((m) => m.show(id)), hide: () => shareMeasured.made?.then((m) => m.hide()) };
 const places = new Places({ api, notices, storage, view, builder: { edit: (lesson) => openBuilder((b) => b.edit(lesson)) }, selectEntry, openState, showResult, catalog: () => state.catalog, server: () => state.server, toolbar, editor, measured,
-  classPart: (player) => classPart(player, notices),
-  classEdited,
+  loadClass: async () => {
+    classroom ??= await import("./classroom.js");
+  },
+  classPart: (player) => classroom.classPart(player, notices),
+  classEdited: (player) => classroom?.classEdited(player),
   onShare: (shared) => {
     runtimes.choose(shared.run_on);
     showShareRuntime(notices, shared, runtimes.newest, (older, newer) => runAll([older, newer]));
@@ -299,6 +314,7 @@ function wireControls() {
   );
   $("#lesson-button").addEventListener("click", () => openBuilder((b) => b.open()));
   $("#panel-trace").addEventListener("shown", () => showTrace(traced));
+  $("#panel-history").addEventListener("shown", () => runHistory.get().catch((error) => notices.problem(error, "Could not load the history")));
   $("#panel-tune").addEventListener("shown", () => tune.get().catch((error) => notices.problem(error, "Could not load Tune")));
   $("#catalog-button").addEventListener("click", () => $("#catalog-dialog").showModal());
   $("#catalog-close").addEventListener("click", () => $("#catalog-dialog").close());

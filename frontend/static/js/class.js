@@ -4,11 +4,14 @@
 // change, on any web server): the grid, raised hands, follow-me, common mistakes, class boards, the
 // steps' setup, renaming and removing students, the grid as CSV. `?present=1` lays it out for a
 // projector (larger, no editing controls). The teacher token leaves the fragment for this browser's
-// storage at once, so it is not left in the address bar on a projector.
+// storage at once, so it is not left in the address bar on a projector; the page shows the whole
+// teacher link, copyable (never on the projector), and without a kept token (another device) asks
+// for the link or its token instead.
 
 import * as api from "./api.js";
 import { h, $ } from "./dom.js";
 import { keepMembership, teacherKey } from "./classroom.js";
+import { wireCopyButtons } from "./links.js";
 import { renderBoards, renderCommon, renderFollow, renderGrid, renderHands, renderSetup } from "./classgrid.js";
 import { storage } from "./storage.js";
 
@@ -47,6 +50,40 @@ function teacherToken(id) {
     history.replaceState(null, "", `${location.pathname}${location.search}`);
   }
   return fromLink || storage.get(teacherKey(id));
+}
+
+/** The token in a pasted teacher link (…#token=…), or the text itself when it is the bare token. */
+function tokenFrom(text) {
+  const trimmed = text.trim();
+  const hash = trimmed.indexOf("#");
+  return hash < 0 ? trimmed : new URLSearchParams(trimmed.slice(hash + 1)).get("token") ?? "";
+}
+
+/** No token here, or a refused one: the teacher pastes the link (or the token); kept once it opens the class. */
+function askForToken(id) {
+  const form = $("#teacher-reopen");
+  if (!form.hidden) return;
+  form.hidden = false;
+  $("#teacher-link-box").hidden = true;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const token = tokenFrom($("#teacher-reopen-link").value);
+    try {
+      await api.getClassProgress(id, token);
+    } catch (error) {
+      showProblem($("#teacher-problem"), error);
+      return;
+    }
+    storage.set(teacherKey(id), token);
+    location.reload();
+  });
+  $("#teacher-reopen-link").focus();
+}
+
+function showTeacherLink(id, token) {
+  $("#teacher-link").value = `${location.origin}/t/${encodeURIComponent(id)}#token=${encodeURIComponent(token)}`;
+  $("#teacher-link-box").hidden = false;
+  wireCopyButtons($("#teacher-link-box"));
 }
 
 async function downloadCsv(id, token, code) {
@@ -108,9 +145,10 @@ async function teacherPage(id) {
   $("#teacher-present").href = present ? location.pathname : "?present=1";
   $("#teacher").hidden = false;
   if (!token) {
-    showProblem($("#teacher-problem"), new Error("This page needs the teacher link (with #token=…) that starting the class gave you."));
+    askForToken(id);
     return;
   }
+  showTeacherLink(id, token);
   const actions = teacherActions(id, token);
   const chips = await api.getChips().then((found) => found.map((chip) => chip.name)).catch(() => []);
   let code = "";
@@ -121,6 +159,7 @@ async function teacherPage(id) {
     $("#teacher-live").hidden = !trouble;
     $("#teacher-live").textContent = trouble ? `Live updates interrupted (${trouble.message}); reconnecting…` : "";
     if (trouble && [401, 403, 404].includes(trouble.status)) showProblem($("#teacher-problem"), trouble);
+    if (trouble && [401, 403].includes(trouble.status)) askForToken(id);
   });
   $("#teacher-csv").addEventListener("click", () => downloadCsv(id, token, code));
   $("#teacher-clear-hands").addEventListener("click", () => actions.clear());

@@ -3,7 +3,8 @@
 // student's token and the step), and the lesson bar's part: who you are in the class, your raised
 // hand, "follow the teacher" (on by default; the page moves to the step the teacher shows, unless
 // you opt out), the class board of a challenge step and an assignment's deadline; or, for the
-// teacher, a button that starts a class from this lesson (its page opens at /t/{id}). The student's
+// teacher, a button that starts a class from this lesson (its page opens at /t/{id}) and, once this
+// browser has started one, the way back to that class's teacher page. The student's
 // page is live over Server-Sent Events (GET /api/classes/{id}/live) and tells the teacher which step
 // its student is editing (at most every EDIT_REPORT_MS while typing).
 
@@ -15,7 +16,9 @@ import { storage } from "./storage.js";
 const memberKey = (lessonId) => `pp:class:${lessonId}`;
 const followKey = (classId) => `pp:class-follow:${classId}`;
 export const teacherKey = (classId) => `pp:teacher:${classId}`;
+const teachingKey = (lessonId) => `pp:teaching:${lessonId}`;
 const EDIT_REPORT_MS = 5000;
+const CHALLENGE_NOTICE = "challenge-chip";
 
 /** This browser's membership of a class on `lesson` (from POST /api/classes/{code}/join), or null. */
 export function membership(lesson) {
@@ -74,6 +77,24 @@ function seen(state, view) {
   redraw(state);
 }
 
+/** The chip the class board of the step shown ranks on, when it is a challenge of this browser's class; else null. */
+function challengeChip(player) {
+  if (!player || !live || live.player !== player) return null;
+  const setup = live.view?.steps?.[player.index];
+  return setup?.kind === "challenge" ? setup.chip || player.step.chip : null;
+}
+
+/**
+ * When a run is pressed: say if it is not on the chip the step's challenge ranks on (the board would
+ * ignore it), with a button that runs that chip (`runOn(chip)`); a run on the right chip drops the note.
+ */
+export function checkChallengeChip(player, chip, notices, runOn) {
+  const wanted = challengeChip(player);
+  if (!wanted || wanted === chip) return notices.remove(CHALLENGE_NOTICE);
+  const el = notices.show("warning", `Step ${player.index + 1} is a challenge on ${wanted}: the class board ranks runs on ${wanted} only, and this run is on ${chip}.`, CHALLENGE_NOTICE, { place: true });
+  el.querySelector(".notice-text").append(" ", h("button", { type: "button", onclick: () => runOn(wanted) }, `Run on ${wanted}`));
+}
+
 /** The student edited the step shown: tell the teacher, at once on a new step, then every few seconds. */
 export function classEdited(player) {
   if (!live || live.player !== player) return;
@@ -129,7 +150,17 @@ function leave(player) {
   player.render(false);
 }
 
-/** The lesson bar's class part: the student's class (live), or "Start a class". */
+/** The class this browser last started on `lesson` ({id, code, teacher_url}), its token kept too, or null. */
+function teaching(lesson) {
+  try {
+    const found = JSON.parse(storage.get(teachingKey(lesson.id)) ?? "null");
+    return found && storage.get(teacherKey(found.id)) ? found : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The lesson bar's class part: the student's class (live), or "Start a class" (and the teacher's way back). */
 export function classPart(player, notices) {
   const member = membership(player.lesson);
   if (member) {
@@ -140,10 +171,16 @@ export function classPart(player, notices) {
     try {
       const made = await api.createClass({ lesson: player.lesson.id, revision: player.lesson.revision });
       storage.set(teacherKey(made.id), made.teacher_token);
+      storage.set(teachingKey(player.lesson.id), JSON.stringify({ id: made.id, code: made.code, teacher_url: made.teacher_url }));
       location.assign(`${made.teacher_url}#token=${encodeURIComponent(made.teacher_token)}`);
     } catch (error) {
       notices.problem(error, "Could not start a class");
     }
   };
-  return h("button", { type: "button", id: "class-start", title: "Run this lesson with a room: a join code and a live grid", onclick: start }, "Start a class");
+  const mine = teaching(player.lesson);
+  const button = h("button", { type: "button", id: "class-start", title: "Run this lesson with a room: a join code and a live grid", onclick: start },
+    mine ? "Start another class" : "Start a class");
+  if (!mine) return button;
+  const back = h("a", { id: "class-teacher", href: mine.teacher_url, title: "The class you started from this lesson: its live grid" }, `Class ${mine.code}: teacher view`);
+  return h("span", { class: "lesson-class" }, back, " ", button);
 }

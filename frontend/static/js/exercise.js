@@ -28,7 +28,7 @@ export class ExerciseActions {
     wireUpload(
       $("#upload"),
       (text, name) => this.load(text, `${name} from your computer`),
-      (why) => hooks.notices.show("error", why, "upload-notice"),
+      (why) => hooks.notices.show("error", why, "upload-notice", { place: true }),
     );
     document.addEventListener("keydown", (event) => {
       if (event.altKey && event.shiftKey && event.code === "KeyD") {
@@ -42,7 +42,7 @@ export class ExerciseActions {
   load(text, what, why = "") {
     this.hooks.editor.setValue(text);
     this.hooks.onLoaded();
-    const el = this.hooks.notices.show("info", `Loaded ${what}. Ctrl/⌘+Z in the editor undoes it.`, "load-notice");
+    const el = this.hooks.notices.show("info", `Loaded ${what}. Ctrl/⌘+Z in the editor undoes it.`, "load-notice", { place: true });
     if (why) el.append(h("details", { class: "why" }, h("summary", {}, "Why is it wrong? (spoiler)"), h("p", {}, why)));
     this.hooks.editor.focus();
   }

@@ -36,8 +36,12 @@ export class Notices {
     this.single = single;
   }
 
-  /** Show `text` (always as text); a notice with the same `id` is replaced. Returns the element. */
-  show(kind, text, id = null) {
+  /**
+   * Show `text` (always as text); a notice with the same `id` is replaced. Returns the element.
+   * `place`: it speaks of what is open (a share, an entry, a loaded file, a lesson step), so it goes
+   * when that changes (`leavePlace`) instead of staying on screen after it stopped being true.
+   */
+  show(kind, text, id = null, { place = false } = {}) {
     if (this.single) this.root.replaceChildren();
     else if (id) this.remove(id);
     const el = h(
@@ -46,8 +50,14 @@ export class Notices {
       h("span", { class: "notice-text" }, text),
       this.single ? null : h("button", { type: "button", class: "icon", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
     );
+    if (place) el.dataset.place = "1";
     this.root.append(el);
     return el;
+  }
+
+  /** Another entry, share or step is open: drop the notices that spoke of the one before. */
+  leavePlace() {
+    for (const el of [...this.root.children]) if (el.dataset.place === "1") el.remove();
   }
 
   remove(id) {

@@ -7,7 +7,6 @@
 // from the address bar (a projector shows it).
 
 import { h } from "./dom.js";
-import { LessonPlayer, keepLessonToken, lessonToken } from "./lesson.js";
 import { versionDrift } from "./notices.js";
 
 /** What a location names: {kind: "share"|"lesson"|"entry"|"scratch", id, revision, step, slug}. */
@@ -80,7 +79,7 @@ export class Places {
     await this.hooks.openState(shared);
     this.hooks.measured?.show(shared.id);
     const created = shared.created ? `, shared ${shared.created.slice(0, 10)}` : "";
-    this.hooks.notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice");
+    this.hooks.notices.show("info", `Opened shared link ${shared.id}${created} (${shared.entry ?? "scratch"} on ${shared.chip}).`, "share-notice", { place: true });
     // A share runs on the JAX it was made on while that is installed (the runtime picker says which).
     if (shared.run_on && this.hooks.onShare) this.hooks.onShare(shared);
     else this.checkVersions(shared.versions);
@@ -92,6 +91,9 @@ export class Places {
   }
 
   async openLesson(id, revision, step) {
+    // The lesson player (and the class session's part, `loadClass`) come with the first lesson
+    // opened: a page without a lesson never needs them, and the first visit is lighter.
+    const [{ LessonPlayer, keepLessonToken, lessonToken }] = await Promise.all([import("./lesson.js"), this.hooks.loadClass?.()]);
     const token = /^#edit=([\w-]+)$/.exec(location.hash)?.[1];
     if (token) {
       keepLessonToken(this.hooks.storage, id, token);
@@ -179,6 +181,6 @@ export class Places {
   checkVersions(versions) {
     const drift = versionDrift(versions, this.hooks.server());
     if (!drift) return;
-    this.hooks.notices.show("warning", `This link was made on a server running ${drift.then}; this one runs ${drift.now}. Results may differ.`, "version-notice");
+    this.hooks.notices.show("warning", `This link was made on a server running ${drift.then}; this one runs ${drift.now}. Results may differ.`, "version-notice", { place: true });
   }
 }

@@ -26,7 +26,7 @@ export function shareRuntimeText(shared, newest) {
 export function showShareRuntime(notices, shared, newest, onRerun) {
   const text = shareRuntimeText(shared, newest);
   if (!text) return;
-  const el = notices.show(shared.runtime_note ? "warning" : "info", text, "runtime-notice");
+  const el = notices.show(shared.runtime_note ? "warning" : "info", text, "runtime-notice", { place: true });
   if (shared.run_on !== newest) {
     el.append(h("button", { id: "rerun-today", type: "button", onclick: () => onRerun(shared.run_on, newest) }, `Re-run on today's JAX (${newest})`));
   }

@@ -1,6 +1,8 @@
-// The keyboard shortcut sheet, opened with "?" (anywhere but a text field) or the ? button.
+// The keyboard shortcut sheet, opened with "?" (anywhere but a text field) or the ? button, with the
+// way to the HTTP API's pages and the agents' MCP config for this host.
 
 import { $, h } from "./dom.js";
+import { wireCopyButtons } from "./links.js";
 
 export const SHORTCUTS = [
   ["Ctrl/⌘ + Enter", "Run the kernel"],
@@ -22,6 +24,9 @@ export function setupShortcuts(dialog, button) {
   $("#shortcuts", dialog).replaceChildren(
     h("tbody", {}, SHORTCUTS.map(([keys, what]) => h("tr", {}, h("th", { scope: "row" }, h("kbd", {}, keys)), h("td", {}, what)))),
   );
+  $("#help-mcp", dialog).value = JSON.stringify({ mcpServers: { "pallas-playground": { type: "http", url: `${location.origin}/mcp` } } });
+  $("#help-client", dialog).textContent = `pallas_playground.Client("${location.origin}")`;
+  wireCopyButtons(dialog);
   const open = () => dialog.open || dialog.showModal();
   button.addEventListener("click", open);
   $("#shortcuts-close", dialog).addEventListener("click", () => dialog.close());

@@ -48,6 +48,16 @@ export function nextSize(size, by) {
   return SIZES[Math.max(0, Math.min(SIZES.length - 1, (at < 0 ? SIZES.indexOf(100) : at) + by))];
 }
 
+// On a wide projector a lesson's bar (its title, steps and note) goes to the top of the side pane:
+// above the code it left 12 rows of code at 1280×720 and cut the note; beside it, the code keeps its
+// 20 rows and the note shows whole. Elsewhere it stays above the code.
+const WIDE = "(min-width: 821px)";
+function placeLessonBar(present) {
+  const bar = document.getElementById("lesson-bar");
+  const home = document.querySelector(present && matchMedia(WIDE).matches ? ".pane-side" : ".pane-code");
+  if (bar && home && bar.parentElement !== home) home.prepend(bar);
+}
+
 export class View {
   /**
    * @param {{storage: object, editors: () => object[], onChange?: () => void}} hooks
@@ -59,6 +69,7 @@ export class View {
     this.menu = $("#view-menu");
     this.buildMenu();
     $("#view-button").addEventListener("click", () => this.toggleMenu());
+    matchMedia(WIDE).addEventListener("change", () => placeLessonBar(this.view.present));
     $("#present").addEventListener("click", () => this.set({ present: !this.view.present, size: this.view.present ? 100 : PRESENT_SIZE, wrap: !this.view.present }));
     document.addEventListener("click", (event) => {
       if (!this.menu.hidden && !this.menu.contains(event.target) && !$("#view-button").contains(event.target)) this.toggleMenu(false);
@@ -104,6 +115,7 @@ export class View {
     const { present, hidden, size, wrap } = this.view;
     if (present) root.dataset.present = "1";
     else delete root.dataset.present;
+    placeLessonBar(present);
     root.dataset.hide = hidden.join(" ");
     root.style.setProperty("--page-zoom", String(size / 100));
     for (const part of PARTS) {
