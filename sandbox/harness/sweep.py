@@ -41,6 +41,7 @@ from sandbox.harness.lowering import check as lowering
 from sandbox.harness.lowering.chip_checks import facts as chip_facts
 from sandbox.harness.lowering.chip_checks import vmem_refusal
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
+from sandbox.harness.model.runs import estimate_xla
 from sandbox.harness.target import Target, TargetError, configure, fault_of
 from sandbox.protocol import ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
 from sandbox.protocol.arrays import MAX_JOB_ARRAY_BYTES, ArrayBytes
@@ -86,6 +87,7 @@ class SweepSession:
         assert job.sweep is not None
         self.job, self.spec, self.events = job, job.sweep, events
         self.array_bytes_left = MAX_JOB_ARRAY_BYTES  # what the outputs of all configs may take
+        self.xla_seconds: float | None = None
 
     def run(self) -> None:
         job = self.job
@@ -97,6 +99,8 @@ class SweepSession:
             target_args = self._phase("make_inputs", lambda: self._target_inputs(plan), plan.files)
         except Stop:
             return
+        # XLA's own op at the target size, the baseline every config's estimate is shown against.
+        self.xla_seconds = estimate_xla(plan.reference, target_args, target) if plan.reference else None
         selected = self.spec.configs()
         for done, (index, params) in enumerate(selected, start=1):
             result, note, ran = self._config(target, plan, target_args, index, params)
@@ -156,7 +160,7 @@ class SweepSession:
         spent: dict[str, float] = {}
         dims = self.spec.check_dims(params, plan.check_base)
         result = ConfigResult(index=index, params=params, status="ok", reason="", check_size=dims)
-        fn = _bound(plan.kernel, params, plan.mutable)
+        fn = sweep_plan.bound(plan.kernel, params, plan.mutable)
         t0 = time.perf_counter()
         try:
             closed = trace(fn, target_args, target.chip_context())
@@ -196,7 +200,7 @@ class SweepSession:
             bound=estimate.bound,
             roofline_fraction=estimate.roofline_fraction,
             steps=sum(k.steps for k in estimate.kernels),
-            estimate=estimate,
+            estimate=dataclasses.replace(estimate, xla_seconds=self.xla_seconds),
         )
 
     def _lower(
@@ -361,22 +365,6 @@ def _scratch_plan(module: types.ModuleType) -> SweepPlan:
         check_base=sweep_plan.scratch_check_base(make_inputs),
         files=(usercode.USER_FILE,),
     )
-
-
-def _bound(
-    kernel: Callable[..., Any], params: dict[str, ParamValue], mutable: tuple[int, ...]
-) -> Callable[..., Any]:
-    """`kernel` with this config's parameters; mutable inputs become fresh refs inside the trace."""
-    fn = functools.partial(kernel, **params)
-    if not mutable:
-        return fn
-
-    def with_refs(*args: Any) -> Any:
-        refs = [jax.new_ref(a) if i in mutable else a for i, a in enumerate(args)]
-        out = fn(*refs)
-        return out, [refs[i][...] for i in mutable]
-
-    return with_refs
 
 
 def _require(module: types.ModuleType, name: str) -> Callable[..., Any]:

@@ -10,11 +10,15 @@ catalog mode, so nothing here needs it.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
 
+import jax
+
 from sandbox.protocol import Case, EntrySpec, SweepSpec
+from sandbox.protocol.sweep import ParamValue
 
 MakeInputs = Callable[[dict[str, int]], Any]  # a problem size → the kernel's inputs
 
@@ -65,3 +69,19 @@ def check_groups(spec: SweepSpec, base: dict[str, int]) -> list[tuple[dict[str, 
         sizes.setdefault(key, dims)
         groups.setdefault(key, []).append(index)
     return [(sizes[key], tuple(indices)) for key, indices in groups.items()]
+
+
+def bound(
+    kernel: Callable[..., Any], params: dict[str, ParamValue], mutable: tuple[int, ...]
+) -> Callable[..., Any]:
+    """`kernel` with this config's parameters; mutable inputs become fresh refs inside the trace."""
+    fn = functools.partial(kernel, **params)
+    if not mutable:
+        return fn
+
+    def with_refs(*args: Any) -> Any:
+        refs = [jax.new_ref(a) if i in mutable else a for i, a in enumerate(args)]
+        out = fn(*refs)
+        return out, [refs[i][...] for i in mutable]
+
+    return with_refs

@@ -188,7 +188,13 @@ def describe(config: ConfigResult) -> str:
         band = f" (a real chip: {_ms(e.low_seconds)} to {_ms(e.high_seconds)}, {e.validation.split(' (')[0]})"
     elif how == "estimated" and e is not None and e.validation:
         band = f" ({e.validation})"
-    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}{band}"
+    xla = e.xla_seconds if e is not None else None
+    baseline = ""
+    if xla:
+        baseline = f"; XLA's own op (the reference) estimated at {_ms(xla)}"
+        if config.estimated_seconds:
+            baseline += f", the kernel's estimate {config.estimated_seconds / xla:.2f}x it"
+    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}{band}{baseline}"
 
 
 def _ms(seconds: float | None) -> str:
