@@ -10,7 +10,8 @@ which `sandbox.results.classify` turns into a `RunResult`.
     trace.py   the kernel trace's types (RunResult.trace)
     estimate.py the TPU time model's Estimate (RunResult.estimate, a sweep config's estimate)
     sweep.py   SweepSpec (Job.sweep), ConfigResult, SweepResult (RunResult.sweep)
-    events.py  Event, EventKind, EventWriter (the child's side), Execution (the backend's facts)
+    events.py  Event, EventKind, EventWriter (the child's side)
+    execution.py  Execution (the backend's facts about one child), never_ran
     chips.py   the chip table (the one list of TPU generations)
     codec.py   to_json_dict / from_json_dict for all of the above
 """
@@ -26,10 +27,9 @@ from sandbox.protocol.events import (
     Event,
     EventKind,
     EventWriter,
-    Execution,
-    never_ran,
     new_event,
 )
+from sandbox.protocol.execution import Execution, never_ran
 from sandbox.protocol.job import Case, CaseInputs, EntrySpec, InterpretOptions, Job, Limits, Mode, Tolerance
 from sandbox.protocol.result import (
     CaseResult,
