@@ -256,6 +256,11 @@ class ChipOut(Wire):
         ...,
         description="VMEM a kernel gets without vmem_limit_bytes (the compiler's default), where published.",
     )
+    transcendental_bands: tuple[tuple[str, float], ...] = Field(
+        ...,
+        description="The chip's largest relative error of each transcendental in a kernel (f32), measured on "
+        "the chip; empty where not measured. The simulator computes them exactly.",
+    )
 
 
 class LessonStepCreate(Wire):

@@ -240,36 +240,25 @@ const tune = onDemand(async () => {
   panel.entryChanged(state.entry);
   return panel;
 });
-const builder = onDemand(async () => {
-  const { LessonBuilder } = await import("./builder.js");
-  return new LessonBuilder($("#lesson-dialog"), {
-    current: editorState,
-    storage,
-    onProblem: (error, what) => notices.problem(error, what),
-    onEmbed: (target) => embedDialog.open(target),
-  });
-});
+const builder = onDemand(async () => new (await import("./builder.js")).LessonBuilder($("#lesson-dialog"), {
+  current: editorState, storage, onProblem: (error, what) => notices.problem(error, what), onEmbed: (target) => embedDialog.open(target),
+}));
 const openBuilder = (then) => builder.get().then(then, (error) => notices.problem(error, "Could not load the lesson builder"));
 const diff = new DiffDialog($("#diff-dialog"), { current: () => editor.getValue(), entry: () => state.entry, wrap: () => view.wrap, starter: SCRATCH_STARTER });
 // The History tab's module: with the first result or the tab's first showing, not with the page.
-const runHistory = onDemand(async () => {
-  const { RunHistory } = await import("./history.js");
-  return new RunHistory($("#history"), {
-    storage,
-    onOpen: async (record) => {
-      await places.visit(() => openState(record, { fromShare: false }), record.entry ? `/?entry=${encodeURIComponent(record.entry)}` : "/?scratch");
-      showResult(record.result, `From your run history: ${new Date(record.at).toLocaleString()}. Run it to check it again.`);
-      showTab("results");
-    },
-  });
-});
+const runHistory = onDemand(async () => new (await import("./history.js")).RunHistory($("#history"), {
+  storage,
+  onOpen: async (record) => {
+    await places.visit(() => openState(record, { fromShare: false }), record.entry ? `/?entry=${encodeURIComponent(record.entry)}` : "/?scratch");
+    showResult(record.result, `From your run history: ${new Date(record.at).toLocaleString()}. Run it to check it again.`);
+    showTab("results");
+  },
+}));
 // A share's measurements (measured.js): with the first share opened, not with the page.
 const shareMeasured = onDemand(async () => new (await import("./measured.js")).ShareMeasurements($("#share-measured"), { api, notices }));
 const measured = { show: (id) => shareMeasured.get().then((m) => m.show(id)), hide: () => shareMeasured.made?.then((m) => m.hide()) };
 const places = new Places({ api, notices, storage, view, builder: { edit: (lesson) => openBuilder((b) => b.edit(lesson)) }, selectEntry, openState, showResult, catalog: () => state.catalog, server: () => state.server, toolbar, editor, measured,
-  loadClass: async () => {
-    classroom ??= await import("./classroom.js");
-  },
+  loadClass: async () => { classroom ??= await import("./classroom.js"); },
   classPart: (player) => classroom.classPart(player, notices),
   classEdited: (player) => classroom?.classEdited(player),
   onShare: (shared) => {
