@@ -11,6 +11,7 @@ from sandbox.harness.errors import chip
 from sandbox.harness.errors.facts import Root
 from sandbox.protocol import ErrorInfo, Execution, never_ran
 from sandbox.protocol.events import new_event
+from tests.executions import execution
 
 E1001 = (
     "RESOURCE_EXHAUSTED: E1001: CompileTimeScopedVmemOom:\nRan out of memory in memory space vmem while "
@@ -49,18 +50,7 @@ def busy_execution() -> Execution:
     info = ErrorInfo(
         type="ChipBusyError", message="the TPU is held by another program (pid 3139)", traceback=""
     )
-    return Execution(
-        events=(new_event("error", error=info, fault="chip_busy"),),
-        exit_code=0,
-        signal=None,
-        timed_out=False,
-        cancelled=False,
-        wall_seconds=1.3,
-        stdout="",
-        stderr="",
-        stdout_truncated=False,
-        stderr_truncated=False,
-    )
+    return execution(new_event("error", error=info, fault="chip_busy"), wall_seconds=1.3)
 
 
 def test_a_job_refused_for_a_busy_chip_is_run_again_until_the_chip_is_free():
