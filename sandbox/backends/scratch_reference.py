@@ -86,9 +86,16 @@ def _without(source: str, bodies: list[list[ast.stmt]]) -> str:
         first, last = body[0], body[-1]
         if last.end_lineno is None or last.end_col_offset is None:
             return source
-        begin = starts[first.lineno - 1] + first.col_offset
+        # A decorated first statement starts at its first decorator's `@`, above the line ast names.
+        decorators = getattr(first, "decorator_list", None)
+        line, col = (
+            (decorators[0].lineno, decorators[0].col_offset - 1)
+            if decorators
+            else (first.lineno, first.col_offset)
+        )
+        begin = starts[line - 1] + col
         end = starts[last.end_lineno - 1] + len(lines[last.end_lineno - 1].rstrip(b"\r\n"))
-        out += [data[at:begin], b"pass", b"\n" * (last.end_lineno - first.lineno)]
+        out += [data[at:begin], b"pass", b"\n" * (last.end_lineno - line)]
         at = end
     out.append(data[at:])
     return b"".join(out).decode()

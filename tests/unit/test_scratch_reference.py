@@ -159,3 +159,21 @@ def test_the_reference_job_is_given_no_kernel_body(prefix):
     assert given.count("\n") == tricky.count("\n")
     assert same_reference(tricky, tricky.replace(SECRET, "another"))
     assert reference_job(make_job(tricky)).source == given  # what the job gets is what is keyed
+
+
+def test_a_body_that_starts_with_a_decorated_function_is_cut_from_its_decorator():
+    source = (
+        "import jax\n"
+        "from jax.experimental import pallas as pl\n"
+        "def make_inputs(seed):\n    return ()\n"
+        "def reference():\n    return 1\n"
+        "def steps_kernel(o_ref):\n"
+        "    @pl.when(pl.program_id(0) == 0)\n"
+        "    def _():\n"
+        "        o_ref[...] = 0\n"
+        "def kernel():\n    return steps_kernel\n"
+    )
+    text = reference_text(source)
+    compile(text, "kernel.py", "exec")  # it parses: no decorator left above `pass`
+    assert "o_ref[...] = 0" not in text and "@pl.when" not in text
+    assert len(text.splitlines()) == len(source.splitlines())

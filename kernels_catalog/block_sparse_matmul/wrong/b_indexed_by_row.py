@@ -16,6 +16,11 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
+def _precision(ref):
+    """f32 operands at HIGHEST, as in the worked solution (the bug here is elsewhere)."""
+    return jax.lax.Precision.HIGHEST if ref.dtype == jnp.float32 else None
+
+
 def block_sparse_matmul_kernel(rows_ref, cols_ref, a_ref, b_ref, o_ref, acc_ref):
     del cols_ref  # only the index maps need it
     s, steps = pl.program_id(1), pl.num_programs(1)
@@ -27,7 +32,9 @@ def block_sparse_matmul_kernel(rows_ref, cols_ref, a_ref, b_ref, o_ref, acc_ref)
     def _():
         acc_ref[...] = jnp.zeros_like(acc_ref)
 
-    acc_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+    acc_ref[...] += jnp.dot(
+        a_ref[...], b_ref[...], preferred_element_type=jnp.float32, precision=_precision(a_ref)
+    )
 
     @pl.when(last)
     def _():

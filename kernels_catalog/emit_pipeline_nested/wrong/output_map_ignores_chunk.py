@@ -16,17 +16,24 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
+def _precision(ref):
+    """f32 operands at HIGHEST, as in the worked solution (the bug here is elsewhere)."""
+    return jax.lax.Precision.HIGHEST if ref.dtype == jnp.float32 else None
+
+
 def mlp_kernel(x_hbm, w1_hbm, w2_hbm, o_hbm, h_ref, *, chunk, bh, bn):
     m, d = x_hbm.shape
     hidden, n = w2_hbm.shape
 
     def hidden_step(x_ref, w1_ref):
         j = pl.program_id(0)
-        h = jnp.dot(x_ref[...], w1_ref[...], preferred_element_type=jnp.float32)
+        h = jnp.dot(x_ref[...], w1_ref[...], preferred_element_type=jnp.float32, precision=_precision(x_ref))
         h_ref[:, pl.ds(pl.multiple_of(j * bh, bh), bh)] = jnp.maximum(h, 0).astype(h_ref.dtype)
 
     def out_step(w2_ref, o_ref):
-        o_ref[...] = jnp.dot(h_ref[...], w2_ref[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
+        o_ref[...] = jnp.dot(
+            h_ref[...], w2_ref[...], preferred_element_type=jnp.float32, precision=_precision(h_ref)
+        ).astype(o_ref.dtype)
 
     @pl.loop(0, m // chunk)
     def _(c):

@@ -15,6 +15,11 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
+def _precision(ref):
+    """f32 operands at HIGHEST, as in the worked solution (the bug here is elsewhere)."""
+    return jax.lax.Precision.HIGHEST if ref.dtype == jnp.float32 else None
+
+
 def inplace_matmul_kernel(x_hbm, w_hbm, acc_ref, *, bm, bn, bk):
     m, k = x_hbm.shape
 
@@ -25,7 +30,9 @@ def inplace_matmul_kernel(x_hbm, w_hbm, acc_ref, *, bm, bn, bk):
         def _():
             acc_ref[...] = jnp.zeros_like(acc_ref)
 
-        acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=jnp.float32)
+        acc_ref[...] += jnp.dot(
+            x_ref[...], w_ref[...], preferred_element_type=jnp.float32, precision=_precision(x_ref)
+        )
 
         @pl.when(kk == pl.num_programs(2) - 1)
         def _():

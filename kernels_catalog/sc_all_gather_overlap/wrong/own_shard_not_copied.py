@@ -19,6 +19,11 @@ from jax.sharding import PartitionSpec as P
 AXIS = "x"  # the device mesh the playground sets as the current mesh has this one axis
 
 
+def _precision(ref):
+    """f32 operands at HIGHEST, as in the worked solution (the bug here is elsewhere)."""
+    return jax.lax.Precision.HIGHEST if ref.dtype == jnp.float32 else None
+
+
 def all_gather_kernel(w_hbm, o_hbm, copy_sem, send_sem, recv_sems, ready_sem):
     me, n = jax.lax.axis_index(AXIS), jax.lax.axis_size(AXIS)
     right, left = jax.lax.rem(me + 1, n), jax.lax.rem(me + n - 1, n)
@@ -45,7 +50,9 @@ def matmul_kernel(x_hbm, w_hbm, o_hbm, acc_ref, *, bm, bn, bk):
         def _():
             acc_ref[...] = jnp.zeros_like(acc_ref)
 
-        acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=jnp.float32)
+        acc_ref[...] += jnp.dot(
+            x_ref[...], w_ref[...], preferred_element_type=jnp.float32, precision=_precision(x_ref)
+        )
 
         @pl.when(pl.program_id(2) == pl.num_programs(2) - 1)
         def _():

@@ -15,11 +15,18 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
+def _precision(ref):
+    """f32 operands at HIGHEST, as in the worked solution (the bug here is elsewhere)."""
+    return jax.lax.Precision.HIGHEST if ref.dtype == jnp.float32 else None
+
+
 def matmul_kernel(x_hbm, y_hbm, o_hbm, acc_ref, *, grid, bm, bn, bk):
     def step(x_ref, y_ref, o_ref):
         k = pl.program_id(2)
 
-        acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+        acc_ref[...] += jnp.dot(
+            x_ref[...], y_ref[...], preferred_element_type=jnp.float32, precision=_precision(x_ref)
+        )
 
         @pl.when(k == pl.num_programs(2) - 1)
         def _():

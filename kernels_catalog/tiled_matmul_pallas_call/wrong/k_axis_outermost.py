@@ -15,6 +15,11 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
+def _precision(ref):
+    """f32 operands at HIGHEST, as in the worked solution (the bug here is elsewhere)."""
+    return jax.lax.Precision.HIGHEST if ref.dtype == jnp.float32 else None
+
+
 def matmul_kernel(x_ref, y_ref, o_ref, acc_ref):
     k = pl.program_id(0)
 
@@ -22,7 +27,9 @@ def matmul_kernel(x_ref, y_ref, o_ref, acc_ref):
     def _():
         acc_ref[...] = jnp.zeros_like(acc_ref)
 
-    acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+    acc_ref[...] += jnp.dot(
+        x_ref[...], y_ref[...], preferred_element_type=jnp.float32, precision=_precision(x_ref)
+    )
 
     @pl.when(k == pl.num_programs(0) - 1)
     def _():

@@ -15,6 +15,11 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
+def _precision(ref):
+    """f32 operands at HIGHEST, as in the worked solution (the bug here is elsewhere)."""
+    return jax.lax.Precision.HIGHEST if ref.dtype == jnp.float32 else None
+
+
 def matmul_kernel(x_ref, y_ref, o_ref, acc_ref):
     k = pl.program_id(2)
 
@@ -26,7 +31,9 @@ def matmul_kernel(x_ref, y_ref, o_ref, acc_ref):
     def _():
         o_ref[...] = acc_ref[...].astype(o_ref.dtype)
 
-    acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+    acc_ref[...] += jnp.dot(
+        x_ref[...], y_ref[...], preferred_element_type=jnp.float32, precision=_precision(x_ref)
+    )
 
 
 @functools.partial(jax.jit, static_argnames=["bm", "bn", "bk"])
