@@ -88,14 +88,14 @@ def _without(source: str, bodies: list[list[ast.stmt]]) -> str:
             return source
         # A decorated first statement starts at its first decorator's `@`, above the line ast names.
         decorators = getattr(first, "decorator_list", None)
-        line, col = (
+        row, col = (
             (decorators[0].lineno, decorators[0].col_offset - 1)
             if decorators
             else (first.lineno, first.col_offset)
         )
-        begin = starts[line - 1] + col
+        begin = starts[row - 1] + col
         end = starts[last.end_lineno - 1] + len(lines[last.end_lineno - 1].rstrip(b"\r\n"))
-        out += [data[at:begin], b"pass", b"\n" * (last.end_lineno - line)]
+        out += [data[at:begin], b"pass", b"\n" * (last.end_lineno - row)]
         at = end
     out.append(data[at:])
     return b"".join(out).decode()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
         "" if same_inputs else INPUTS_DIFFER,
         _race_note(ran.raced, ran.race_count, ran.races),
         *ran.notes,
-        "" if passed else ran.mismatch_hint,
+        ran.mismatch_hint if not passed and _bf16_sized(checks, [w for _, w in want]) else "",
         _band_note(ran.chip_bands, checks[-1].tolerance if checks else None),
         expected.vacuous(declared),
     ]
@@ -86,6 +87,25 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
         races=ran.races,
         kernels=ran.kernels,
     )
+
+
+# A mismatch of the size one bf16 MXU pass gives: within this share of the output's largest value (the
+# pass rounds each operand to 8 bits of mantissa; measured on the v5e: 0.15-0.31 on outputs of ~20-45).
+BF16_PASS_SHARE = 2.0**-6
+
+
+def _bf16_sized(checks: Sequence[Any], want: Sequence[np.ndarray]) -> bool:
+    """Whether every failed output differs by no more than a bf16 pass could: finite, same shape, small."""
+    for check, expected in zip(checks, want, strict=False):
+        if check.passed:
+            continue
+        finite = np.abs(expected[np.isfinite(expected)]) if np.size(expected) else np.zeros(1)
+        scale = float(finite.max()) if finite.size else 0.0
+        if check.nonfinite_mismatches or check.max_abs_error is None or check.shape != check.expected_shape:
+            return False
+        if check.max_abs_error > BF16_PASS_SHARE * scale:
+            return False
+    return True
 
 
 def _band_note(bands: Sequence[tuple[str, float]], tolerance: Tolerance | None) -> str:
