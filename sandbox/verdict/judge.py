@@ -90,8 +90,9 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
 
 
 # A mismatch of the size one bf16 MXU pass gives: within this share of the output's largest value (the
-# pass rounds each operand to 8 bits of mantissa; measured on the v5e: 0.15-0.31 on outputs of ~20-45).
-BF16_PASS_SHARE = 2.0**-6
+# pass rounds each operand to 8 bits of mantissa: 0.15-0.31 on matmul outputs of ~20-45 on the v5e; through
+# a softmax, as in attention, a few per cent of the output).
+BF16_PASS_SHARE = 2.0**-4
 
 
 def _bf16_sized(checks: Sequence[Any], want: Sequence[np.ndarray]) -> bool:
