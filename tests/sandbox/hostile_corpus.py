@@ -173,7 +173,16 @@ def summary_has(text: str) -> Check:
 def _env_ok(result: RunResult, host: Host) -> None:
     line = next(x for x in result.stdout.splitlines() if x.startswith("initial_env:"))
     keys = set(eval(line.split(":", 1)[1]))  # a printed list of names
-    allowed = {"PATH", "HOME", "TMPDIR", "LANG", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "JAX_PLATFORMS", "MALLOC_ARENA_MAX"}
+    allowed = {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "OPENBLAS_CORETYPE",
+        "OPENBLAS_L2_SIZE",
+        "JAX_PLATFORMS",
+        "MALLOC_ARENA_MAX",
+    }
     assert keys <= allowed, keys
 
 
