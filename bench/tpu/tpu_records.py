@@ -101,27 +101,50 @@ def tune_section(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def playground_refuses(row: dict[str, Any]) -> bool:
+    """The playground's own VMEM verdict on a vmem.jsonl config (traced at its size, nothing run): what
+    Tune's `over_vmem` and the lowering check say, the compiler's scratch for its dots counted."""
+    import jax
+    import vmem_grid
+
+    from sandbox.harness.lowering.chip_checks import facts, vmem_refusal
+    from sandbox.protocol.chips import chip_info
+
+    config = vmem_grid.Config(
+        row["kernel"], tuple(row["shape"]), row["dtype"], row["params"], row["counted_mib"]
+    )
+    fn, specs = vmem_grid.build(config)
+    return vmem_refusal(facts(jax.make_jaxpr(fn)(*specs)), chip_info("v5e")) is not None
+
+
 def vmem_section(rows: list[dict[str, Any]]) -> list[str]:
     tried = [r for r in rows if r.get("compiled") is not None]
     refused = [r for r in tried if r["compiled"] is False]
+    verdicts = [playground_refuses(r) for r in tried]
+    agree = sum(v == (r["compiled"] is False) for v, r in zip(verdicts, tried, strict=True))
     out = [
         "## The compiler's scoped-VMEM limit",
         "",
         f"{len(tried)} configs compiled (bench/tpu/vmem_grid.py; the rest were past its time budget): "
         f"{len(refused)} refused with E1001. `counted` is the playground's count of the kernel's blocks and "
-        "scratch; `compiler` the size the compiler reported.",
+        "scratch; `compiler` the size the compiler reported; `playground` the playground's verdict (Tune's "
+        "`over_vmem`, the lowering check), which adds the compiler's own scratch for a dot's left operand "
+        "as these sizes show it (one copy of a bf16 block, four of an f32 block at HIGHEST: "
+        f"`sandbox/harness/checks/compiler_scratch.py`). It agrees with the compiler on {agree} of "
+        f"{len(tried)}; tests/unit/test_vmem_verdicts.py replays each.",
         "",
-        "| kernel | shape | dtype | config | counted | compiled | compiler |",
-        "|---|---|---|---|---|---|---|",
+        "| kernel | shape | dtype | config | counted | compiled | compiler | playground |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for r in tried:
+    for r, refuses in zip(tried, verdicts, strict=True):
         config = ", ".join(f"{k}={v}" for k, v in r["params"].items())
         e = r.get("e1001") or {}
         said = f"{e['size_m']} MiB of {e['limit_m']} MiB" if e else "–"
         shape = "×".join(map(str, r["shape"]))
+        mark = "" if refuses == (r["compiled"] is False) else " (differs)"
         out.append(
             f"| {r['kernel']} | {shape} | {r['dtype']} | {config} | {r['counted_mib']} MiB | "
-            f"{'yes' if r['compiled'] else 'no'} | {said} |"
+            f"{'yes' if r['compiled'] else 'no'} | {said} | {'refuses' if refuses else 'compiles'}{mark} |"
         )
     return out
 

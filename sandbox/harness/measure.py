@@ -17,6 +17,8 @@ import numpy as np
 from sandbox.harness import calls, devicetime
 from sandbox.harness.checks import timing
 from sandbox.harness.checks.memory import kernel_memory
+from sandbox.harness.lowering.chip_checks import facts as chip_facts
+from sandbox.harness.lowering.chip_checks import scoped_warnings
 from sandbox.harness.process import peak_rss_bytes
 from sandbox.harness.target import Target
 from sandbox.protocol import MemoryUse, Stats, Timing, chip_info
@@ -129,6 +131,8 @@ def memory_result(
             f"SMEM: the kernel allocates {demand.smem_bytes:,} bytes, more than the "
             f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
         )
+    # The scoped limit, with the compiler's own scratch for the kernels' dots (what E1001 counts).
+    warnings += scoped_warnings(chip_facts(closed), chip)
     return MemoryUse(
         peak_rss_bytes=peak_rss_bytes(),
         hbm_input_bytes=calls.nbytes(inputs),

@@ -63,6 +63,10 @@ class ChipInfo:
     # bench/tpu/v5e/corpus, checked by tests/unit/test_chip_bands.py); empty where not measured. The
     # simulator computes them exactly and states these beside a check that is tighter.
     transcendental_bands: tuple[tuple[str, float], ...] = ()
+    # VMEM the TPU compiler keeps for itself per dot, in copies of the dot's left-operand block, by operand
+    # kind ("bf16", "f32_highest"): measured from the compiler's E1001 sizes on the chip
+    # (bench/tpu/v5e/vmem.jsonl, `sandbox.harness.checks.compiler_scratch`); empty where not measured.
+    dot_operand_copies: tuple[tuple[str, float], ...] = ()
 
     def roofline_seconds(self, flops: float, bytes_accessed: float, cores: int = 1) -> float:
         """Lower bound on run time: the slower of compute at peak and HBM traffic at full bandwidth."""
@@ -229,6 +233,7 @@ _TABLE = (
         host_dispatch_seconds=V5E_HOST_DISPATCH,
         scoped_vmem_bytes=16 << 20,
         transcendental_bands=V5E_TRANSCENDENTALS,
+        dot_operand_copies=(("bf16", 1.0), ("f32_highest", 4.0)),
     ),
     ChipInfo(
         name="v5p",

@@ -161,12 +161,17 @@ def test_a_tpu7x_device_is_one_tensorcore():
     )
 
 
-def test_vmem_over_the_default_scoped_limit_is_a_warning_unless_the_kernel_raises_it():
-    """20 MiB of scratch fits a v5e's 128 MiB of VMEM, but not the 16 MiB a kernel gets by default."""
+def test_vmem_over_the_default_scoped_limit_is_rejected_as_on_the_chip_unless_the_kernel_raises_it():
+    """20 MiB of scratch fits a v5e's 128 MiB of VMEM, but not the 16 MiB a kernel gets by default: the
+    chip's compiler refuses it (E1001, VmemLimitExceeded), so the simulated run is `rejected` with that
+    error, though its outputs match."""
     source = BIG_SCRATCH.replace("(2304, 8192)", "(640, 8192)")
     needed = 640 * 8192 * 4 + 2 * 8 * 128 * 4
     result = run(source, "v5e")
-    assert result.status == RunStatus.PASSED, result.summary
+    assert result.status == RunStatus.REJECTED, result.summary
+    assert result.lowering.lowers is False and result.lowering.error.type == "VmemLimitExceeded"
+    assert "the TPU compiler would refuse the kernel (E1001 on a real TPU v5e" in result.summary
+    assert "outputs match the reference (1/1 cases)" in result.summary
     (warning,) = result.chip_warnings
     assert warning.startswith(
         f"kernel 'add_one_kernel': allocates {needed:,} bytes of VMEM, more than the 16,777,216 bytes a "
@@ -180,9 +185,10 @@ def test_vmem_over_the_default_scoped_limit_is_a_warning_unless_the_kernel_raise
     assert result.status == RunStatus.PASSED and result.chip_warnings == (), result.chip_warnings
 
 
-def test_oversized_vmem_scratch_is_a_warning():
+def test_vmem_scratch_over_the_chip_is_rejected():
     result = run(BIG_SCRATCH, "v5p")
-    assert result.status == RunStatus.PASSED, result.summary
+    assert result.status == RunStatus.REJECTED, result.summary
+    assert result.lowering.error.type == "VmemLimitExceeded"
     # The scratch, plus one buffer each for the input and output block (a single grid point).
     needed = 2304 * 8192 * 4 + 2 * 8 * 128 * 4
     assert result.chip_warnings == (

@@ -61,13 +61,13 @@ TABLE = [
     ),
     (
         "vmem_limit_bytes over the chip",
-        KernelFacts(memory=OnChip(vmem_bytes=MIB), vmem_limits=(("k", 100 * MIB),)),
+        KernelFacts(memory=OnChip(vmem_bytes=MIB), vmem_limits=(("k", 100 * MIB, MIB),)),
         "v5p",
         ["kernel 'k': vmem_limit_bytes=104,857,600 is more than the 67,108,864 bytes"],
     ),
     (
         "demand over vmem_limit_bytes",
-        KernelFacts(memory=OnChip(vmem_bytes=40 * MIB), vmem_limits=(("k", 32 * MIB),)),
+        KernelFacts(memory=OnChip(vmem_bytes=40 * MIB), vmem_limits=(("k", 32 * MIB, 40 * MIB),)),
         "v5p",
         ["kernel 'k': allocates 41,943,040 bytes of VMEM, more than its vmem_limit_bytes=33,554,432"],
     ),
@@ -176,5 +176,5 @@ def test_a_sweep_refuses_what_the_compiler_would_for_its_vmem():
         "pltpu.CompilerParams(vmem_limit_bytes=...))"
     )
     assert vmem_refusal(scoped, chip_info("v5p")) is None  # its default is not published
-    raised = KernelFacts(memory=OnChip(vmem_bytes=33 * MIB), vmem_limits=(("k", 64 * MIB),))
+    raised = KernelFacts(memory=OnChip(vmem_bytes=33 * MIB), vmem_limits=(("k", 64 * MIB, 33 * MIB),))
     assert vmem_refusal(raised, v5e) is None

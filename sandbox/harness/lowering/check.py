@@ -72,7 +72,10 @@ def check(
     if stage.jaxpr is not None:
         texts = _texts(stage) if ir else texts
         try:
-            warnings = chipcheck.warnings(chipcheck.facts(stage.jaxpr), chip_info(chip))
+            found = chipcheck.facts(stage.jaxpr)
+            warnings = chipcheck.warnings(found, chip_info(chip))
+            if error is None and stage.lowered is not None:
+                error = _vmem_refusal(found, chip)
         except Exception as exc:  # a jaxpr the checks do not know: say so, keep the lowering result
             texts.note = f"the static chip checks failed ({type(exc).__name__}: {str(exc)[:300]})"
     return LoweringCheck(
@@ -86,6 +89,25 @@ def check(
         kernels=texts.kernels,
         warnings=warnings,
         note=_note(stage, texts, error),
+    )
+
+
+def _vmem_refusal(found: chipcheck.KernelFacts, chip: Chip) -> ErrorInfo | None:
+    """The chip's compiler refuses a kernel over its scoped VMEM limit at compile time (E1001), after
+    a lowering that succeeds: the check lowers but cannot compile off a TPU, so it says the refusal
+    the count predicts, with the chip's error type (`errors.chip.scoped_vmem`)."""
+    refusal = chipcheck.vmem_refusal(found, chip_info(chip))
+    if refusal is None:
+        return None
+    return ErrorInfo(
+        type="VmemLimitExceeded",
+        message=(
+            f"the TPU compiler would refuse the kernel (E1001 on a real {chip_info(chip).title}, predicted "
+            f"from the playground's count): it {refusal}. Use smaller blocks, or raise the limit with "
+            "compiler_params=pltpu.CompilerParams(vmem_limit_bytes=...) up to the chip's VMEM"
+        ),
+        traceback="",
+        phase="compile",
     )
 
 

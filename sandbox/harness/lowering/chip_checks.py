@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.harness.checks.compiler_scratch import dot_operands, scratch_bytes
 from sandbox.harness.checks.memory import OnChip, one_kernel
 from sandbox.protocol.chips import ChipInfo
 
@@ -53,10 +54,40 @@ class KernelFacts:
     meshes: tuple[MeshUse, ...] = ()
     blocks: tuple[BlockUse, ...] = ()
     memory: OnChip = field(default_factory=OnChip)
-    vmem_limits: tuple[tuple[str, int], ...] = ()  # (kernel, CompilerParams.vmem_limit_bytes)
+    # (kernel, CompilerParams.vmem_limit_bytes, its VMEM bytes) of the kernels that set a limit
+    vmem_limits: tuple[tuple[str, int, int], ...] = ()
     # (kernel, its VMEM bytes) of the kernels that set no vmem_limit_bytes: the chip's default
     # scoped VMEM limit is theirs
     unlimited: tuple[tuple[str, int], ...] = ()
+    # (kernel, ((dot operand kind, left-operand bytes), ...)): what the compiler keeps scratch for
+    # (`checks.compiler_scratch`)
+    dots: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class OverLimit:
+    """A kernel whose VMEM, with the compiler's own scratch, is more than its scoped limit."""
+
+    kernel: str
+    counted: int  # its blocks and scratch, as `checks.memory` counts them
+    compiler: int  # the compiler's own scratch for its dots (`checks.compiler_scratch`)
+    limit: int
+    default: bool  # the chip's default scoped limit (no vmem_limit_bytes)
+
+    @property
+    def total(self) -> int:
+        return self.counted + self.compiler
+
+    def said(self, chip: ChipInfo, *, mib: bool = False) -> str:
+        """What it needs (in bytes, or MiB for a sweep's one line), the compiler's share named."""
+        size = (lambda n: f"{n / 2**20:.1f} MiB") if mib else (lambda n: f"{n:,} bytes")
+        if not self.compiler:
+            return f"{'needs' if mib else 'allocates'} {size(self.counted)} of VMEM"
+        return (
+            f"needs about {size(self.total)} of VMEM: {size(self.counted)} of blocks and scratch, and "
+            f"about {size(self.compiler)} the {chip.device_kind} compiler keeps for a dot's left operand "
+            "(measured on the chip)"
+        )
 
 
 def warnings(facts: KernelFacts, chip: ChipInfo) -> tuple[str, ...]:
@@ -113,50 +144,73 @@ def _memory(facts: KernelFacts, chip: ChipInfo) -> list[str]:
             f"SMEM: the kernel allocates {demand.smem_bytes:,} bytes, more than the "
             f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
         )
-    for kernel, used, default in _over_default(facts, chip):
-        if used <= chip.vmem_bytes:  # above it, the capacity warning says more
-            found.append(
-                f"kernel {kernel!r}: allocates {used:,} bytes of VMEM, more than the {default:,} bytes "
-                f"a {chip.device_kind} kernel gets by default (its scoped VMEM limit): the TPU compiler "
-                'refuses it ("exceeded scoped vmem limit") unless it sets '
-                f"pltpu.CompilerParams(vmem_limit_bytes=...) (at most {chip.vmem_bytes:,})"
-            )
-    for kernel, limit in facts.vmem_limits:
+    found += scoped_warnings(facts, chip)
+    for kernel, limit, _ in facts.vmem_limits:
         if limit > chip.vmem_bytes:
             found.append(
                 f"kernel {kernel!r}: vmem_limit_bytes={limit:,} is more than the {chip.vmem_bytes:,} "
                 f"bytes of VMEM of one {chip.device_kind} TensorCore"
             )
-        elif demand.vmem_bytes > limit:
+    return found
+
+
+def scoped_warnings(facts: KernelFacts, chip: ChipInfo) -> list[str]:
+    """One line per kernel over its scoped VMEM limit, counting the compiler's scratch for its dots
+    (the lowering check's warnings, and the VMEM meter's)."""
+    found: list[str] = []
+    for over in over_limits(facts, chip):
+        if over.default and over.total <= chip.vmem_bytes:  # above it, the capacity warning says more
             found.append(
-                f"kernel {kernel!r}: allocates {demand.vmem_bytes:,} bytes of VMEM, more than its "
-                f"vmem_limit_bytes={limit:,}"
+                f"kernel {over.kernel!r}: {over.said(chip)}, more than the {over.limit:,} bytes a "
+                f"{chip.device_kind} kernel gets by default (its scoped VMEM limit): the TPU compiler "
+                'refuses it ("exceeded scoped vmem limit") unless it sets '
+                f"pltpu.CompilerParams(vmem_limit_bytes=...) (at most {chip.vmem_bytes:,})"
+            )
+        elif not over.default:
+            found.append(
+                f"kernel {over.kernel!r}: {over.said(chip)}, more than its vmem_limit_bytes={over.limit:,}"
             )
     return found
 
 
 def vmem_refusal(facts: KernelFacts, chip: ChipInfo) -> str | None:
     """Why the TPU compiler would refuse the kernels for their VMEM (a sweep's `over_vmem`): more than
-    the chip has, or, for a kernel that sets no `vmem_limit_bytes`, more than the compiler's default
-    scoped limit where it is published (`ChipInfo.scoped_vmem_bytes`)."""
+    the chip has, or, with the compiler's own scratch for its dots, more than the kernel's scoped limit
+    (its vmem_limit_bytes, or the compiler's default where that is published:
+    `ChipInfo.scoped_vmem_bytes`)."""
     used = facts.memory.vmem_bytes
     if used > chip.vmem_bytes:
         return f"needs {used / 2**20:.1f} MiB of VMEM; a {chip.title} has {chip.vmem_bytes / 2**20:.0f} MiB"
-    for kernel, used, default in _over_default(facts, chip):
-        return (
-            f"needs {used / 2**20:.1f} MiB of VMEM; a {chip.title} kernel gets {default / 2**20:.0f} MiB "
-            f"by default (kernel {kernel!r} sets no pltpu.CompilerParams(vmem_limit_bytes=...))"
-        )
+    for over in over_limits(facts, chip):
+        if over.default:
+            return (
+                f"{over.said(chip, mib=True)}; a {chip.title} kernel gets {over.limit / 2**20:.0f} MiB by default "
+                f"(kernel {over.kernel!r} sets no pltpu.CompilerParams(vmem_limit_bytes=...))"
+            )
+        return f"{over.said(chip, mib=True)}; kernel {over.kernel!r} sets vmem_limit_bytes={over.limit:,}"
     return None
 
 
-def _over_default(facts: KernelFacts, chip: ChipInfo) -> list[tuple[str, int, int]]:
-    """(kernel, its VMEM bytes, the default limit) of each kernel without `vmem_limit_bytes` that needs
-    more than the compiler's default scoped limit, where that is published."""
-    default = chip.scoped_vmem_bytes
-    if default is None:
-        return []
-    return [(kernel, used, default) for kernel, used in facts.unlimited if used > default]
+def over_limits(facts: KernelFacts, chip: ChipInfo) -> list[OverLimit]:
+    """Each kernel whose counted VMEM plus the compiler's scratch for its dots is more than its scoped
+    limit: its vmem_limit_bytes, or, without one, the chip's default where that is published."""
+    dots = dict(facts.dots)
+    found = []
+    for kernel, used in facts.unlimited:
+        if chip.scoped_vmem_bytes is None:
+            break
+        over = OverLimit(
+            kernel, used, scratch_bytes(dots.get(kernel, ()), chip), chip.scoped_vmem_bytes, True
+        )
+        if over.total > over.limit:
+            found.append(over)
+    for kernel, limit, used in facts.vmem_limits:
+        if limit > chip.vmem_bytes:
+            continue  # the capacity warning says it
+        over = OverLimit(kernel, used, scratch_bytes(dots.get(kernel, ()), chip), limit, False)
+        if over.total > over.limit:
+            found.append(over)
+    return found
 
 
 def _tiling(block: BlockUse) -> list[str]:
@@ -215,8 +269,9 @@ def _native_rows(bits: int) -> int:
 def facts(closed_jaxpr: Any) -> KernelFacts:
     meshes: list[MeshUse] = []
     blocks: list[BlockUse] = []
-    limits: list[tuple[str, int]] = []
+    limits: list[tuple[str, int, int]] = []
     unlimited: list[tuple[str, int]] = []
+    dots: dict[str, tuple[tuple[str, int], ...]] = {}  # two kernels of one name: both's dots
     memory = OnChip()  # kernels run one after another: the largest of each (`checks.memory`)
     for eqn in kernel_eqns(_jaxpr_of(closed_jaxpr)):
         name = _kernel_name(eqn)
@@ -229,12 +284,16 @@ def facts(closed_jaxpr: Any) -> KernelFacts:
             if mesh is not None:
                 meshes.append(_mesh_use(name, mesh))
             blocks += [_block_use(name, bm) for bm in eqn.params["grid_mapping"].block_mappings]
+        bodies = eqn.params.get("jaxprs") or (eqn.params["jaxpr"],)
+        dots[name] = dots.get(name, ()) + tuple(op for body in bodies for op in dot_operands(body))
         limit = getattr(eqn.params.get("compiler_params"), "vmem_limit_bytes", None)
         if isinstance(limit, int):
-            limits.append((name, limit))
+            limits.append((name, limit, demand.vmem_bytes))
         else:
             unlimited.append((name, demand.vmem_bytes))
-    return KernelFacts(tuple(meshes), tuple(blocks), memory, tuple(limits), tuple(unlimited))
+    return KernelFacts(
+        tuple(meshes), tuple(blocks), memory, tuple(limits), tuple(unlimited), tuple(dots.items())
+    )
 
 
 def kernel_eqns(jaxpr: Any) -> list[Any]:
