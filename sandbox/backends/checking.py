@@ -302,7 +302,13 @@ class Checker:
         declared = reference.tolerances if reference is not None else {}
         expects_kernel = self.job.entry is not None and self.job.entry.expects_kernel
         result = judge_config(
-            ran, params, expected, declared, has_reference=has_reference, expects_kernel=expects_kernel
+            ran,
+            params,
+            expected,
+            declared,
+            has_reference=has_reference,
+            expects_kernel=expects_kernel,
+            on_chip=self.job.mode == "tpu",
         )
         return [new_event("config", t=event.t, result=result, done=ran.done, of=ran.of)]
 

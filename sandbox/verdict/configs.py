@@ -13,6 +13,7 @@ the checker's, from the spec and the reference, never the process's word.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from sandbox.protocol import ConfigResult, OutputCheck, Tolerance
@@ -44,9 +45,11 @@ def judge_config(
     *,
     has_reference: bool,
     expects_kernel: bool = False,
+    on_chip: bool = False,
 ) -> ConfigResult:
-    """The config's row as followers and the sweep's verdict see it."""
-    result = replace(ran.result, params=params, correct=None, max_abs_error=None)
+    """The config's row as followers and the sweep's verdict see it. `on_chip`: the job ran on a TPU, the
+    only place a config's time can have been measured."""
+    result = replace(bounded(ran.result, on_chip=on_chip), params=params, correct=None, max_abs_error=None)
     if expected is not None:
         result = replace(result, check_size=dict(expected.event.case.dims))
     if result.status not in CHECKED:
@@ -71,6 +74,43 @@ def judge_config(
     if expects_kernel and ran.kernels == 0 and judged.correct:
         return replace(judged, status="error", reason=f"correct at {where}, but {NO_KERNEL}")
     return judged
+
+
+# How much of the process's account a row keeps: its chips' lowering verdicts, its phases' times.
+MAX_LOWERINGS = 8
+MAX_PHASES = 16
+
+
+def bounded(result: ConfigResult, *, on_chip: bool) -> ConfigResult:
+    """The process's account of a config with every field it set held to what a real one can be: its
+    words clipped, times and sizes finite and not negative (else unknown), lists and tables short, and
+    no measured time from a job that ran off the chip (where the sweep would rank by a made-up one)."""
+    measured = _seconds(result.measured_seconds) if on_chip else None
+    phases = list(result.host_seconds.items())[:MAX_PHASES]
+    return replace(
+        result,
+        reason=result.reason[:WORDS],
+        bound=result.bound[:40] if result.bound is not None else None,
+        estimated_seconds=_seconds(result.estimated_seconds),
+        roofline_fraction=_seconds(result.roofline_fraction),
+        steps=_count(result.steps),
+        vmem_bytes=_count(result.vmem_bytes),
+        vmem_capacity_bytes=_count(result.vmem_capacity_bytes),
+        lowering=result.lowering[:MAX_LOWERINGS],
+        measured_seconds=measured,
+        measured_host_seconds=_seconds(result.measured_host_seconds) if measured is not None else None,
+        host_seconds={str(k)[:40]: v for k, v in phases if _seconds(v) is not None},
+    )
+
+
+def _seconds(value: float | None) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def _count(value: int | None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62 else None
 
 
 def _compare(ran: ConfigRan, expected: Expected, declared: dict[str, Tolerance]) -> list[OutputCheck]:

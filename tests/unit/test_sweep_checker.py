@@ -134,3 +134,26 @@ def test_a_catalog_config_whose_program_has_no_pallas_kernel_is_not_ok():
     rows = {e.data["result"]["index"]: e.data["result"] for e in found.events if e.kind == "config"}
     assert rows[0]["status"] == "error" and "no Pallas kernel ran" in rows[0]["reason"]
     assert rows[1]["status"] == "ok"
+
+
+def test_every_field_of_a_processs_account_is_held_to_what_a_real_one_can_be():
+    """A lying process's numbers and words: clipped, or unknown where no real config has them; a time it
+    says it measured on a CPU host (where nothing is measured) is dropped, so the sweep ranks by estimate."""
+    lies = account(
+        estimated_seconds=-1.0,
+        roofline_fraction=float("inf"),
+        steps=-5,
+        vmem_bytes=2**70,
+        bound="x" * 10_000,
+        measured_seconds=1e-12,
+        measured_host_seconds=1e-12,
+        host_seconds={f"phase{i}": 0.1 for i in range(1000)} | {"nan": float("nan")},
+    )
+    [row] = rows(reference(), ran(lies))
+    assert row.status == "unestimated"  # correct, but with no estimate left to rank it by
+    assert (row.estimated_seconds, row.roofline_fraction, row.steps, row.vmem_bytes) == (None,) * 4
+    assert (row.measured_seconds, row.measured_host_seconds) == (None, None)
+    assert len(row.bound) == 40 and len(row.host_seconds) <= 16
+    ruled_out = ran(account(status="error", reason="y" * 100_000))
+    [row] = rows(reference(), ruled_out)
+    assert row.status == "error" and len(row.reason) == 300
