@@ -11,6 +11,7 @@
     ops.py       one equation: a dot's kind and flops, a scan's layout; the work collected (Acc)
     grid.py      a `pallas_call`: block copies per step from its index maps, the body's work
     program.py   a `pl.kernel` over a TensorCoreMesh: one program per core
+    families/    what kind of kernel it is (one module per family, one registry) and how far to trust it
     estimate.py  trace a function for a chip and estimate every kernel in it
 
 Every assumption is listed in `summary.ASSUMPTIONS` (shown with each estimate) and in docs/tpu-time-model.md;
