@@ -18,42 +18,28 @@ folder; `registry` lists them all and is what the rest of the model asks.
     sparse_core.py        SparseCore subcore meshes
 """
 
-from sandbox.harness.model.families import (
-    block_sparse,
-    collective,
-    elementwise,
-    grouped,
-    matmul,
-    program,
-    quantized_grouped,
-    softmax_like,
-    sparse_attention,
-    sparse_core,
-)
 from sandbox.harness.model.families.base import Band, Family, Traits, primitives
 from sandbox.harness.model.families.registry import (
     BANDS,
+    BLOCK_SPARSE,
+    COLLECTIVE,
+    ELEMENTWISE,
     FAMILIES,
+    GROUPED,
+    MATMUL,
+    PROGRAM,
+    PROGRAM_MATMUL,
+    PROGRAM_SOFTMAX_LIKE,
+    QUANTIZED_GROUPED,
+    SOFTMAX_LIKE,
+    SPARSE_ATTENTION,
+    SPARSE_CORE,
     WITHIN_15_PERCENT,
     Validation,
     classify,
     seconds_range,
     validation,
 )
-
-# The names every estimate shows (`Estimate.family`).
-MATMUL = matmul.NAME
-BLOCK_SPARSE = block_sparse.NAME
-GROUPED = grouped.NAME
-QUANTIZED_GROUPED = quantized_grouped.NAME
-SOFTMAX_LIKE = softmax_like.NAME
-SPARSE_ATTENTION = sparse_attention.NAME
-ELEMENTWISE = elementwise.NAME
-PROGRAM = program.NAME
-PROGRAM_MATMUL = program.MATMUL_NAME
-PROGRAM_SOFTMAX_LIKE = program.SOFTMAX_LIKE_NAME
-COLLECTIVE = collective.NAME
-SPARSE_CORE = sparse_core.NAME
 
 __all__ = [
     "BANDS",

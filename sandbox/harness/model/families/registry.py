@@ -48,6 +48,21 @@ FAMILIES: tuple[Family, ...] = (
     collective.FAMILY,
 )
 _BY_NAME = {f.name: f for f in FAMILIES}
+
+# The names every estimate shows (`Estimate.family`).
+MATMUL = matmul.NAME
+BLOCK_SPARSE = block_sparse.NAME
+GROUPED = grouped.NAME
+QUANTIZED_GROUPED = quantized_grouped.NAME
+SOFTMAX_LIKE = softmax_like.NAME
+SPARSE_ATTENTION = sparse_attention.NAME
+ELEMENTWISE = elementwise.NAME
+PROGRAM = program.NAME
+PROGRAM_MATMUL = program.MATMUL_NAME
+PROGRAM_SOFTMAX_LIKE = program.SOFTMAX_LIKE_NAME
+COLLECTIVE = collective.NAME
+SPARSE_CORE = sparse_core.NAME
+
 BANDS: tuple[Band, ...] = tuple(b for f in FAMILIES for b in f.bands)
 # Of every published point that fitted nothing (134), the share the model puts within ±15 %
 # (tests/model/test_validation.py checks it stays there).
