@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 # The kinds a follower sees while a run runs: the protocol's one list (`sandbox.protocol.events`).
 FORWARDED = FORWARDED_KINDS
-# IR texts can be hundreds of KB per chip: progress events carry verdicts only, the result has the texts.
+# IR texts can be hundreds of KB per chip: forwarded events carry verdicts only, the result has the texts.
 IR_FIELDS = ("jaxpr", "mosaic", "stablehlo")
 # Not timeouts, limits or cancellations (they depend on the machine's load at the time), not our own
 # faults (an infrastructure error, an unreadable report, a broken harness).
@@ -111,7 +111,7 @@ def _execute(
         budget = Budget(job.id)
 
         def deliver(seen: Event) -> None:
-            data = progress(seen.kind, seen.data, seen.t)
+            data = forwarded(seen.kind, seen.data, seen.t)
             if data is not None and budget.allows(seen.kind, data):
                 forward(seen.kind, data)
 
@@ -200,10 +200,10 @@ def cancelled_before_start(job: Job) -> RunResult:
 
 
 def slim(data: dict[str, Any]) -> dict[str, Any]:
-    """A lowering event without its IR texts."""
+    """A lowering event without its IR texts (in its lowering checks, one per chip)."""
 
-    def strip(check: Any) -> Any:
-        return {k: v for k, v in check.items() if k not in IR_FIELDS} if isinstance(check, dict) else check
+    def strip(record: Any) -> Any:  # one chip's lowering check
+        return {k: v for k, v in record.items() if k not in IR_FIELDS} if isinstance(record, dict) else record
 
     return {
         **data,
@@ -212,7 +212,7 @@ def slim(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def progress(kind: str, data: dict[str, Any], t: float) -> dict[str, Any] | None:
+def forwarded(kind: str, data: dict[str, Any], t: float) -> dict[str, Any] | None:
     """The data a follower sees for one harness event (its strings clipped), or None if not forwarded."""
     if kind not in FORWARDED:
         return None

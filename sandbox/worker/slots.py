@@ -47,7 +47,7 @@ def chip_slot_backends(backend_name: str, pool: str, slots: int | None) -> list[
     from sandbox.backends.hardened import HardenedBackend
     from sandbox.backends.runtimes import RuntimeBackend
 
-    # Chip slots only (one per chip of this host), a pool per JAX runtime sharing them.
+    # Chip slots only (one per chip of this host), a warm pool per JAX runtime sharing them.
     backend = create_backend("hardened", slots=0)
     assert isinstance(backend, RuntimeBackend) and isinstance(backend.default, HardenedBackend)
     chip_slots = backend.default.tpu_slots
@@ -66,7 +66,7 @@ def chip_slot_backends(backend_name: str, pool: str, slots: int | None) -> list[
 
 def shared_backend(name: str, slots: int) -> Backend:
     """Every installed JAX runtime behind one backend, as on a web server's own slots: a job runs on
-    the runtime it names (a bare pool would run every job on the newest, whatever it asked for)."""
+    the runtime it names (a bare warm pool would run every job on the newest, whatever it asked for)."""
     if name == "hardened":
         return create_backend(name, slots=slots, tpu_slots=())
     return create_backend(name)

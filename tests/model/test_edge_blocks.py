@@ -50,8 +50,8 @@ def test_an_edge_block_copies_what_is_left_rounded_to_its_tiling(bounded):
     assert not any("whole buffer" in n for n in e.notes)
 
 
-def test_step_classes_tell_the_edge_blocks_steps_apart(monkeypatch):
-    """Walked once per step class, the loop gives the events walking every step gives."""
+def test_iteration_classes_tell_the_edge_blocks_steps_apart(monkeypatch):
+    """Walked once per iteration class, the loop gives the events walking every step gives."""
     chip = chip_info("tpu7x")
     x = jax.ShapeDtypeStruct((ROWS, COLS), jnp.float32)
     closed = trace(lambda a: _add_one(a, bounded=True), (x,), chip_context(chip))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.backends.execute import FORWARDED, progress
+from sandbox.backends.execute import FORWARDED, forwarded
 from sandbox.protocol import (
     FORWARDED_KINDS,
     QUEUE_KINDS,
@@ -309,7 +309,7 @@ def test_the_forwarded_kinds_are_protocol_kinds_and_the_queue_forwards_exactly_t
     kinds = set(typing.get_args(EventKind))
     assert kinds >= FORWARDED_KINDS
     assert FORWARDED is FORWARDED_KINDS
-    assert {k for k in kinds if progress(k, {}, 0.0) is not None} == FORWARDED_KINDS
+    assert {k for k in kinds if forwarded(k, {}, 0.0) is not None} == FORWARDED_KINDS
     # What stays inside the job's own report: big payloads folded into the result, internal logs.
     assert kinds - FORWARDED_KINDS == {
         "trace",

@@ -2,7 +2,7 @@
 `fori_loop`, `while`). In grid mode a branch costs where its predicate selects it (a mask over the
 steps) and a loop's body is walked while any step still runs it; in program mode the branch its
 known predicate picks runs, and a loop that talks to the DMA engine makes one step per iteration
-(walked once per step class where `classes` can). A mixin: the walk itself is `Walker.run`. Each
+(walked once per iteration class where `iteration_classes` can). A mixin: the walk itself is `Walker.run`. Each
 boundary passes on which values wait for a dot (`barriers`): a loop's carries from one iteration
 to the next, a grid-mode branch's results from every branch.
 """
@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from sandbox.harness.model.barriers import Barriers
-from sandbox.harness.model.classes import MIN_ITERATIONS, walk_by_class
 from sandbox.harness.model.evaluate import UNKNOWN, Ref
+from sandbox.harness.model.iteration_classes import MIN_ITERATIONS, walk_by_class
 from sandbox.harness.model.ops import Acc, has_sync, jaxpr_of, scan_counts
 
 MAX_LOOP = 1_000_000

@@ -141,7 +141,9 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         prologue_bytes=float(sum(r.values.nbytes for r in prefetch if r.values is not None)),
         cores=cores,
         notes=notes,
-        family=families.grid_family(body, prefetch=bool(prefetch), dynamic=bool(dynamic)),
+        family=families.classify(
+            families.Traits.of_grid(body, prefetch=bool(prefetch), dynamic=bool(dynamic))
+        ),
     )
 
 
@@ -333,7 +335,8 @@ def _program(
             walker.events.append(("wait", ("out", id(o), int(steps[-1])), o.block_bytes))
         events.append(walker.events)
         notes += sorted(n for n in walker.notes if n and n not in notes)
-    family = families.program_family(body)
+    # A pallas_call's copies are its own BlockSpecs' and its body's: remote ones are not looked for.
+    family = families.classify(families.Traits.of_program(body, remote=False))
     return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=family)
 
 

@@ -52,7 +52,7 @@ def model_kernel(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Program:
     # What a perfect kernel would move: every HBM operand (inputs, outputs, HBM scratch) once.
     min_bytes = float(sum(_bytes(v) for v in body.invars if space_of(v.aval, "hbm") == "hbm"))
     remote = any(_remote(e) for core in events for e in core)
-    family = families.COLLECTIVE if remote else families.program_family(body)
+    family = families.classify(families.Traits.of_program(body, remote=remote))
     return Program(kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=family)
 
 
@@ -93,7 +93,7 @@ def _sparse_core(eqn: Any, name: str, mesh: Any, body: Any, known: Sequence[Any]
             events.append(walker.events)
             notes += sorted(n for n in walker.notes if n and n not in notes)
     min_bytes = float(sum(_bytes(v) for v in body.invars if space_of(v.aval, "hbm") == "hbm"))
-    family = families.SPARSE_CORE
+    family = families.classify(families.Traits.of_sparse_core())
     return Program(
         kernel=name, events=events, min_bytes=min_bytes, notes=notes, family=family, unit="sparse_core",
         programs_per_core=subcores,

@@ -74,7 +74,7 @@ def _simulate(
 ) -> tuple[list[_Core], dict[tuple[int, Hashable], list[tuple[float, float]]]]:
     sent: dict[tuple[int, Hashable], list[tuple[float, float]]] = collections.defaultdict(list)
     cores = []
-    # A long pipeline repeats the same event objects (one walk per step class, `classes`): the cost
+    # A long pipeline repeats the same event objects (one walk per iteration class, `iteration_classes`): the cost
     # of a piece of work is worked out once per object, and MXU totals are added up at the end.
     work: dict[int, tuple[float, float, float]] = {}
     for c, events in enumerate(program.events):

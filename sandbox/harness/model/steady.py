@@ -1,7 +1,7 @@
 """Steady state in a simulated program: a run of identical steps advanced in one go (`simulate`).
 
-A pipeline of 32,768 steps is mostly runs of the same step (`classes` hands the simulator the very
-same event objects for each step of a class). Once a step starts from the state the previous
+A pipeline of 32,768 steps is mostly runs of the same step (`iteration_classes` hands the simulator the very
+same event objects for each step of an iteration class). Once a step starts from the state the previous
 identical step started from (the DMA engine as far ahead, the same copies in flight with the same
 times left, relative to the core's clock), every further identical step does exactly what that
 one did, shifted by its duration: the rest of the run is added up instead of simulated.
@@ -30,7 +30,7 @@ class Tracker:
         self.marks = [i for i, e in enumerate(events) if e[0] == "step"]
         self.index = {m: n for n, m in enumerate(self.marks)}
         ends = [*self.marks[1:], len(events)] if self.marks else []
-        # What each step does: its kind when `classes` named it (the same kind, the same event
+        # What each step does: its kind when `iteration_classes` named it (the same kind, the same event
         # objects), else the identities of its events.
         self.steps: list[Any] = [
             events[a][2] if len(events[a]) > 2 else tuple(map(id, events[a + 1 : b]))

@@ -40,7 +40,7 @@ class Synchronisation:
         raise NotImplementedError
 
     def _remember_indices(self, parts: Any, env: dict[Any, Any]) -> None:
-        """Grid mode, finding step classes: the semaphore slots an operation uses."""
+        """Grid mode, finding iteration classes: the semaphore slots an operation uses."""
         for part in parts:
             if part is not None:
                 index = indexer(getattr(part, "transforms", ()), env)
@@ -83,7 +83,7 @@ class Synchronisation:
         self.events.append(("wait", send if eqn.params.get("is_wait_send") else sem, size_bytes))
 
     def _remember_dma(self, eqn: Any, env: dict[Any, Any]) -> None:
-        """Grid mode, finding step classes: a DMA's semaphore slots and, if computed per step, its size."""
+        """Grid mode, finding iteration classes: a DMA's semaphore slots and, if computed per step, its size."""
         if self.record is None:
             return
         size_bytes, parts = self._dma_static(eqn)
@@ -188,7 +188,7 @@ class Synchronisation:
         )
 
 
-UNKNOWN_INDEX = (UNKNOWN,)  # a semaphore slot the model cannot compute: no step classes
+UNKNOWN_INDEX = (UNKNOWN,)  # a semaphore slot the model cannot compute: no iteration classes
 
 
 class _Part(collections.namedtuple("_Part", "ref transforms")):

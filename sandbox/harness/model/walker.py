@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 from jax._src import core as jcore
 
-from sandbox.harness.model.classes import masked
 from sandbox.harness.model.control import ControlFlow
 from sandbox.harness.model.evaluate import (
     UNKNOWN,
@@ -34,6 +33,7 @@ from sandbox.harness.model.evaluate import (
     size,
     space_of,
 )
+from sandbox.harness.model.iteration_classes import masked
 from sandbox.harness.model.ops import (
     CALLS,
     FREE,
@@ -105,7 +105,7 @@ class Walker(ControlFlow, Synchronisation):
         self.ref_codes: dict[Any, tuple[int, int]] = {}
         self.dots = 0
         self.eqns = 0
-        self.record: list[Any] | None = None  # grid mode: what step classes depend on (`classes`)
+        self.record: list[Any] | None = None  # grid mode: what iteration classes depend on
         self._static: dict[Any, tuple[Any, ...]] = {}
         self._plans: dict[int, tuple[Any, list[tuple[object, Any, Any]]]] = {}
 
@@ -225,7 +225,7 @@ class Walker(ControlFlow, Synchronisation):
             self.pending = Acc(0.0)
 
     def _remember(self, value: Any) -> None:
-        """Grid mode, finding step classes: a value an iteration's events depend on, where reached."""
+        """Grid mode, finding iteration classes: a value an iteration's events depend on, where reached."""
         if self.record is not None:
             self.record.append(masked(value, self.mask, np.size(self.acc.zero)))
 
@@ -233,7 +233,7 @@ class Walker(ControlFlow, Synchronisation):
         self._sync()
 
     def step(self, label: str, kind: int | None = None) -> None:
-        """A step marker; `kind` (from `classes`) names steps whose events are the very same objects."""
+        """A step marker; `kind` (from `iteration_classes`) names steps whose events are the very same objects."""
         self._sync()
         self.events.append(("step", label) if kind is None else ("step", label, kind))
 
@@ -304,7 +304,7 @@ class Walker(ControlFlow, Synchronisation):
             return
         self._scalar()
         if self.record is not None:
-            self.record.append(UNKNOWN)  # SMEM state that changes per step: no step classes
+            self.record.append(UNKNOWN)  # SMEM state that changes per step: no iteration classes
             return
         index = indexer(self._unflatten(eqn, "tree", eqn.invars[2:]), env)
         if eqn.outvars:

@@ -1,4 +1,7 @@
-"""A long pipelined loop walked once per distinct step class, not once per step (program mode).
+"""A long pipelined loop walked once per distinct iteration class, not once per step (program mode).
+
+An iteration class is the loop iterations whose walks emit the same events; not the estimate's step
+classes (`summary`, `StepClass`: steps that cost the same).
 
 An `emit_pipeline` over a 4096^3 matmul in 128-blocks is a loop of 32,768 iterations, each a few
 hundred scalar equations and a handful of DMAs: walking every iteration costs seconds. Most
@@ -166,7 +169,7 @@ def masked(value: Any, mask: Any, length: int) -> Any:
 def walk_by_class(
     walker: Any, body: Any, consts: list[Any], carry: list[Any], length: int, carry_n: int
 ) -> list[Any] | None:
-    """Program mode: emit the loop's events, one walk per step class; the final carries, or None.
+    """Program mode: emit the loop's events, one walk per iteration class; the final carries, or None.
 
     Each iteration gets its step marker as before; an iteration whose class was walked already
     gets that walk's events again (its trailing work included, as the next marker would flush it).

@@ -1,4 +1,5 @@
-"""Long pipelines walked once per step class and simulated through their steady runs (`classes`, `steady`).
+"""Long pipelines walked once per iteration class and simulated through their steady runs (`iteration_classes`,
+`steady`).
 
 Both shortcuts must give what walking and simulating every step gives: the same events, and the
 same step rows to rounding. Then the catalog's `tiled_matmul` at the Tune tab's 4096^3 in
@@ -66,11 +67,11 @@ class _EveryStep(simulate.Tracker):
 
 
 @pytest.mark.parametrize(("slug", "name", "args", "chip"), CASES)
-def test_step_classes_and_steady_runs_change_nothing(slug, name, args, chip, monkeypatch):
+def test_iteration_classes_and_steady_runs_change_nothing(slug, name, args, chip, monkeypatch):
     _check_classes_and_steady_runs(_entry(slug, name), args, chip, monkeypatch)
 
 
-def test_step_classes_keep_the_work_that_waits_for_a_dot(monkeypatch):
+def test_iteration_classes_keep_the_work_that_waits_for_a_dot(monkeypatch):
     """tokamax's cross-entropy stand-in: at the last hidden block, the logsumexp of the logits waits
     for that block's dot (`barriers`), so those steps' work events carry what waits."""
     fn = functools.partial(

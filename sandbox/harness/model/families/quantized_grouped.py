@@ -1,0 +1,29 @@
+"""Quantized grouped matmul: a grouped matmul (`grouped`) whose dots take fp8, int8 or int4 operands."""
+
+from __future__ import annotations
+
+from sandbox.harness.model.families.base import Band, Family, Traits
+
+NAME = "quantized grouped matmul (fp8 or int8 dots, grid sized by the inputs)"
+
+
+def _matches(t: Traits) -> bool:
+    return t.form == "grid" and t.dots and t.dynamic and t.quantized
+
+
+FAMILY = Family(
+    NAME,
+    _matches,
+    bands=(
+        Band(
+            NAME,
+            "tpu7x",
+            -0.4277,
+            -0.2918,
+            4,
+            "tokamax's autotuned fp8 grouped-matmul winners of an unmerged pull request (openxla/tokamax#876), "
+            "tokamax's quantized body costed; a known miss, 29-43 % too fast (docs/tpu-time-model.md)",
+        ),
+    ),
+    validation_points=("quantized_gmm",),
+)

@@ -1,0 +1,108 @@
+"""Every kernel family, in one list: how an estimate's kernels are classified, and how far it is trusted.
+
+Every estimate says which family its kernels belong to (from what the traced kernel does: a
+BlockSpec pipeline around one dot, scalar-prefetched block tables, a grid sized by the inputs,
+softmax-like work, a hand-written DMA program) and, where published timings of that family on that
+chip exist, the band of the model's error on them: "±5.4 % on 17 published kernels of this family
+on v5e", and a range of times. Elsewhere it says "not validated for … on …" and gives no range.
+
+The bands are the model's own errors on `tests/data/published_tpu_timings.toml` (the model's device
+time, plus the measurements' host dispatch where the timing includes it, against the printed time;
+the points a constant was fitted to left out); `tests/model/test_validation.py` recomputes them from that file and fails if
+this table drifts from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sandbox.harness.model.families import (
+    block_sparse,
+    collective,
+    elementwise,
+    grouped,
+    matmul,
+    program,
+    quantized_grouped,
+    softmax_like,
+    sparse_attention,
+    sparse_core,
+)
+from sandbox.harness.model.families.base import Band, Family, Traits
+
+# Each traced kernel matches exactly one (tests/model/test_families.py checks every combination of
+# `Traits`), so the order is only the order bands and docs list them in.
+FAMILIES: tuple[Family, ...] = (
+    matmul.FAMILY,
+    block_sparse.FAMILY,
+    softmax_like.FAMILY,
+    grouped.FAMILY,
+    quantized_grouped.FAMILY,
+    sparse_attention.FAMILY,
+    elementwise.FAMILY,
+    sparse_core.FAMILY,
+    program.SOFTMAX_LIKE,
+    program.MATMUL,
+    program.FAMILY,
+    collective.FAMILY,
+)
+_BY_NAME = {f.name: f for f in FAMILIES}
+
+# The names every estimate shows (`Estimate.family`).
+MATMUL = matmul.NAME
+BLOCK_SPARSE = block_sparse.NAME
+GROUPED = grouped.NAME
+QUANTIZED_GROUPED = quantized_grouped.NAME
+SOFTMAX_LIKE = softmax_like.NAME
+SPARSE_ATTENTION = sparse_attention.NAME
+ELEMENTWISE = elementwise.NAME
+PROGRAM = program.NAME
+PROGRAM_MATMUL = program.MATMUL_NAME
+PROGRAM_SOFTMAX_LIKE = program.SOFTMAX_LIKE_NAME
+COLLECTIVE = collective.NAME
+SPARSE_CORE = sparse_core.NAME
+
+BANDS: tuple[Band, ...] = tuple(b for f in FAMILIES for b in f.bands)
+# Of every published point that fitted nothing (134), the share the model puts within ±15 %
+# (tests/model/test_validation.py checks it stays there).
+WITHIN_15_PERCENT = 114 / 134
+
+
+@dataclass(frozen=True)
+class Validation:
+    family: str
+    text: str  # "±5.4 % on 17 published kernels of this family on v5e" or "not validated for …"
+    band: Band | None
+
+
+def classify(traits: Traits) -> str:
+    """The name of the family a kernel with these traits belongs to."""
+    return next(f.name for f in FAMILIES if f.matches(traits))
+
+
+def validation(families: Iterable[str], chip: str, title: str) -> Validation:
+    """What the estimate of kernels of these families on `chip` may be trusted to."""
+    distinct = list(dict.fromkeys(f for f in families if f))
+    if len(distinct) != 1:
+        kinds = "; ".join(distinct) or "no kernel"
+        return Validation("mixed", f"not validated as a whole: kernels of several families ({kinds})", None)
+    family = distinct[0]
+    found = _BY_NAME.get(family)
+    band = found.band(chip) if found is not None else None
+    if band is None:
+        return Validation(family, f"not validated for {family} on {title}", None)
+    worst = max(abs(band.low), abs(band.high))
+    text = (
+        f"±{worst:.1%} on {band.points} published kernels of this family on {title} "
+        f"(seen {band.low:+.1%} to {band.high:+.1%}; {band.source})"
+    ).replace("%", " %")
+    return Validation(family, text, band)
+
+
+def seconds_range(seconds: float, band: Band | None) -> tuple[float | None, float | None]:
+    """The times the real chip would take if the model errs as on the published kernels: an error
+    e = estimate / real - 1 in [low, high] puts the real time in [estimate / (1 + high), estimate / (1 + low)]."""
+    if band is None:
+        return None, None
+    return seconds / (1 + band.high), seconds / (1 + band.low)
