@@ -7,8 +7,10 @@ from typing import Literal
 from pydantic import Field
 
 from sandbox.protocol.chips import Chip
-from server.store.classes import NAME_CHARS
 from server.wire.schemas import Wire
+
+# A student's name as the wire takes it; the store clips to the same length.
+NAME_CHARS = 40
 
 # What a cell of the teacher's grid can say (a run's status, or how far it got).
 CellStatus = Literal[
