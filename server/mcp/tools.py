@@ -22,6 +22,7 @@ from starlette.requests import Request
 from sandbox.jobs import sweeps as sweep_text
 from sandbox.protocol import CHIPS, RunResult, SweepResult, from_json_dict
 from server import convert, deps
+from server.classroom.runs import class_admission
 from server.mcp import digest
 from server.mcp.follow import Progress, follow_run, follow_sweep
 from server.mcp.wire import CatalogQuery, EntryRef, RunRef
@@ -144,10 +145,9 @@ async def _run(call: Call, body: RunRequest) -> tuple[str, RunResult]:
         settings=state.settings,
         catalog=state.catalog,
         runtimes=state.runtimes,
-        classes=deps.classes_of(call.request),
         queue=call.queue,
         client=deps.client_of(call.request),
-        room=deps.classroom_of(call.request),
+        admit=class_admission(deps.classes_of(call.request), call.queue, deps.classroom_of(call.request)),
     )
     await call.progress(0, None, f"run {view.id} {view.state}")
     found = view.result
