@@ -1,11 +1,17 @@
 """From a request to a queued run: the checks every request that runs code gets, whichever route it
 came by (`POST /api/runs` for one run, `POST /api/matrices` for one per runtime, `POST /api/sweeps` for
 shard runs of a sweep, and the MCP server's tools), each refusal as the same problem
-(`tests/api/test_request_checks.py`)."""
+(`tests/api/test_request_checks.py`).
+
+A class run is a run with more to it (counted against the student, checked against the lesson step,
+recorded on the teacher's grid): the caller hands `start_run` an `Admission` for that
+(`server.classroom.runs`), so this module knows nothing of classes."""
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 from sandbox.catalog.entries import Catalog, CatalogEntry
 from sandbox.host.runtimes import RuntimeSet
@@ -13,17 +19,30 @@ from sandbox.host.tpuhost import resolve_mode
 from sandbox.jobs.build import JobError, make_job
 from sandbox.protocol import Chip, Job, Mode
 from server import convert
-from server.classroom.lesson_check import lesson_checked
-from server.classroom.progress import class_member, first_status
-from server.classroom.room import Classroom
-from server.clients import Client, in_class_session
+from server.clients import Client
 from server.problems import ProblemError
 from server.queue.interface import RunQueue, RunView
 from server.queue.problems import queue_problems
 from server.runtimes import choose
 from server.settings import Settings
-from server.store.classes import ClassStore
 from server.wire.schemas import RunOptions, RunRequest
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A run as its admission lets it in: the job to queue, the client it counts against, and what
+    to do once it is queued (None: nothing)."""
+
+    job: Job
+    client: Client
+    queued: Callable[[RunView], Awaitable[None]] | None = None
+
+
+class Admission(Protocol):
+    """What a run is besides its job (a class run's student and step), decided after the job is built
+    and before it is queued; refusing is raising a `ProblemError`."""
+
+    async def __call__(self, body: RunRequest, job: Job, client: Client) -> Admitted: ...
 
 
 def entry_of(catalog: Catalog, slug: str | None) -> CatalogEntry | None:
@@ -126,13 +145,12 @@ async def start_run(
     settings: Settings,
     catalog: Catalog,
     runtimes: RuntimeSet,
-    classes: ClassStore,
     queue: RunQueue,
     client: Client,
-    room: Classroom | None = None,
+    admit: Admission | None = None,
 ) -> RunView:
     """One run as `POST /api/runs` starts it (and the MCP server's `run_kernel`): checked, built,
-    counted against the client (or, with a class token, the student and their class), queued."""
+    admitted (a class run: counted against the student and their class), queued."""
     entry = check_request(
         settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
     )
@@ -146,15 +164,8 @@ async def start_run(
         lower_chips=tuple(body.lower_chips),
         runtime=choose(runtimes, body.runtime).name,
     )
-    student = await asyncio.to_thread(class_member, classes, body.class_token, body.step)
-    if student is not None:  # a class member: limited as a student of the class, not by the address
-        owner = await asyncio.to_thread(classes.owner_of, student.class_id)
-        client = in_class_session(student.class_id, student.id, owner)
-        if body.step is not None:
-            job = await asyncio.to_thread(lesson_checked, classes, student, body.step, job)
-    run = await submit(queue, job, client, fresh=body.fresh)
-    if student is not None and body.step is not None:
-        await asyncio.to_thread(classes.record, student, body.step, *first_status(run), run.id)
-        if room is not None:
-            room.watch(classes, queue, student, body.step, run.id)  # the teacher's grid hears of its end
+    admitted = await admit(body, job, client) if admit is not None else Admitted(job, client)
+    run = await submit(queue, admitted.job, admitted.client, fresh=body.fresh)
+    if admitted.queued is not None:
+        await admitted.queued(run)
     return run

@@ -263,7 +263,7 @@ def _wrong(folder: Path, meta: dict[str, Any], path: Path) -> tuple[WrongKernel,
     for file in files:
         info = declared.get(file.stem, {})
         try:
-            expect = RunStatus(info.get("expect", "mismatch"))
+            expect = RunStatus(info.get("expect", RunStatus.MISMATCH))
         except ValueError:
             raise CatalogError(f"{path}: field 'wrong.{file.stem}.expect': unknown status") from None
         why = info.get("why", "")

@@ -28,6 +28,39 @@ class RunStatus(enum.StrEnum):
     # the user's mistake); the summary says whether the TPU compiler accepts the kernel.
     UNSUPPORTED = "unsupported"
 
+    @property
+    def failing(self) -> bool:
+        """A verdict against the kernel: a red cell on a class grid, a headline among the room's common
+        mistakes. Not `passed` or `ran`, nor `cancelled` (nobody's mistake) or `unsupported` (the
+        simulator's limit, not the user's)."""
+        return self not in (RunStatus.PASSED, RunStatus.RAN, RunStatus.CANCELLED, RunStatus.UNSUPPORTED)
+
+    @property
+    def words(self) -> str:
+        """How a run's results name this status."""
+        return STATUS_WORDS[self][0]
+
+    @property
+    def cell_words(self) -> str:
+        """How a class grid's narrow cell names it."""
+        return STATUS_WORDS[self][1]
+
+
+# The one list of the page's words for each status (frontend/static/js/vocab.js is generated from it
+# by scripts/vocab.py): in a run's results, and in a class grid's cell.
+STATUS_WORDS: dict[RunStatus, tuple[str, str]] = {
+    RunStatus.PASSED: ("passed", "passed"),
+    RunStatus.MISMATCH: ("mismatch", "mismatch"),
+    RunStatus.ERROR: ("error", "error"),
+    RunStatus.TIMEOUT: ("timeout", "timeout"),
+    RunStatus.RESOURCE_LIMIT: ("resource limit", "over a limit"),
+    RunStatus.RAN: ("ran", "ran"),
+    RunStatus.CANCELLED: ("cancelled", "cancelled"),
+    RunStatus.REJECTED: ("rejected by the TPU compiler", "rejected"),
+    RunStatus.NO_KERNEL: ("no Pallas kernel ran", "no kernel"),
+    RunStatus.UNSUPPORTED: ("unsupported by the simulator", "unsupported"),
+}
+
 
 @dataclass(frozen=True)
 class Mismatch:

@@ -24,6 +24,15 @@ ParamValue = bool | int | float | str
 # A correct, accepted config with no time to rank it by (the model gave no estimate and nothing was
 # measured) is "unestimated", not "ok": "ok" means a candidate for the best config.
 ConfigStatus = Literal["ok", "error", "over_vmem", "rejected", "wrong", "unestimated"]
+# How the Tune tab names each (frontend/static/js/vocab.js is generated from this by scripts/vocab.py).
+CONFIG_WORDS: dict[ConfigStatus, str] = {
+    "ok": "ok",
+    "error": "error",
+    "over_vmem": "over VMEM",
+    "rejected": "rejected",
+    "wrong": "wrong",
+    "unestimated": "no estimate",
+}
 
 
 @dataclass(frozen=True)

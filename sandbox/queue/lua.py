@@ -63,7 +63,7 @@ local function fair_remove(pool, addr, browser, run_id)
   return 1
 end
 
--- The token buckets of server.queue.ratelimit.RateLimiter: a steady rate with some burst; the
+-- The token buckets of server.ratelimit.RateLimiter: a steady rate with some burst; the
 -- seconds until a token is there (0: one was taken).
 local function bucket(key, per_minute, burst, t)
   if per_minute <= 0 then return 0 end

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sandbox.protocol import RunStatus
 from server.classroom.board import board, challenge_chip, score
 from server.classroom.live import LiveState
 from server.problems import ProblemError
@@ -40,7 +41,8 @@ from server.wire.classes import (
 # A headline shared by fewer students than this is one student's mistake, not the room's.
 COMMON_AT_LEAST = 2
 COMMON_SHOWN = 5
-FAILING = frozenset({"mismatch", "error", "timeout", "resource_limit", "rejected", "no_kernel"})
+# The statuses that count against the kernel (`RunStatus.failing`).
+FAILING = frozenset(status.value for status in RunStatus if status.failing)
 # An edit report older than this no longer shows the student as editing (they stopped, or left).
 EDITING_SHOWN_SECONDS = 300.0
 

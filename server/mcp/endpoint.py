@@ -33,7 +33,7 @@ from starlette.types import Message, Receive, Scope, Send
 from server import deps
 from server.mcp.tools import TOOLS, Call, ToolSpec
 from server.problems import ProblemError, field_error, problem_response
-from server.queue.ratelimit import RateLimiter
+from server.ratelimit import RateLimiter
 from server.settings import Settings
 
 log = logging.getLogger(__name__)

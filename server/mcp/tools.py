@@ -20,8 +20,9 @@ from typing import Any
 from starlette.requests import Request
 
 from sandbox.jobs import sweeps as sweep_text
-from sandbox.protocol import CHIPS, RunResult, SweepResult, from_json_dict
+from sandbox.protocol import CHIPS, RunResult, RunStatus, SweepResult, from_json_dict
 from server import convert, deps
+from server.classroom.runs import class_admission
 from server.mcp import digest
 from server.mcp.follow import Progress, follow_run, follow_sweep
 from server.mcp.wire import CatalogQuery, EntryRef, RunRef
@@ -144,10 +145,9 @@ async def _run(call: Call, body: RunRequest) -> tuple[str, RunResult]:
         settings=state.settings,
         catalog=state.catalog,
         runtimes=state.runtimes,
-        classes=deps.classes_of(call.request),
         queue=call.queue,
         client=deps.client_of(call.request),
-        room=deps.classroom_of(call.request),
+        admit=class_admission(deps.classes_of(call.request), call.queue, deps.classroom_of(call.request)),
     )
     await call.progress(0, None, f"run {view.id} {view.state}")
     found = view.result
@@ -170,8 +170,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Run a Pallas TPU kernel file in the playground's sandbox (TPU interpret mode on the CPU, or "
         "natively on a TPU) and check it: with `entry`, against a catalog entry's reference; without, "
         "a scratch file defining make_inputs(seed), kernel(*inputs) and optionally reference(*inputs). "
-        "Returns the verdict (`status`: passed, mismatch, error, timeout, resource_limit, rejected, "
-        "unsupported, no_kernel, ran, cancelled), the error in the kernel's own names and line, each "
+        f"Returns the verdict (`status`: {', '.join(RunStatus)}), the error in the kernel's own names and line, each "
         "case, timings, memory against the chip's VMEM/SMEM, and the TPU time model's estimate. "
         "Progress notifications follow the run; cancelling the call cancels the run.",
         RunRequest,

@@ -10,7 +10,7 @@ from server import versions
 from server.queue.cache import ResultCache
 from server.queue.inprocess import InProcessQueue
 from server.queue.interface import RunQueue
-from server.queue.ratelimit import RateLimiter
+from server.ratelimit import RateLimiter
 from server.settings import Settings
 
 

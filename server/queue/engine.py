@@ -39,8 +39,8 @@ from server.queue.cache import ResultCache, job_key
 from server.queue.fairness import FairQueue
 from server.queue.interface import ClientBusyError, QueueFullError, RateLimitedError, State
 from server.queue.metrics import MetricsBook
-from server.queue.ratelimit import RateLimiter
 from server.queue.waits import WaitModel
+from server.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 # The pool label of runs executed in this process (the Redis queue names real pools).

@@ -30,7 +30,6 @@ from server.problems import ProblemError, problem_responses
 from server.settings import Settings
 from server.store.editor_state import check_editor_state, iso_utc
 from server.store.lessons import (
-    NOTE_BYTES,
     LessonRecord,
     LessonRevision,
     LessonStep,
@@ -41,6 +40,7 @@ from server.store.lessons import (
 from server.store.shares import ShareStore
 from server.store.sqlite import canonical_json
 from server.wire.schemas import (
+    NOTE_BYTES,
     LessonCreate,
     LessonCreated,
     LessonPublic,

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
+from server.classroom.runs import class_admission
 from server.deps import CatalogDep, ClassesDep, ClassroomDep, ClientDep, QueueDep, RuntimesDep, SettingsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.interface import QueueUnavailableError, RunQueue, RunView
@@ -37,10 +38,9 @@ async def create_run(
         settings=settings,
         catalog=catalog,
         runtimes=runtimes,
-        classes=classes,
         queue=queue,
         client=client,
-        room=room,
+        admit=class_admission(classes, queue, room),
     )
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunCreated(

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 
 from server.store.lessons import new_token, token_hash
 from server.store.sqlite import RecordDatabase
+from server.wire.classes import CELL_PROGRESS, NAME_CHARS
 
 # Join codes avoid letters a room misreads off a projector (0/O, 1/I/L).
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
-NAME_CHARS = 40
 HEADLINE_CHARS = 200
 # Statuses of a step that has not finished: a progress read asks the queue whether it has.
-PENDING = frozenset({"queued", "running"})
+PENDING = frozenset(CELL_PROGRESS)
 
 
 @dataclass(frozen=True)

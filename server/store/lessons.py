@@ -22,10 +22,6 @@ from typing import Any, Protocol
 
 from server.store.sqlite import ID_PATTERN, RecordDatabase, RecordTable
 
-MAX_STEPS = 30
-NOTE_BYTES = 8 * 1024
-TITLE_CHARS = 200
-
 
 @dataclass(frozen=True)
 class LessonStep:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from server.problems import ProblemError
-from server.queue.ratelimit import RateLimiter
+from server.ratelimit import RateLimiter
 from server.settings import Settings
 from server.store.sqlite import PROBES, RecordDatabase, content_id
 

@@ -2,31 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from sandbox.protocol.chips import Chip
-from server.store.classes import NAME_CHARS
+from sandbox.protocol.result import RunStatus
 from server.wire.schemas import Wire
 
-# What a cell of the teacher's grid can say (a run's status, or how far it got).
-CellStatus = Literal[
-    "queued",
-    "running",
-    "passed",
-    "mismatch",
-    "error",
-    "timeout",
-    "resource_limit",
-    "ran",
-    "cancelled",
-    "rejected",
-    "no_kernel",
-    "unsupported",
-    "lost",
-    "editing",
-]
+# A student's name as the wire takes it; the store clips to the same length.
+NAME_CHARS = 40
+
+# What a cell of the teacher's grid can say: how far its run got, a run's status (`RunStatus`, the one
+# list), the run forgotten before it was read, or the student editing the step since.
+CELL_PROGRESS = ("queued", "running")
+CELL_AFTER = ("lost", "editing")
+if TYPE_CHECKING:
+    CellStatus = str
+else:
+    CellStatus = Literal[(*CELL_PROGRESS, *(status.value for status in RunStatus), *CELL_AFTER)]
 StepKind = Literal["exercise", "assignment", "challenge"]
 
 

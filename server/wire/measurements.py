@@ -3,13 +3,20 @@ request that brings it back (`MeasurementCreate`), and how a share lists them (`
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from sandbox.protocol.result import RunStatus
 from server.wire.schemas import ChipName, Wire
 
 LINE_CHARS = 2048  # a notebook's line is ~500 characters
+# The verdicts a notebook's check can reach (it runs no compiler and no limits): `RunStatus` values.
+MEASURED_VERDICTS = (RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.RAN)
+if TYPE_CHECKING:
+    Verdict = str
+else:
+    Verdict = Literal[tuple(status.value for status in MEASURED_VERDICTS)]
 
 
 class MeasurementCreate(Wire):
@@ -31,7 +38,7 @@ class MeasurementLine(Wire):
     jaxlib: str = Field(..., max_length=40, pattern=r"^[0-9A-Za-z.+-]+$")
     kernel_sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the kernel's source.")
     case: str = Field(..., max_length=200, description="The case that was timed.")
-    verdict: Literal["passed", "mismatch", "ran"]
+    verdict: Verdict
     device_seconds: float | None = Field(..., description="The kernel's time on the device (profiler).")
     wall_seconds: float | None = Field(None, ge=0)
     method: Literal["profiler", "wall_clock"]

@@ -10,7 +10,11 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sandbox.protocol.chips import Chip
-from server.store.lessons import MAX_STEPS, NOTE_BYTES, TITLE_CHARS
+
+# A lesson's size limits: checked here where a lesson enters, so the store holds only what fits.
+MAX_STEPS = 30
+NOTE_BYTES = 8 * 1024
+TITLE_CHARS = 200
 
 # The chip list has one source, the chip table (`sandbox.protocol.chips`).
 ChipName = Chip

@@ -323,7 +323,7 @@ def test_races_are_marked_on_the_racing_lines_and_the_fix_has_none(page, live_se
 
 
 def test_rate_limit_is_explained_with_when_to_try_again(page, live_server):
-    from server.queue.ratelimit import RateLimiter
+    from server.ratelimit import RateLimiter
 
     runner = live_server.app.state.queue
     saved = runner.limiter

@@ -31,6 +31,54 @@ ROOT = Path(__file__).resolve().parents[2]
 KERNEL_IMPORTS = {"jax", "numpy", "ml_dtypes"}
 JAX = {"jax", "jaxlib", "libtpu"}
 
+# The web server's layers, bottom to top: each imports only layers below it, so its folders cannot
+# form a ring again (wire → store → convert → wire did, and submit reached into classroom/).
+CORE = {"protocol", "domain", "server.base", "server.wire", "server.domain"}
+SERVER_ALLOWED: dict[str, set[str]] = {
+    # Settings, who the caller is, the one error shape, token buckets, static-file versions.
+    "server.base": {"protocol", "domain", "server.base"},
+    # The HTTP JSON types (pydantic) and the limits they check: nothing of the server below them.
+    "server.wire": {"protocol", "server.wire"},
+    # Wire ↔ sandbox conversions, the versions this server runs, the runtime a request names.
+    "server.domain": {"protocol", "domain", "server.base", "server.wire", "server.domain"},
+    # The run queue (in this process, or Redis) and its result cache; the store's peer, not its user.
+    "server.queue": CORE | {"backends", "queue", "server.queue"},
+    # Shares, lessons, classes, measurements: SQLite or PostgreSQL.
+    "server.store": CORE | {"server.store"},
+    # From a request to queued runs: the checks every run gets, sweeps of shard runs.
+    "server.runs": CORE | {"server.queue", "server.runs"},
+    # Class sessions: the grid, the live room, what makes a run a class run (an admission for runs).
+    "server.classroom": CORE
+    | {"backends", "server.queue", "server.store", "server.runs", "server.classroom"},
+    # Notebooks: exported from a run, measurements taken back in.
+    "server.notebook": CORE | {"server.store", "server.notebook"},
+    # The app's state as FastAPI dependencies.
+    "server.deps": CORE | {"server.queue", "server.store", "server.runs", "server.classroom", "server.deps"},
+    # The HTTP routes (one module per resource; they never import each other) and the MCP endpoint.
+    "server.routes": CORE
+    | {"server.queue", "server.store", "server.runs", "server.classroom", "server.notebook", "server.deps"}
+    | {"server.routes"},
+    "server.mcp": CORE | {"server.queue", "server.runs", "server.classroom", "server.deps", "server.mcp"},
+    # The app factory, its middleware and `python -m server`: wires up everything.
+    "server.app": {"protocol", "domain", "backends", "server.app"},
+}
+SERVER_ALLOWED["server.app"] |= set(SERVER_ALLOWED)
+# `server.<name>` (a module or a sub-package) → its layer.
+SERVER_LAYERS = {
+    **dict.fromkeys(("settings", "clients", "problems", "ratelimit", "asset_version"), "server.base"),
+    "wire": "server.wire",
+    **dict.fromkeys(("convert", "versions", "runtimes"), "server.domain"),
+    "queue": "server.queue",
+    "store": "server.store",
+    **dict.fromkeys(("submit", "sweeps"), "server.runs"),
+    "classroom": "server.classroom",
+    "notebook": "server.notebook",
+    "deps": "server.deps",
+    "routes": "server.routes",
+    "mcp": "server.mcp",
+    **dict.fromkeys(("", "app", "bodylimit", "__main__"), "server.app"),
+}
+
 # Layer → the layers its modules may import.
 ALLOWED: dict[str, set[str]] = {
     "protocol": {"protocol"},
@@ -47,8 +95,7 @@ ALLOWED: dict[str, set[str]] = {
     "queue": {"protocol", "domain", "queue"},
     # A runner worker: a host-side process like the job-runner service, fed by the queue.
     "worker": {"protocol", "domain", "backends", "queue", "worker"},
-    "server": {"protocol", "domain", "backends", "queue", "server", "routes"},
-    "routes": {"protocol", "domain", "server"},
+    **SERVER_ALLOWED,
 }
 # Where JAX may be imported: the job child and the pool that forks it.
 JAX_LAYERS = {"harness", "jail"}
@@ -59,7 +106,7 @@ def layer(module: str) -> str:
     if parts[0] == "pallas_playground":
         return "client"
     if parts[0] == "server":
-        return "routes" if parts[:2] == ["server", "routes"] and len(parts) > 2 else "server"
+        return SERVER_LAYERS[parts[1] if len(parts) > 1 else ""]
     if len(parts) > 1 and parts[1] in (
         "protocol",
         "backends",
@@ -167,23 +214,69 @@ PACKAGES = {
 EDGES = graph(MODULES, PACKAGES)
 
 
-def test_every_import_follows_the_layer_table():
-    wrong = sorted(
+def against_the_table(edges: Mapping[str, set[str]]) -> list[str]:
+    """Every import whose target's layer is not one its source's layer may import."""
+    return sorted(
         f"{src} ({layer(src)}) imports {dst} ({layer(dst)})"
-        for src, targets in EDGES.items()
+        for src, targets in edges.items()
         for dst in targets
         if layer(dst) not in ALLOWED[layer(src)]
     )
+
+
+def test_every_import_follows_the_layer_table():
+    wrong = against_the_table(EDGES)
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_server_module_has_a_layer():
+    names = {m.split(".")[1] if "." in m else "" for m in MODULES if m.split(".")[0] == "server"}
+    assert not names - set(SERVER_LAYERS), (
+        f"place these in SERVER_LAYERS: {sorted(names - set(SERVER_LAYERS))}"
+    )
+
+
+def test_the_layers_point_one_way():
+    # A layer's own modules may import each other; past that, no ring of layers (so none of folders).
+    assert find_cycle({name: allowed - {name} for name, allowed in ALLOWED.items()}) is None
+
+
+def test_the_server_folders_import_each_other_one_way():
+    # Within a layer too: `server.<name>` modules and sub-packages as nodes, no cycle among them.
+    def folder(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    folders: dict[str, set[str]] = {}
+    for src, targets in EDGES.items():
+        if src.startswith("server."):
+            folders.setdefault(folder(src), set()).update(
+                folder(d) for d in targets if d.startswith("server.") and folder(d) != folder(src)
+            )
+    assert find_cycle(folders) is None, find_cycle(folders)
+
+
+def test_the_layer_check_sees_a_server_back_edge():
+    edges = graph(
+        {
+            "server.wire.classes": "from server.store.classes import NAME_CHARS\n",  # wire → store
+            "server.store.classes": "",
+            "server.submit": "def f():\n    from server.classroom import progress\n",  # lazy, still counted
+            "server.classroom.progress": "from server.submit import check_request\n",  # one way: fine
+        }
+    )
+    assert against_the_table(edges) == [
+        "server.submit (server.runs) imports server.classroom.progress (server.classroom)",
+        "server.wire.classes (server.wire) imports server.store.classes (server.store)",
+    ]
 
 
 def test_route_modules_never_import_each_other():
     wrong = sorted(
         f"{src} imports {dst}"
         for src, targets in EDGES.items()
-        if layer(src) == "routes"
+        if layer(src) == "server.routes"
         for dst in targets
-        if layer(dst) == "routes"
+        if layer(dst) == "server.routes"
     )
     assert not wrong, wrong
 

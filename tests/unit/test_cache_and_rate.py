@@ -3,7 +3,7 @@ import dataclasses
 from sandbox.limits import default_limits
 from sandbox.protocol import InterpretOptions, Job, RunResult, RunStatus
 from server.queue.cache import ResultCache, cache_ref, job_key
-from server.queue.ratelimit import RateLimiter
+from server.ratelimit import RateLimiter
 
 JOB = Job(id="a", source="x", chip="v5p", mode="auto", options=InterpretOptions(), limits=default_limits())
 

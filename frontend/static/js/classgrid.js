@@ -5,13 +5,13 @@
 
 import { boardTable } from "./classboard.js";
 import { fill, h, $ } from "./dom.js";
+import { CELL_TEXT } from "./vocab.js";
 
-export const LABELS = { none: "not started", editing: "editing", queued: "queued", running: "running", passed: "passed", mismatch: "mismatch", error: "error", timeout: "timeout", resource_limit: "over a limit", ran: "ran", cancelled: "cancelled", rejected: "rejected", no_kernel: "no kernel", unsupported: "unsupported", lost: "lost" };
 const KINDS = { exercise: "Exercise", assignment: "Assignment", challenge: "Challenge" };
 
 function hover(found) {
   if (!found) return null;
-  const before = found.status === "editing" && found.last_status ? `last run: ${LABELS[found.last_status] ?? found.last_status}` : "";
+  const before = found.status === "editing" && found.last_status ? `last run: ${CELL_TEXT[found.last_status] ?? found.last_status}` : "";
   return [before, found.headline].filter(Boolean).join(" · ") || null;
 }
 
@@ -19,7 +19,7 @@ function cell(student, step) {
   const found = student.steps[String(step)];
   const status = found?.status ?? "none";
   return h("td", { dataset: found?.late ? { status, step, late: "1" } : { status, step }, title: hover(found) },
-    LABELS[status] ?? status, found?.late ? h("span", { class: "badge late" }, "late") : null);
+    CELL_TEXT[status] ?? status, found?.late ? h("span", { class: "badge late" }, "late") : null);
 }
 
 function stepHead(setup, k) {

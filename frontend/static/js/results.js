@@ -13,20 +13,8 @@ import { userLine } from "./marks.js";
 import { rooflineSection } from "./roofline.js";
 import { phasesLine } from "./phases.js";
 import { traceSummary } from "./tracesummary.js";
+import { STATUS_TEXT } from "./vocab.js";
 
-const STATUS_TEXT = {
-  passed: "passed",
-  rejected: "rejected by the TPU compiler",
-  no_kernel: "no Pallas kernel ran",
-  unsupported: "unsupported by the simulator",
-  mismatch: "mismatch",
-  error: "error",
-  timeout: "timeout",
-  resource_limit: "resource limit",
-  ran: "ran",
-  cancelled: "cancelled",
-  running: "running",
-};
 // The fields of a RunResult and of one of its cases (RunResult and CaseResult in
 // sandbox/protocol.py) that this view shows in their own place; any other field is shown under
 // "More details". tests/e2e/test_js_units.py holds these lists to the dataclasses.

@@ -8,15 +8,7 @@ import { fill, h } from "./dom.js";
 import { bandText, boundText } from "./estimate.js";
 import { bytes, num, seconds } from "./format.js";
 import { heatMap, paramsText } from "./heatmap.js";
-
-const STATUS_TEXT = {
-  ok: "ok",
-  error: "error",
-  over_vmem: "over VMEM",
-  rejected: "rejected",
-  wrong: "wrong",
-  unestimated: "no estimate",
-};
+import { CONFIG_TEXT } from "./vocab.js";
 
 /** What a measured time is: device time from profiler traces, and the host dispatch around it when known. */
 function measuredTitle(config) {
@@ -101,7 +93,7 @@ function configRow(config, names, best) {
     "tr",
     { class: config.index === best ? "best" : null, dataset: { index: config.index, status: config.status, params: paramsText(config.params), seconds: est ?? "" } },
     names.map((n) => h("td", { class: "num mono" }, String(config.params[n]))),
-    h("td", {}, h("span", { class: "badge", dataset: { status: config.status === "ok" ? "passed" : config.status === "wrong" ? "mismatch" : "error" } }, STATUS_TEXT[config.status] || config.status)),
+    h("td", {}, h("span", { class: "badge", dataset: { status: config.status === "ok" ? "passed" : config.status === "wrong" ? "mismatch" : "error" } }, CONFIG_TEXT[config.status] || config.status)),
     h("td", { class: "num mono", title: config.estimate ? bandText(config.estimate) : null }, est === null || est === undefined ? "—" : seconds(est)),
     h("td", { class: "num mono" }, config.roofline_fraction === null || config.roofline_fraction === undefined ? "—" : `${num(100 * config.roofline_fraction)}%`),
     h("td", { class: "num mono", title: measuredTitle(config) }, config.measured_seconds ? seconds(config.measured_seconds) : "—"),
