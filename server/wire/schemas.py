@@ -265,6 +265,12 @@ class ChipOut(Wire):
         description="The chip's largest relative error of each transcendental in a kernel (f32), measured on "
         "the chip; empty where not measured. The simulator computes them exactly.",
     )
+    dot_operand_copies: tuple[tuple[str, float], ...] = Field(
+        ...,
+        description="VMEM the TPU compiler keeps for itself per dot, in copies of the dot's left-operand block, "
+        'by operand kind ("bf16", "f32_highest"), measured on the chip; counted against the scoped limit. '
+        "Empty where not measured.",
+    )
 
 
 class LessonStepCreate(Wire):
