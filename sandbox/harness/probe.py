@@ -123,7 +123,7 @@ def _sparsecore(version: str) -> dict[str, Any]:
 
 def _hooks(version: str) -> dict[str, dict[str, Any]]:
     """The hooks pinned to one JAX's internals, installed as a job installs them."""
-    from sandbox.harness import interpret_fixes
+    from sandbox.harness.jaxapi import interpret_fixes
     from sandbox.harness.monitor import hooks
     from sandbox.harness.trace import capture
 

@@ -34,7 +34,8 @@ from typing import Literal
 import jax
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.harness import compat, interpret_fixes
+from sandbox.harness import compat
+from sandbox.harness.jaxapi import interpret_fixes
 from sandbox.protocol import Chip, InterpretOptions, Mode, Unavailable, Versions
 from sandbox.protocol.chips import chip_info, chip_of_device_kind
 

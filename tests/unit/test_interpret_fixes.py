@@ -2,7 +2,7 @@
 
 import pytest
 
-from sandbox.harness.interpret_fixes import FIXED_JAX_VERSION, applies
+from sandbox.harness.jaxapi.interpret_fixes import FIXED_JAX_VERSION, applies
 
 
 def test_fixes_apply_only_to_the_pinned_jax():

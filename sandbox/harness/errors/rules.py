@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from sandbox.harness.errors.facts import Message, Root, Scene
-from sandbox.harness.fixes import gathers, subcores
+from sandbox.harness.jaxapi.fixes import gathers, subcores
 from sandbox.harness.monitor import pipelines as pipes
 from sandbox.harness.monitor.book import KernelInfo, Named, Operand
 from sandbox.harness.monitor.core import Finding, UnfinishedKernelError

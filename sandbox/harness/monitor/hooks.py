@@ -13,7 +13,7 @@ them up when it is lowered, so `install()` must run before user code is imported
   semaphores left non-zero, as findings.
 A wrapper costs a Python call and a dict update; the callbacks it wraps cost about a millisecond.
 
-Guarded like `sandbox.harness.interpret_fixes`: on another JAX version, or when a wrapped function's
+Guarded like `sandbox.harness.jaxapi.interpret_fixes`: on another JAX version, or when a wrapped function's
 parameters differ from `SIGNATURES`, nothing is patched and `Monitor.reason` says why (errors are then
 translated from their text alone, and there is no deadlock detection or progress).
 """

@@ -14,7 +14,7 @@ The DMA engine calls `get.__wrapped__` / `store.__wrapped__` directly; the wrapp
 data a DMA moves is not counted again as a load or a store. Outside `recording()` a wrapper only
 passes the call on, and kernels lowered then get no grid-point recorder.
 
-Written for jax 0.12.0.1 and guarded like `sandbox.harness.interpret_fixes`: on another version, or if a
+Written for jax 0.12.0.1 and guarded like `sandbox.harness.jaxapi.interpret_fixes`: on another version, or if a
 wrapped function's parameters differ, nothing is patched and the trace says why it is unavailable.
 What the records mean (steps, the grid view, caps) is `sandbox.harness.trace.timeline`'s job.
 """

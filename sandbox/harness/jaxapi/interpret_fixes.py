@@ -24,7 +24,7 @@ devices and hands it to `shard_map(..., mesh=mesh)` (JAX's shipped `all_gather` 
 and in the chip the harness's carries. When the axis names and sizes are the same, the passed mesh
 is taken to be the context one: `shard_map` then runs under the harness's mesh, chip included.
 
-`sandbox/harness/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
+`sandbox/harness/jaxapi/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
 cannot (RevisitMode.ANY, semaphore_read, stochastic_round, select_ref, indexed DMAs, SparseCore
 gather/scatter, empty_ref in a kernel body, the TPU's stateful PRNG, PRNG keys and semaphores as kernel
 operands and outputs, ref views, aliased VMEM operands, subcore barriers, masked stores of rank 3), and
@@ -50,7 +50,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.harness import compat
-from sandbox.harness.fixes import (
+from sandbox.harness.jaxapi.fixes import (
     allocations,
     approx,
     futures,
@@ -138,7 +138,7 @@ def _install_arithmetic() -> tuple[str, ...]:
 
 
 def _install_extensions() -> list[str]:
-    """The fixes that extend the simulator to constructs it cannot run (`sandbox.harness.fixes`)."""
+    """The fixes that extend the simulator to constructs it cannot run (`sandbox.harness.jaxapi.fixes`)."""
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
 
     extensions: list[tuple[str, Callable[[Any], bool]]] = [
