@@ -49,7 +49,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.harness import compat
+from sandbox.harness.jaxapi import versions
 from sandbox.harness.jaxapi.fixes import (
     allocations,
     approx,
@@ -69,7 +69,6 @@ from sandbox.harness.jaxapi.fixes import (
     views,
 )
 
-FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
 DEVICE_KIND = "device_kind"
 EXPLICIT_MESH = "explicit_mesh"
@@ -92,12 +91,13 @@ APPROX_RECIPROCAL = approx.NAME
 
 
 def applies(jax_version: str) -> bool:
-    return jax_version == FIXED_JAX_VERSION
+    """Whether every fix applies on `jax_version` (else only the chip's arithmetic, where it fits)."""
+    return versions.support(jax_version).internals
 
 
 def reason(jax_version: str) -> str:
     """Why no fix is applied on `jax_version` ("" on the version they were written for)."""
-    return "" if applies(jax_version) else compat.pinned(jax_version, "interpret-mode fix")
+    return versions.pinned(jax_version, "interpret-mode fix")
 
 
 def install(device_kind: str | None = None) -> tuple[str, ...]:
@@ -108,7 +108,7 @@ def install(device_kind: str | None = None) -> tuple[str, ...]:
     import jax
 
     if not applies(jax.__version__):
-        return _install_arithmetic()
+        return _install_arithmetic() if versions.support(jax.__version__).chip_arithmetic else ()
     fixes = []
     if _install_sparsecore_axis_index():
         fixes.append(SPARSECORE_AXIS_INDEX)
