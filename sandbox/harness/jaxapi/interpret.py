@@ -1,9 +1,8 @@
 """Handles on JAX's TPU interpret mode (`jax._src.pallas.mosaic.interpret`) for the harness's hooks.
 
 The monitor and the kernel trace wrap functions of the interpreter's modules; they get those modules
-from here, each imported when first asked for (an older runtime lacks some, and the harness's modules
-are imported before user code sets anything). What they wrap, and on which version, they check
-themselves against `versions.support(...)`.
+from here, each imported when first asked for (importing this module imports nothing of JAX). What
+they wrap, and on which version, they check themselves against `versions.support(...)`.
 """
 
 from __future__ import annotations
