@@ -13,10 +13,12 @@ read-only into every job; its folders say which process each part runs in:
     queue/      host side: the Redis run queue the web servers and the workers share (no backends)
     worker/     host side: `python -m sandbox.worker`, runs one pool's jobs from the Redis queue
     jail/       inside bubblewrap: the warm pool and the isolation layers of each job
-    harness/    the job child: JAX and the user's code, checks, lowering, trace
+    harness/    the job child: JAX and the user's code, checks, lowering, trace; `harness/jaxapi/` is the
+                JAX adapter, the only code that touches `jax._src` (one table of what each version needs)
 
     request → server queue → backends/execute → jail/ → harness/ → events → classify → RunResult
     request → Redis (queue/) → worker/ → backends/execute → … → RunResult → Redis → any web server
 
-`tests/unit/test_architecture.py` holds the layers, forbids import cycles, and keeps one classifier.
+`tests/unit/test_architecture.py` holds the layers, forbids import cycles, keeps one classifier, and
+keeps `jax._src` inside the adapter.
 """

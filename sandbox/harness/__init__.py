@@ -7,8 +7,8 @@ target.py           native TPU or interpret mode simulating the chosen chip
 usercode.py         loading user and reference sources under stable file names
 calls.py            calling kernels: mutable-ref inputs, output flattening, cost, summaries
 measure.py          timing and memory figures of a checked kernel
-interpret_fixes.py  version-guarded fixes to JAX's interpret mode (installs `fixes/`)
-fixes/              extensions of the simulator: revisits, semaphore reads, selects, indexed DMAs, …
+jaxapi/             the JAX adapter: the only code that imports `jax._src` or patches interpret mode
+                    (the version table, jaxpr types, interpreter handles, `interpret_fixes` + `fixes/`)
 errors/             the error translator: every user-facing error in the user's names and lines
 monitor/            watching the interpreter: names for ids, failures, waits and deadlocks, progress
 checks/             compare outputs per case, time, account memory, read race reports

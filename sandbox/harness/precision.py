@@ -1,7 +1,7 @@
 """What the chip's arithmetic means for a check: the MXU's bf16 pass, and its inexact transcendentals.
 
 - f32 dots at the default precision run as one bf16 pass. In the simulator the `mxu_precision` fix
-  counts the dots it rewrote (`sandbox.harness.fixes.mxu`); on a chip the MXU does it itself, so the
+  counts the dots it rewrote (`sandbox.harness.jaxapi.fixes.mxu`); on a chip the MXU does it itself, so the
   traced program is searched for such dots. A mismatch then comes with one line that says why.
 - transcendentals (exp, tanh, log, logistic, rsqrt, an approximate reciprocal) are exact in the
   simulator and within a measured band on the chip (`ChipInfo.transcendental_bands`): a simulated
@@ -14,7 +14,7 @@ from typing import Any
 
 import jax
 
-from sandbox.harness.fixes import mxu
+from sandbox.harness.jaxapi.fixes import mxu
 from sandbox.harness.model.ops import sub_jaxprs
 from sandbox.harness.target import Target
 from sandbox.protocol import chip_info

@@ -74,7 +74,7 @@ def features() -> dict[str, dict[str, Any]]:
     import jax
     from jax.experimental.pallas import tpu as pltpu
 
-    from sandbox.harness import compat
+    from sandbox.harness.jaxapi import versions
 
     version = jax.__version__
     fields = {f.name for f in dataclasses.fields(pltpu.InterpretParams)}
@@ -93,37 +93,37 @@ def features() -> dict[str, dict[str, Any]]:
     found.update(_hooks(version))
     found.update(_lowering(version))
     if not found["race_detection"]["available"]:
-        found["race_detection"]["detail"] = compat.not_available(version)
+        found["race_detection"]["detail"] = versions.not_available(version)
     return found
 
 
 def _core_meshes(pltpu: Any, version: str) -> dict[str, Any]:
-    from sandbox.harness import compat
+    from sandbox.harness.jaxapi import versions
 
     if hasattr(pltpu, "TensorCoreMesh"):
         return feature(True, "pltpu.TensorCoreMesh")
     if hasattr(pltpu, "create_tensorcore_mesh"):
         return feature(
             True,
-            "pltpu.create_tensorcore_mesh (pltpu.TensorCoreMesh is " + compat.not_available(version) + ")",
+            "pltpu.create_tensorcore_mesh (pltpu.TensorCoreMesh is " + versions.not_available(version) + ")",
         )
-    return feature(False, compat.not_available(version))
+    return feature(False, versions.not_available(version))
 
 
 def _sparsecore(version: str) -> dict[str, Any]:
-    from sandbox.harness import compat
+    from sandbox.harness.jaxapi import versions
 
     try:
         plsc = importlib.import_module("jax.experimental.pallas.tpu_sc")
     except ImportError:
-        return feature(False, compat.not_available(version))
+        return feature(False, versions.not_available(version))
     meshes = [m for m in ("ScalarSubcoreMesh", "VectorSubcoreMesh") if hasattr(plsc, m)]
-    return feature(bool(meshes), ", ".join(f"plsc.{m}" for m in meshes) or compat.not_available(version))
+    return feature(bool(meshes), ", ".join(f"plsc.{m}" for m in meshes) or versions.not_available(version))
 
 
 def _hooks(version: str) -> dict[str, dict[str, Any]]:
     """The hooks pinned to one JAX's internals, installed as a job installs them."""
-    from sandbox.harness import interpret_fixes
+    from sandbox.harness.jaxapi import interpret_fixes
     from sandbox.harness.monitor import hooks
     from sandbox.harness.trace import capture
 
@@ -145,7 +145,7 @@ def _lowering(version: str) -> dict[str, dict[str, Any]]:
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
 
-    from sandbox.harness import compat
+    from sandbox.harness.jaxapi import versions
     from sandbox.harness.lowering import check
     from sandbox.harness.target import configure
     from sandbox.protocol import InterpretOptions
@@ -178,9 +178,9 @@ def _lowering(version: str) -> dict[str, dict[str, Any]]:
             report.lowers is True,
             "the real Pallas → Mosaic lowering, per chip"
             if report.lowers
-            else compat.not_available(version, why),
+            else versions.not_available(version, why),
         ),
-        "ir_views": feature(bool(views), ", ".join(views) or compat.not_available(version)),
+        "ir_views": feature(bool(views), ", ".join(views) or versions.not_available(version)),
     }
 
 

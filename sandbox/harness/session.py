@@ -381,10 +381,9 @@ def _require(module: types.ModuleType, name: str, where: str) -> Callable[..., A
 
 
 def _races_found() -> bool:
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+    from sandbox.harness.jaxapi import interpret
 
-    state = getattr(ipc, "races", None)
-    return bool(state is not None and state.races_found)
+    return interpret.races_found()
 
 
 def _is_memory_error(exc: BaseException) -> bool:

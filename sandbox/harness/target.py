@@ -34,7 +34,9 @@ from typing import Literal
 import jax
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.harness import compat, interpret_fixes
+from sandbox.harness import compat
+from sandbox.harness.jaxapi import interpret_fixes
+from sandbox.harness.jaxapi.interpret import route_race_reports
 from sandbox.protocol import Chip, InterpretOptions, Mode, Unavailable, Versions
 from sandbox.protocol.chips import chip_info, chip_of_device_kind
 
@@ -168,9 +170,7 @@ def _check_chip(chip: Chip, device_kind: str) -> None:
 def interpret_params(options: InterpretOptions) -> tuple[pltpu.InterpretParams, tuple[Unavailable, ...]]:
     """The user's options as this JAX version's `InterpretParams`, and the ones it has no field for."""
     if options.detect_races:
-        from jax._src.pallas.mosaic.interpret import race_detection_state
-
-        compat.route_race_reports(race_detection_state)
+        route_race_reports()
     return compat.interpret_params(pltpu.InterpretParams, options, jax.__version__)
 
 

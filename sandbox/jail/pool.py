@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import limits as default_limits
+from sandbox.harness.jaxapi import process as jax_internals
 from sandbox.host.jobenv import job_environment
 from sandbox.host.tpuhost import TpuSlot, cpu_share
 from sandbox.jail import cgroup_layout, cgroups, channel, namespaces
@@ -102,9 +103,7 @@ PRELOAD = (
 # 0.10.2's Mosaic GPU interpreter fails to import on a CPU host), and none may stop the pool.
 PRELOAD_IF_PRESENT = (
     "jax.experimental.pallas.tpu_sc",
-    "jax._src.pallas.mosaic.pallas_call_registration",
-    "jax._src.pallas.mosaic.sc_lowering",
-    "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call",
+    *jax_internals.PRELOAD,
     "jax.experimental.multihost_utils",
     "jax.extend",
     # Imported by a kernel's first call in interpret mode (found by diffing sys.modules around a
@@ -122,9 +121,7 @@ def preload() -> None:
             importlib.import_module(name)
         except Exception as exc:  # this runtime's JAX lacks it: the job imports it if it needs it
             print(f"pool: not preloaded: {name} ({type(exc).__name__})", file=sys.stderr)
-    from jax._src import xla_bridge
-
-    if xla_bridge._backends:
+    if jax_internals.backends_initialised():
         raise RuntimeError("a JAX backend was initialised in the pool; forked jobs would deadlock")
 
 

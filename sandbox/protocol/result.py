@@ -207,7 +207,7 @@ class Versions:
     jaxlib: str
     libtpu: str | None
     device_kind: str
-    # Fixes the harness applied to this JAX version's interpret mode (see `sandbox.harness.interpret_fixes`).
+    # Fixes the harness applied to this JAX version's interpret mode (see `sandbox.harness.jaxapi.interpret_fixes`).
     interpret_fixes: tuple[str, ...] = ()
     # Features of the playground this run went without on this JAX version (older runtimes).
     unavailable: tuple[Unavailable, ...] = ()

@@ -3,7 +3,7 @@
 These follow JAX's tests of PRNG keys (`tpu_pallas_random_test.py`), async copy futures
 (`tpu_pallas_async_test.py`), ref views, scopes and DMAs (`tpu_pallas_test.py`) and SparseCore
 accumulating copies (`tpu_sparsecore_pallas_test.py`), most of which JAX's own interpret mode cannot
-run; the harness's fixes (`sandbox/harness/fixes/`) do.
+run; the harness's fixes (`sandbox/harness/jaxapi/fixes/`) do.
 """
 
 from __future__ import annotations

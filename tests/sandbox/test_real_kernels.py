@@ -113,7 +113,7 @@ def test_interpret_mode_says_why_the_ring_all_gather_goes_wrong(results: dict[st
 
 
 def test_ragged_paged_attention_runs_through_the_harness_fixes(results: dict[str, RunResult]):
-    from sandbox.harness import interpret_fixes as fixes
+    from sandbox.harness.jaxapi import interpret_fixes as fixes
 
     versions = results["ragged_paged_attention"].versions
     assert versions is not None

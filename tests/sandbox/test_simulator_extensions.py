@@ -3,7 +3,7 @@ it still cannot run is `unsupported` with JAX's exact error, never the kernel's 
 
 Each row is a file in `simulated/` (its docstring says what it does), run through a real backend as a
 user's run is: the hardened jail where it can run (so every fix is checked as deployed), else the
-local backend. `passed` rows failed before the fixes in `sandbox/harness/fixes/` (the fix's name is
+local backend. `passed` rows failed before the fixes in `sandbox/harness/jaxapi/fixes/` (the fix's name is
 in the run's versions); the `# MARK` comment is the line the run must mark.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sandbox.harness import interpret_fixes as fixes
-from sandbox.harness.fixes.rounding import stochastic_round
+from sandbox.harness.jaxapi import interpret_fixes as fixes
+from sandbox.harness.jaxapi.fixes.rounding import stochastic_round
 from sandbox.jobs.build import make_job
 from sandbox.protocol import Chip, RunResult, RunStatus
 from tests.backends import hardened_suite_backend

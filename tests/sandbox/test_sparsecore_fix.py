@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from sandbox.harness.interpret_fixes import SPARSECORE_AXIS_INDEX
+from sandbox.harness.jaxapi.interpret_fixes import SPARSECORE_AXIS_INDEX
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus
 from tests.backends import suite_backend

@@ -1,5 +1,6 @@
 """The layers, checked on the source: what each folder may import, no import cycles, JAX only where jobs
-run, one module that classifies results, few loose modules, and one list of event kinds.
+run and JAX's internals only in its adapter, one module that classifies results, few loose modules,
+and one list of event kinds.
 
 Folders say which process code runs in (see `sandbox/__init__.py`), so the rules are a table of
 layer → layers it may import. Every import counts, including the lazy ones inside functions: a
@@ -332,6 +333,63 @@ def test_nothing_the_server_reaches_imports_jax(start):
     reached = closure(EDGES, start)
     with_jax = sorted(m for m in reached if third_party(MODULES[m]) & JAX)
     assert not with_jax, with_jax
+
+
+# -- one JAX adapter ------------------------------------------------------------------------------
+# JAX's internals (`jax._src`) change between versions without notice; one package reaches them, with
+# one table of what each version needs (`sandbox/harness/jaxapi/versions.py`). Everything else uses
+# its small API. Every import counts (lazy ones too), and so does a `jax._src…` name used as data (a
+# module to import, a logger to listen to): those come from the adapter as well. Tests may still read
+# JAX's internals to check the adapter against them.
+ADAPTER = "sandbox.harness.jaxapi"
+
+
+def internal_jax_uses(source: str) -> list[str]:
+    """Every `jax._src` module `source` imports, then every string of code that names one."""
+    found = [
+        "jax._src" if name == "jax" else name
+        for name, names in imported(source, "", False)
+        if name.startswith("jax._src") or (name == "jax" and "_src" in names)
+    ]
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith("jax._src")
+        ):
+            found.append(node.value)
+    return found
+
+
+def test_only_the_jax_adapter_reaches_into_jax_internals():
+    outside = {
+        module: uses
+        for module, source in {**MODULES, **sources(ROOT, ("bench",))}.items()
+        if not (module == ADAPTER or module.startswith(f"{ADAPTER}.")) and (uses := internal_jax_uses(source))
+    }
+    assert not outside, f"only {ADAPTER} may use jax._src; go through its API: {outside}"
+
+
+def test_the_adapter_check_sees_every_way_into_jax_internals():
+    source = """
+import jax._src.core
+from jax import _src
+from jax.experimental import pallas
+
+
+def later():
+    from jax._src.pallas.mosaic.interpret import utils
+    importlib.import_module("jax._src.state")
+    logging.getLogger("jax._src.callback")
+"""
+    assert internal_jax_uses(source) == [
+        "jax._src.core",
+        "jax._src",
+        "jax._src.pallas.mosaic.interpret",
+        "jax._src.state",
+        "jax._src.callback",
+    ]
+    assert internal_jax_uses('"""About `jax._src.core`, in words."""\nimport jax\n') == []
 
 
 def test_the_server_starts_without_loading_jax():

@@ -1,9 +1,9 @@
-"""The host-side ref views of `sandbox.harness.fixes.views` agree with JAX's own definitions."""
+"""The host-side ref views of `sandbox.harness.jaxapi.fixes.views` agree with JAX's own definitions."""
 
 import numpy as np
 import pytest
 
-from sandbox.harness.fixes.views import bitcast, updated, viewed
+from sandbox.harness.jaxapi.fixes.views import bitcast, updated, viewed
 
 
 @pytest.mark.parametrize(

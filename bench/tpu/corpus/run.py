@@ -51,7 +51,7 @@ def setup(mode: str) -> str:
             return "cpu (Pallas TPU interpret mode)"
         # The playground's simulator: interpret mode with the harness's fixes, the MXU's bf16 pass among them.
         sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-        from sandbox.harness import interpret_fixes
+        from sandbox.harness.jaxapi import interpret_fixes
 
         fixes = interpret_fixes.install(device_kind="TPU v5 lite")
         return f"cpu (the playground's simulator: {len(fixes)} fixes)"

@@ -12,7 +12,8 @@ import re
 from typing import Any
 
 from sandbox.harness.errors.facts import Message, Root, Scene
-from sandbox.harness.fixes import gathers, subcores
+from sandbox.harness.jaxapi import interpret
+from sandbox.harness.jaxapi.fixes import gathers, subcores
 from sandbox.harness.monitor import pipelines as pipes
 from sandbox.harness.monitor.book import KernelInfo, Named, Operand
 from sandbox.harness.monitor.core import Finding, UnfinishedKernelError
@@ -302,10 +303,7 @@ def to_range(transforms: Any) -> tuple[Any, ...]:
     if transforms is None:
         return ()
     try:
-        import jax
-        from jax._src.pallas.mosaic.interpret import utils
-
-        return tuple(utils.to_range(jax.tree.map(int, transforms)))
+        return tuple(interpret.to_range(transforms))
     except Exception:
         return ()
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from sandbox.harness import compat
 from sandbox.harness.errors import locate, specs
 from sandbox.harness.errors.facts import Message, Root, Scene, user_frames
-from sandbox.harness.fixes import Unsimulated
+from sandbox.harness.jaxapi.fixes import Unsimulated
 from sandbox.harness.monitor.source import Location
 
 Rule = Callable[[Root, BaseException, Scene], "Message | None"]
@@ -252,7 +252,7 @@ def _limitation(root: Root, exc: BaseException, scene: Scene) -> Message | None:
         return None
     what, hint = found[1], (found[2] if len(found) > 2 else "")
     version = f" {scene.jax_version}" if scene.jax_version else ""
-    # The harness's own refusals (`sandbox.harness.fixes`) are the simulator's words, not JAX's.
+    # The harness's own refusals (`sandbox.harness.jaxapi.fixes`) are the simulator's words, not JAX's.
     ours = isinstance(root.exception or exc, Unsimulated)
     text = (
         f"{what} is not supported by TPU interpret mode in JAX{version}: a limitation of the simulator, not "

@@ -32,6 +32,7 @@ import jax
 from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import usercode
+from sandbox.harness.jaxapi import compiler
 from sandbox.harness.lowering import chip_checks as chipcheck
 from sandbox.harness.lowering import irtext, locate
 from sandbox.harness.target import Target
@@ -174,15 +175,9 @@ def _explained(exc: Exception, phase: str, explain: Explain | None) -> ErrorInfo
 
 @contextlib.contextmanager
 def _interpret_off() -> Iterator[None]:
-    from jax._src import config
-
-    # Keep Mosaic's source locations inside the serialized module (instead of a separate blob), so
-    # the decoded Mosaic text maps back to kernel.py lines.
-    keep_locations = getattr(config, "jax_mosaic_unzip_debug_locations", None)
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(pltpu.force_tpu_interpret_mode(_INTERPRET_OFF))
-        if keep_locations is not None:
-            stack.enter_context(keep_locations(False))
+    # Keep Mosaic's source locations inside the serialized module, so the decoded Mosaic text maps
+    # back to kernel.py lines.
+    with pltpu.force_tpu_interpret_mode(_INTERPRET_OFF), compiler.keep_mosaic_locations():
         yield
 
 
@@ -282,11 +277,10 @@ def _mosaic_text(bodies: list[tuple[str, bytes]]) -> IrText:
 
 def _decode_mosaic(body: bytes) -> str:
     """The serialized (versioned, `stable_mosaic.*`) bytecode back to readable Mosaic MLIR."""
-    from jax._src.interpreters import mlir
     from jaxlib.mlir import ir, passmanager
     from jaxlib.mosaic.python import tpu
 
-    context = mlir.make_ir_context()
+    context = compiler.ir_context()
     tpu.register_dialect(context)
     context.allow_unregistered_dialects = True  # the serialized ops are `stable_mosaic.*` until decoded
     with context:

@@ -34,8 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jax._src import core as jcore
-
+from sandbox.harness.jaxapi import core as jcore
 from sandbox.harness.model.evaluate import Ref
 
 NONE = (-1, -1)  # waits for no dot, comes out of none

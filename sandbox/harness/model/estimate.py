@@ -19,10 +19,9 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax._src import api_util
-from jax._src import core as jcore
 from jax.experimental.pallas import tpu as pltpu
 
+from sandbox.harness.jaxapi import core as jcore
 from sandbox.harness.model.cost import Grid, Rates, Steps, grid_steps
 from sandbox.harness.model.grid import model_pallas_call
 from sandbox.harness.model.ops import CALLS, jaxpr_of, sub_jaxprs
@@ -292,7 +291,7 @@ def _evaluate_known(jaxpr: Any, env: dict[Any, Any]) -> set[int]:
     outs = [
         v for v in dict.fromkeys(v for e in chosen for v in e.outvars) if not isinstance(v, jcore.DropVar)
     ]
-    info = api_util.debug_info("the model's known values", _tables, tuple(inputs), {})
+    info = jcore.debug_info("the model's known values", _tables, tuple(inputs), {})
     info = info._replace(result_paths=tuple(f"[{i}]" for i in range(len(outs))))
     sub = jcore.Jaxpr([], inputs, outs, chosen, debug_info=info)
     args = [env[v] for v in inputs]

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from jax._src import core as jcore
-from jax._src.state import indexing
+
+from sandbox.harness.jaxapi import core as jcore
 
 UNKNOWN: Any = None
 
@@ -208,10 +208,10 @@ def indexer(transforms: Any, env: dict[Any, Any]) -> list[Any] | None:
     """Scalar indices of a ref access (`ref[i, j]`), or None if it slices or an index is unknown."""
     found: list[Any] = []
     for transform in transforms or ():
-        if not isinstance(transform, indexing.NDIndexer):
+        if not isinstance(transform, jcore.NDIndexer):
             return None
         for index in transform.indices:
-            if isinstance(index, indexing.Slice):
+            if isinstance(index, jcore.Slice):
                 if index.size != 1:
                     return None
                 index = index.start
@@ -242,13 +242,13 @@ def sliced_elements(transforms: Any, env: dict[Any, Any]) -> tuple[Any, bool]:
     jax/_src/pallas/mosaic/pipeline.py: the part left in the dimension, rounded up to its tiling).
     The last indexer's slice sizes read from `env`, times its integer indexers' shape; a size that
     is not known counts the whole dimension it slices (known False)."""
-    last = next((t for t in reversed(list(transforms or ())) if isinstance(t, indexing.NDIndexer)), None)
+    last = next((t for t in reversed(list(transforms or ())) if isinstance(t, jcore.NDIndexer)), None)
     if last is None:
         return UNKNOWN, False
     count: Any = math.prod(int(d) for d in last.int_indexer_shape)
     known = True
     for dim, index in zip(last.shape, last.indices, strict=False):
-        if not isinstance(index, indexing.Slice):
+        if not isinstance(index, jcore.Slice):
             continue
         value = read(env, index.size)
         if value is UNKNOWN or isinstance(value, Ref):

@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from jax._src import core as jcore
 
+from sandbox.harness.jaxapi import core as jcore
 from sandbox.harness.model.evaluate import UNKNOWN, Ref, scalar_rules
 
 _KINDS = itertools.count()  # step kinds, unique across loops and kernels (`steady` compares them)

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from jax._src import core as jcore
-from jax._src.state.types import AbstractRef
 
+from sandbox.harness.jaxapi import core as jcore
+from sandbox.harness.jaxapi.core import AbstractRef
 from sandbox.harness.model.ops import CALLS, dot_kind, jaxpr_of, sub_jaxprs
 from sandbox.protocol.chips import ChipInfo
 

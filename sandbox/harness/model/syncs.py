@@ -7,9 +7,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from jax._src import tree_util
-from jax._src.pallas.mosaic.primitives import _dma_unflatten
-
+from sandbox.harness.jaxapi import core as jcore
 from sandbox.harness.model.evaluate import (
     UNKNOWN,
     Ref,
@@ -52,7 +50,7 @@ class Synchronisation:
         key = (id(eqn), tree_key)
         found = self._static.get(key)
         if found is None:
-            found = (tree_util.tree_unflatten(eqn.params[tree_key], leaves),)
+            found = (jcore.tree_unflatten(eqn.params[tree_key], leaves),)
             self._static[key] = found
         return found[0]
 
@@ -119,12 +117,12 @@ class Synchronisation:
         tree = eqn.params["tree"]
         static = self._static.get(id(eqn))
         if static is None:
-            avals = _dma_unflatten(tree, [v.aval for v in eqn.invars])
+            avals = jcore.dma_unflatten(tree, [v.aval for v in eqn.invars])
             dst = avals[1]
             shape = indexed_shape(
                 getattr(dst, "transforms", ()), tuple(inner(getattr(dst, "ref", dst)).shape)
             )
-            parts = _dma_unflatten(tree, eqn.invars)  # the same Vars at every step: unflattened once
+            parts = jcore.dma_unflatten(tree, eqn.invars)  # the same Vars at every step: unflattened once
             dtype = inner(getattr(dst, "ref", dst)).dtype
             static = (size(shape) * itemsize(dtype) if is_static(shape) else None, parts)
             self._static[id(eqn)] = static

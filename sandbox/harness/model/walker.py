@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from jax._src import core as jcore
 
+from sandbox.harness.jaxapi import core as jcore
 from sandbox.harness.model.control import ControlFlow
 from sandbox.harness.model.evaluate import (
     UNKNOWN,

@@ -13,7 +13,7 @@ them up when it is lowered, so `install()` must run before user code is imported
   semaphores left non-zero, as findings.
 A wrapper costs a Python call and a dict update; the callbacks it wraps cost about a millisecond.
 
-Guarded like `sandbox.harness.interpret_fixes`: on another JAX version, or when a wrapped function's
+Guarded like `sandbox.harness.jaxapi.interpret_fixes`: on another JAX version, or when a wrapped function's
 parameters differ from `SIGNATURES`, nothing is patched and `Monitor.reason` says why (errors are then
 translated from their text alone, and there is no deadlock detection or progress).
 """
@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.harness import compat
+from sandbox.harness.jaxapi import interpret, versions
 from sandbox.harness.monitor import deadlock as dl
 from sandbox.harness.monitor import racenames
 from sandbox.harness.monitor.book import describe_kernel
@@ -36,8 +36,6 @@ from sandbox.harness.monitor.core import ChipMismatchError, Failure, Monitor, an
 from sandbox.harness.monitor.signatures import SIGNATURES, check
 from sandbox.harness.monitor.source import source_info_location
 from sandbox.protocol.chips import ChipInfo
-
-MONITORED_JAX_VERSION = "0.12.0.1"
 
 # Callbacks whose arguments 1 and 2 are the device and the local core running them.
 _ON_A_CORE = frozenset(
@@ -231,12 +229,10 @@ def install(files: tuple[str, ...], chip: ChipInfo | None = None) -> Monitor:
     """Wrap the interpreter, if this JAX is the one the hooks were written for."""
     import jax
 
-    if jax.__version__ != MONITORED_JAX_VERSION:
-        return Monitor(files, compat.pinned(jax.__version__, "interpreter monitor"))
-    from jax._src.pallas.mosaic import core as tpu_core
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
-    from jax._src.pallas.mosaic.interpret import shared_memory, thread_map
-
+    if not versions.support(jax.__version__).internals:
+        return Monitor(files, versions.pinned(jax.__version__, "interpreter monitor"))
+    ipc: Any = interpret.interpreter()  # its functions are replaced below
+    shared_memory, thread_map = interpret.shared_memory(), interpret.thread_map()
     if getattr(ipc.interpret_pallas_call, "_playground_monitor", False):
         return Monitor(files, "the interpreter is already monitored in this process")
     reason = check(ipc, shared_memory, thread_map)
@@ -254,7 +250,7 @@ def install(files: tuple[str, ...], chip: ChipInfo | None = None) -> Monitor:
         else:
             setattr(ipc, name, wrap_callback(monitor, name, getattr(ipc, name)))
     ipc.interpret_pallas_call = wrap_lowering(
-        monitor, ipc.interpret_pallas_call, tpu_core.TensorCoreMesh, _params_with_kernel
+        monitor, ipc.interpret_pallas_call, interpret.tensor_core_mesh(), _params_with_kernel
     )
     # Methods of the interpreter's classes, replaced on the class (every instance uses them).
     _patch(shared_memory.Semaphore, "wait", lambda f: wrap_wait(monitor, f))
@@ -289,9 +285,7 @@ class _SourceInfoForWaits:
 
     def io_callback(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         if fn is self._ipc.semaphore_wait:  # whoever wraps it last (the trace capture, too)
-            from jax._src import source_info_util
-
-            fn = functools.partial(fn, source_info=source_info_util.current())
+            fn = functools.partial(fn, source_info=interpret.current_source_info())
         return self._module.io_callback(fn, *args, **kwargs)
 
 
@@ -312,7 +306,7 @@ class _CallbackLog(logging.Handler):
 
 
 def _keep_callback_log(monitor: Monitor) -> None:
-    logger = logging.getLogger("jax._src.callback")
+    logger = logging.getLogger(interpret.CALLBACK_LOGGER)
     logger.addHandler(_CallbackLog(monitor.callback_log))
     logger.propagate = False
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 import re
 
+from sandbox.harness.jaxapi.interpret import RACE_LOGGER
 from sandbox.harness.monitor.book import Book
 
-RACE_LOGGER = "jax._src.pallas.mosaic.interpret.race_detection_state"
 _KEY = re.compile(r"\('(?P<space>\w+)', (?P<id>\d+), (?P<device>\d+), (?P<core>\d+)\)")
 
 

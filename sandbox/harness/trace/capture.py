@@ -14,7 +14,7 @@ The DMA engine calls `get.__wrapped__` / `store.__wrapped__` directly; the wrapp
 data a DMA moves is not counted again as a load or a store. Outside `recording()` a wrapper only
 passes the call on, and kernels lowered then get no grid-point recorder.
 
-Written for jax 0.12.0.1 and guarded like `sandbox.harness.interpret_fixes`: on another version, or if a
+Written for jax 0.12.0.1 and guarded like `sandbox.harness.jaxapi.interpret_fixes`: on another version, or if a
 wrapped function's parameters differ, nothing is patched and the trace says why it is unavailable.
 What the records mean (steps, the grid view, caps) is `sandbox.harness.trace.timeline`'s job.
 """
@@ -31,12 +31,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sandbox.harness import compat
+from sandbox.harness.jaxapi import interpret, versions
 from sandbox.harness.trace import timeline
 from sandbox.harness.trace.records import Kernel, Recorder, describe
 from sandbox.protocol.trace import Trace
 
-TRACED_JAX_VERSION = "0.12.0.1"
 # Records kept in memory; later ones are only counted (a kernel that long hits the wall clock first).
 RAW_LIMIT = 50_000
 
@@ -234,25 +233,17 @@ class GridPoints:
 def install() -> Capture:
     """Wrap the interpreter for tracing, if this JAX is the one the wrappers were written for."""
     import jax
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
 
-    if jax.__version__ != TRACED_JAX_VERSION:
-        return Capture(compat.pinned(jax.__version__, "kernel trace"))
+    if not versions.support(jax.__version__).internals:
+        return Capture(versions.pinned(jax.__version__, "kernel trace"))
+    ipc = interpret.interpreter()
     if getattr(ipc.interpret_pallas_call, "_playground_trace", False):
         return Capture("the interpreter is already wrapped for tracing in this process")
     reason = check(ipc)
     if reason:
         return Capture(reason)
-    from jax._src.pallas.mosaic import core as tpu_core
-    from jax._src.pallas.mosaic.interpret import utils
-    from jax._src.pallas.mosaic.interpret.params import InterpretParams
-
-    def to_range(transforms: Any) -> Any:
-        # As the interpreter's own `get` does: concrete ints first, then its composition of indexers.
-        return utils.to_range(jax.tree.map(int, transforms))
-
     capture = Capture()
-    capture.wrap(ipc, to_range, tpu_core.TensorCoreMesh, InterpretParams)
+    capture.wrap(ipc, interpret.to_range, interpret.tensor_core_mesh(), interpret.interpret_params_type())
     return capture
 
 
@@ -272,8 +263,6 @@ def check(ipc: Any) -> str:
         return f"the interpreter's `interpret_pallas_call` lacks {', '.join(missing)}"
     if not hasattr(ipc, "TPU_MEMORY_SPACE_NAMES"):
         return "the interpreter has no memory-space table to name buffers with"
-    from jax._src.pallas.mosaic.interpret.params import InterpretParams
-
-    if "grid_point_recorder" not in {f.name for f in dataclasses.fields(InterpretParams)}:
+    if "grid_point_recorder" not in {f.name for f in dataclasses.fields(interpret.interpret_params_type())}:
         return "InterpretParams has no grid_point_recorder"
     return ""

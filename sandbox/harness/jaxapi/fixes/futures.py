@@ -34,7 +34,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.harness.fixes import hostcall, physical
+from sandbox.harness.jaxapi.fixes import hostcall, physical
 
 NAME = "semaphore_operands"
 _SEMAPHORE_SPACE = "semaphore_mem"

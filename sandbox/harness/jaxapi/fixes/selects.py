@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from sandbox.harness.fixes import rewrite
+from sandbox.harness.jaxapi.fixes import rewrite
 
 NAME = "select_ref"
 

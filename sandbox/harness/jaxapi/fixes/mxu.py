@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.harness.fixes import rewrite
+from sandbox.harness.jaxapi.fixes import rewrite
 
 NAME = "mxu_precision"
 # Dots rewritten in this process (read by the session for its mismatch hint).

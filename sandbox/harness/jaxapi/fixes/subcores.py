@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.harness.fixes import Unsimulated, hostcall
+from sandbox.harness.jaxapi.fixes import Unsimulated, hostcall
 
 NAME = "subcore_barrier"
 # A fixed-id semaphore for the barrier; internal semaphore ids start at 2000 and stay far below it.

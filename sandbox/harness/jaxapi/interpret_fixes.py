@@ -24,7 +24,7 @@ devices and hands it to `shard_map(..., mesh=mesh)` (JAX's shipped `all_gather` 
 and in the chip the harness's carries. When the axis names and sizes are the same, the passed mesh
 is taken to be the context one: `shard_map` then runs under the harness's mesh, chip included.
 
-`sandbox/harness/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
+`sandbox/harness/jaxapi/fixes/` holds the fixes that extend the simulator to constructs a TPU runs and it
 cannot (RevisitMode.ANY, semaphore_read, stochastic_round, select_ref, indexed DMAs, SparseCore
 gather/scatter, empty_ref in a kernel body, the TPU's stateful PRNG, PRNG keys and semaphores as kernel
 operands and outputs, ref views, aliased VMEM operands, subcore barriers, masked stores of rank 3), and
@@ -49,8 +49,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.harness import compat
-from sandbox.harness.fixes import (
+from sandbox.harness.jaxapi import versions
+from sandbox.harness.jaxapi.fixes import (
     allocations,
     approx,
     futures,
@@ -69,7 +69,6 @@ from sandbox.harness.fixes import (
     views,
 )
 
-FIXED_JAX_VERSION = "0.12.0.1"
 SPARSECORE_AXIS_INDEX = "sparsecore_axis_index"
 DEVICE_KIND = "device_kind"
 EXPLICIT_MESH = "explicit_mesh"
@@ -92,12 +91,13 @@ APPROX_RECIPROCAL = approx.NAME
 
 
 def applies(jax_version: str) -> bool:
-    return jax_version == FIXED_JAX_VERSION
+    """Whether every fix applies on `jax_version` (else only the chip's arithmetic, where it fits)."""
+    return versions.support(jax_version).internals
 
 
 def reason(jax_version: str) -> str:
     """Why no fix is applied on `jax_version` ("" on the version they were written for)."""
-    return "" if applies(jax_version) else compat.pinned(jax_version, "interpret-mode fix")
+    return versions.pinned(jax_version, "interpret-mode fix")
 
 
 def install(device_kind: str | None = None) -> tuple[str, ...]:
@@ -108,7 +108,7 @@ def install(device_kind: str | None = None) -> tuple[str, ...]:
     import jax
 
     if not applies(jax.__version__):
-        return _install_arithmetic()
+        return _install_arithmetic() if versions.support(jax.__version__).chip_arithmetic else ()
     fixes = []
     if _install_sparsecore_axis_index():
         fixes.append(SPARSECORE_AXIS_INDEX)
@@ -138,7 +138,7 @@ def _install_arithmetic() -> tuple[str, ...]:
 
 
 def _install_extensions() -> list[str]:
-    """The fixes that extend the simulator to constructs it cannot run (`sandbox.harness.fixes`)."""
+    """The fixes that extend the simulator to constructs it cannot run (`sandbox.harness.jaxapi.fixes`)."""
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
 
     extensions: list[tuple[str, Callable[[Any], bool]]] = [

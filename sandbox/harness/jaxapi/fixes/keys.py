@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.harness.fixes import Unsimulated, physical, prng
+from sandbox.harness.jaxapi.fixes import Unsimulated, physical, prng
 
 NAME = "prng_key_operands"
 

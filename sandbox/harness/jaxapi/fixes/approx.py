@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.harness.fixes import rewrite
+from sandbox.harness.jaxapi.fixes import rewrite
 
 NAME = "approx_reciprocal"
 

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.harness.fixes import Unsimulated, hostcall, rewrite
+from sandbox.harness.jaxapi.fixes import Unsimulated, hostcall, rewrite
 
 NAME = "indexed_dma"
 # The name scope of the row copies, so a message about one can say it came from an id.

@@ -21,7 +21,7 @@ import functools
 import threading
 from typing import Any
 
-from sandbox.harness.fixes import hostcall, physical
+from sandbox.harness.jaxapi.fixes import hostcall, physical
 
 NAME = "prng_state"
 _GENERATORS: dict[tuple[int, int], Any] = {}

@@ -19,7 +19,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.harness.fixes import Unsimulated, hostcall
+from sandbox.harness.jaxapi.fixes import Unsimulated, hostcall
 
 NAME = "ref_views"
 _GET_KEYWORDS = ("src_device_id", "src_local_core_id", "clock", "source_info")

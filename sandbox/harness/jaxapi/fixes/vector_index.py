@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.harness.fixes import rewrite
+from sandbox.harness.jaxapi.fixes import rewrite
 
 NAME = "vector_gather_scatter"
 
