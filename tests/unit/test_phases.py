@@ -18,9 +18,11 @@ from sandbox.harness import phases
 from sandbox.harness.phases import JobSession
 from sandbox.harness.reference import ReferenceSession
 from sandbox.harness.session import Session
+from sandbox.harness.sweep import SweepSession
 from sandbox.harness.target import Target
 from sandbox.jobs.build import make_job
 from sandbox.protocol import Case, EntrySpec, InterpretOptions, Job, SweepSpec
+from sandbox.verdict.tolerances import scratch_tolerances
 
 SCRATCH = """
 def make_inputs(seed, m=8):
@@ -64,6 +66,27 @@ ORDER = {
     # The reference's job loads the user's file only for its make_inputs, reference and TOLERANCE.
     ("reference", "scratch"): ["target", "import", "import", "import", *FAILS],
     ("reference", "catalog"): ["target", "reference import", *FAILS],
+    # A sweep loaded its own way (user's file first, one phase for all, no TOLERANCE); now as a run,
+    # plus the plan's check size and inputs at any size (the last `import`).
+    ("sweep", "scratch"): ["target", "event versions", *LOAD_SCRATCH, "import", "event imported", *FAILS],
+    ("sweep", "catalog"): [
+        "target",
+        "event versions",
+        "reference import",
+        "import",
+        "import",
+        "import",
+        "event imported",
+        *FAILS,
+    ],
+    # A sweep's reference: one case per check size.
+    ("sweep reference", "scratch"): ["target", "import", "import", "import", *FAILS],
+}
+KINDS = {
+    "run": Session,
+    "reference": ReferenceSession,
+    "sweep": SweepSession,
+    "sweep reference": ReferenceSession,
 }
 
 
@@ -98,36 +121,56 @@ def native() -> Target:
     return Target(chip="v5e", interpret=False, options=InterpretOptions())
 
 
-def job_for(mode: str) -> Job:
-    if mode == "scratch":
-        return make_job(SCRATCH, chip="v5e", mode="interpret")
-    return replace(
-        make_job(SCRATCH.replace("def kernel", "def copy"), chip="v5e", mode="interpret"), entry=ENTRY
-    )
+def job_for(mode: str, kind: str = "run", **changes: Any) -> Job:
+    source = SCRATCH if mode == "scratch" else SCRATCH.replace("def kernel", "def copy")
+    job = replace(make_job(source, chip="v5e", mode="interpret"), **changes)
+    job = job if mode == "scratch" else replace(job, entry=ENTRY)
+    return replace(job, sweep=SWEEP) if kind.startswith("sweep") else job
 
 
 @pytest.mark.parametrize(("kind", "mode"), sorted(ORDER))
 def test_phases_run_in_the_pinned_order(kind, mode, monkeypatch):
-    session = {"run": Session, "reference": ReferenceSession}[kind]
-    trail = run(session, job_for(mode), monkeypatch, native())
+    trail = run(KINDS[kind], job_for(mode, kind), monkeypatch, native())
     assert trail.steps == ORDER[kind, mode]
     # The reference runs where the host put it, whatever the kernel's mode.
-    assert trail.modes == ["auto" if kind == "reference" else "interpret"]
+    assert trail.modes == ["auto" if kind.endswith("reference") else "interpret"]
     error = trail.events[-1][1]["error"]
     assert error.phase == "make_inputs" and "make_inputs stops here" in error.message
 
 
-def test_phases_report_a_missing_function_in_the_users_terms(monkeypatch):
-    job = make_job(SCRATCH.replace("def kernel", "def kernal"), chip="v5e")
-    trail = run(Session, job, monkeypatch, native())
-    assert trail.steps == ["target", "event versions", "import", "import", "event log", "event error"]
+@pytest.mark.parametrize("kind", ["run", "sweep"])
+def test_phases_report_a_missing_function_in_the_users_terms(kind, monkeypatch):
+    job = replace(job_for("scratch", kind), source=SCRATCH.replace("def kernel", "def kernal"))
+    trail = run(KINDS[kind], job, monkeypatch, native())
+    # A sweep said "the file must define a function `kernel`", and for a catalog entry too.
     assert trail.events[-1][1]["error"].message == "a scratch file must define a function `kernel`"
+    assert trail.steps == ["target", "event versions", "import", "import", "event log", "event error"]
 
 
-def test_phases_mark_a_memory_error(monkeypatch):
-    job = make_job(SCRATCH.replace('RuntimeError("make_inputs stops here")', "MemoryError()"), chip="v5e")
-    trail = run(Session, job, monkeypatch, native())
+@pytest.mark.parametrize("kind", ["run", "sweep"])
+def test_phases_mark_a_memory_error(kind, monkeypatch):
+    source = SCRATCH.replace('RuntimeError("make_inputs stops here")', "MemoryError()")
+    trail = run(KINDS[kind], replace(job_for("scratch", kind), source=source), monkeypatch, native())
+    # A sweep's was a plain `error`, not the memory limit the classifier makes of this flag.
     assert trail.events[-1] == ("error", {"error": trail.events[-1][1]["error"], "memory": True})
+
+
+@pytest.mark.parametrize("kind", ["run", "sweep"])
+def test_phases_say_which_jax_has_a_missing_name(kind, monkeypatch):
+    source = "from jax.experimental.pallas import tpu as pltpu\nMESH = pltpu.NotYetAMesh\n" + SCRATCH
+    job = job_for("scratch", kind, source=source, elsewhere={"pltpu.NotYetAMesh": "0.13 and later"})
+    trail = run(KINDS[kind], job, monkeypatch, native())
+    # A sweep's errors were translated without the job's `elsewhere`: "has no `NotYetAMesh`".
+    assert "it is in 0.13 and later" in trail.events[-1][1]["error"].message
+
+
+def test_phases_give_a_sweep_the_files_tolerance(monkeypatch):
+    """The sweep's own comparison (its hint: which interpreter's outputs to send, whether to time
+    a config on a TPU) used the default tolerances where the checker used the file's."""
+    source = SCRATCH + 'TOLERANCE = {"float32": {"rtol": 0.1, "atol": 0.1}}\n'
+    job = job_for("scratch", "sweep", source=source)
+    plan = SweepSession(job, Trail())._load()  # type: ignore[arg-type]
+    assert plan.tolerances == scratch_tolerances({"float32": {"rtol": 0.1, "atol": 0.1}})
 
 
 def test_phases_import_the_users_module_in_the_chips_context(monkeypatch):
