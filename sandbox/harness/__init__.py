@@ -2,7 +2,8 @@
 
 main.py             the one entry (`python -m sandbox.harness EVENTS_FD`, or `serve()` from the pool)
 process.py          the child's own rlimits, peak memory and stdin
-session.py          one job: target, user code, every case, timing, memory, lowering, trace
+phases.py           the phases every job runs, in order, and its one error handling (`JobSession`)
+session.py          a run's kernel job: every case, timing, memory, lowering, trace
 target.py           native TPU or interpret mode simulating the chosen chip
 usercode.py         loading user and reference sources under stable file names
 calls.py            calling kernels: mutable-ref inputs, output flattening, cost, summaries

@@ -13,124 +13,123 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jax
 import numpy as np
 
-from sandbox.harness import calls, sampled, sweep_plan, usercode
-from sandbox.harness.session import SCRATCH_CASE, Failed, Session, _require
-from sandbox.harness.target import configure
-from sandbox.protocol import Case
+from sandbox.harness import calls, sampled, sweep_plan
+from sandbox.harness.phases import REFERENCE_FILES, SCRATCH_CASE, USER_FILES, JobSession
+from sandbox.harness.target import Target
+from sandbox.protocol import Case, Mode, SweepSpec
 from sandbox.protocol.arrays import GIVEN_INPUT_BYTES, MAX_CASE_ARRAY_BYTES, MAX_JOB_ARRAY_BYTES, ArrayBytes
 from sandbox.verdict import arrays
-from sandbox.verdict.tolerances import scratch_tolerances
 
 PRINTED_CHARS = 64 << 10
 
 
-class ReferenceSession(Session):
-    def run(self) -> None:
-        job = self.job
-        try:
-            # Wherever the kernel runs, its reference runs where the host put it (the CPU: exact
-            # arithmetic, the same expected outputs for a simulated and a native run); the job's mode
-            # still selects the cases (a native run's TPU-size cases too).
-            target = self._phase("target", lambda: configure(job.chip, "auto", job.options, job.devices))
-            with target.chip_context():
-                self._expect()
-        except Failed:
-            return
+@dataclass(frozen=True)
+class Expectation:
+    """What the reference's job computes: per case (a sweep's: per check size, with the configs
+    checked at it), the inputs and the reference's outputs on them."""
 
-    def _expect(self) -> None:
-        entry = self.job.entry
-        if self.job.sweep is not None:
-            self._expect_sweep()
-            return
-        if entry is None:
-            self._expect_scratch()
-            return
-        files = (usercode.REFERENCE_FILE,)
-        module = self._phase(
-            "reference import",
-            lambda: usercode.load_module("reference", entry.reference_source, usercode.REFERENCE_FILE),
-            files,
-        )
-        cases = tuple(c for c in entry.cases if not (c.tpu_only and self.job.mode != "tpu"))
-        for index, case in enumerate(cases):
-            self._case(index, len(cases), case, module.make_inputs, module.reference, files, {})
+    make_inputs: Callable[[Case], Any]
+    reference: Callable[..., Any]
+    cases: tuple[Case, ...]
+    files: tuple[str, ...]
+    tolerances: dict[str, Any]
+    configs: tuple[tuple[int, ...], ...] | None = None  # a sweep's, per check size
 
-    def _expect_scratch(self) -> None:
-        module: types.ModuleType = self._phase(
-            "import", lambda: usercode.load_module("kernel", self.job.source, usercode.USER_FILE)
-        )
-        reference = getattr(module, "reference", None)
-        if reference is None:
-            return  # nothing to check against: the checker summarises the kernel's outputs
-        make_inputs = self._phase("import", lambda: _require(module, "make_inputs", "a scratch file"))
-        tolerances = self._scratch_tolerances(module)
-        files = (usercode.USER_FILE,)
-        self._case(0, 1, SCRATCH_CASE, lambda case: make_inputs(case.seed), reference, files, tolerances)
 
-    def _scratch_tolerances(self, module: types.ModuleType) -> dict[str, Any]:
-        declared = getattr(module, "TOLERANCE", None)
-        return self._phase("import", lambda: scratch_tolerances(declared) if declared is not None else {})
+class ReferenceSession(JobSession):
+    announces = False
 
-    def _expect_sweep(self) -> None:
-        """A sweep's expected outputs: one event per check size, naming the configs checked at it."""
+    def _mode(self) -> Mode:
+        # Wherever the kernel runs, its reference runs where the host put it (the CPU: exact
+        # arithmetic, the same expected outputs for a simulated and a native run); the job's mode
+        # still selects the cases (a native run's TPU-size cases too).
+        return "auto"
+
+    def _load(self) -> Expectation | None:
+        """None for a scratch file without a `reference`: the checker summarises the kernel's outputs
+        (a sweep's: it says each config ran unchecked)."""
         entry, spec = self.job.entry, self.job.sweep
-        assert spec is not None
         if entry is None:
-            module = self._phase(
-                "import", lambda: usercode.load_module("kernel", self.job.source, usercode.USER_FILE)
-            )
+            module = self._user_module()
             reference = getattr(module, "reference", None)
             if reference is None:
-                return  # nothing to check against: the checker says each config ran unchecked
-            make_inputs = self._phase("import", lambda: _require(module, "make_inputs", "a scratch file"))
-            inputs, files = sweep_plan.scratch_inputs(make_inputs), (usercode.USER_FILE,)
-            base, tolerances = sweep_plan.scratch_check_base(make_inputs), self._scratch_tolerances(module)
-            dtype, seed = "", 0
-        else:
-            files = (usercode.REFERENCE_FILE,)
-            module = self._phase(
-                "reference import",
-                lambda: usercode.load_module("reference", entry.reference_source, usercode.REFERENCE_FILE),
-                files,
-            )
-            reference, tolerances = module.reference, {}
-            inputs = sweep_plan.catalog_inputs(entry, module.make_inputs, spec)
-            base = sweep_plan.catalog_check_base(entry, spec)
-            case = self._phase("make_inputs", lambda: sweep_plan.base_case(entry.cases, spec.case), files)
-            dtype, seed = case.dtype, case.seed
+                return None
+            make_inputs = self._function(module, "make_inputs", "a scratch file")
+            tolerances = self._tolerances(module)
+            if spec is None:
+                return Expectation(
+                    lambda case: make_inputs(case.seed), reference, (SCRATCH_CASE,), USER_FILES, tolerances
+                )
+            inputs, base = sweep_plan.scratch_inputs(make_inputs), sweep_plan.scratch_check_base(make_inputs)
+            return self._sweep(spec, inputs, base, reference, USER_FILES, tolerances, SCRATCH_CASE)
+        module = self._reference_module(entry)
+        if spec is None:
+            return Expectation(module.make_inputs, module.reference, self._cases(entry), REFERENCE_FILES, {})
+        inputs = sweep_plan.catalog_inputs(entry, module.make_inputs, spec)
+        base = sweep_plan.catalog_check_base(entry, spec)
+        case = self._phase(
+            "make_inputs", lambda: sweep_plan.base_case(entry.cases, spec.case), REFERENCE_FILES
+        )
+        return self._sweep(spec, inputs, base, module.reference, REFERENCE_FILES, {}, case)
 
-        def make(case: Case) -> Any:
-            return inputs(dict(case.dims))
-
+    def _sweep(
+        self,
+        spec: SweepSpec,
+        inputs: sweep_plan.MakeInputs,
+        base: dict[str, int],
+        reference: Callable[..., Any],
+        files: tuple[str, ...],
+        tolerances: dict[str, Any],
+        like: Case,
+    ) -> Expectation:
+        """A sweep's expected outputs: one "case" per check size (with `like`'s dtype and seed),
+        naming the configs checked at it."""
         groups = sweep_plan.check_groups(spec, base)
-        left = MAX_JOB_ARRAY_BYTES  # past it, a config's row says so (the kernel's side stops there too)
-        for index, (dims, configs) in enumerate(groups):
-            size = Case(", ".join(f"{k}={v}" for k, v in dims.items()), dtype, seed, dims)
-            left -= self._case(index, len(groups), size, make, reference, files, tolerances, configs, left)
+        sizes = tuple(
+            Case(", ".join(f"{k}={v}" for k, v in dims.items()), like.dtype, like.seed, dims)
+            for dims, _ in groups
+        )
+        return Expectation(
+            lambda case: inputs(dict(case.dims)),
+            reference,
+            sizes,
+            files,
+            tolerances,
+            tuple(c for _, c in groups),
+        )
+
+    def _execute(self, target: Target, plan: Expectation | None) -> None:
+        if plan is None:
+            return
+        with target.chip_context():
+            if plan.configs is None:
+                for index, case in enumerate(plan.cases):
+                    self._case(index, case, plan)
+                return
+            left = MAX_JOB_ARRAY_BYTES  # past it, a config's row says so (the kernel's side stops there too)
+            for index, (case, configs) in enumerate(zip(plan.cases, plan.configs, strict=True)):
+                left -= self._case(index, case, plan, configs, left)
 
     def _case(
         self,
         index: int,
-        of: int,
         case: Case,
-        make_inputs: Any,
-        reference: Any,
-        files: tuple[str, ...],
-        tolerances: dict[str, Any],
+        plan: Expectation,
         configs: tuple[int, ...] = (),
         room: int | None = None,
     ) -> int:
         """Send one case's expected outputs; their size in bytes. With `room` (a sweep's check sizes),
         outputs past it or past one case's cap are not computed or sent: that config's row says so."""
-        printed = _Printed()
+        reference, files, printed = plan.reference, plan.files, _Printed()
         with contextlib.redirect_stdout(printed) if self.job.entry is None else contextlib.nullcontext():
-            inputs = self._phase("make_inputs", lambda: tuple(make_inputs(case)), files)
+            inputs = self._phase("make_inputs", lambda: tuple(plan.make_inputs(case)), files)
         # Taken before the reference runs: a scratch file's `reference` may change its inputs in place.
         digest, shapes = arrays.digest(calls.leaves(inputs)), tuple(tuple(np.shape(x)) for x in inputs)
         given = given_inputs(inputs, scratch=self.job.entry is None) if self._gives_inputs() else ()
@@ -148,12 +147,12 @@ class ReferenceSession(Session):
         self.events.emit(
             "expected",
             index=index,
-            of=of,
+            of=len(plan.cases),
             case=case,
             inputs_digest=digest,
             input_shapes=shapes,
             outputs=self._phase("reference", lambda: arrays.encode(expected), files),
-            tolerances=tolerances,
+            tolerances=plan.tolerances,
             configs=configs,
             inputs=given,
             printed=printed.text() if given else "",

@@ -1,4 +1,6 @@
-"""One job inside the child: set the target, import the code, check every case, time, account memory.
+"""A run's kernel job inside the child: watch the simulator, check every case, time, account memory.
+
+The phases it shares with every job (target, versions, loading the code) are `phases.JobSession`'s.
 
 Catalog mode (`job.entry` set): the entry's reference makes inputs and expected outputs; the user's
 module supplies `entry.entry_point`. Scratch mode: the user's module supplies `make_inputs(seed)`,
@@ -23,19 +25,19 @@ from typing import Any
 import jax
 import numpy as np
 
-from sandbox.harness import calls, compat, measure, precision, sampled, usercode
+from sandbox.harness import calls, measure, precision, sampled, usercode
 from sandbox.harness.checks import races, timing
 from sandbox.harness.checks.kernels import count_kernels
-from sandbox.harness.errors import Scene, notes, translate
+from sandbox.harness.errors import notes, translate
 from sandbox.harness.given import case_inputs
 from sandbox.harness.lowering import check as lowering
 from sandbox.harness.model.runs import estimate_call, estimate_xla
 from sandbox.harness.monitor import hooks as monitor_hooks
-from sandbox.harness.monitor.core import Monitor, UnfinishedKernelError
+from sandbox.harness.monitor.core import UnfinishedKernelError
 from sandbox.harness.monitor.deadlock import Deadlock, DeadlockError
 from sandbox.harness.monitor.progress import Progress
-from sandbox.harness.target import Target, TargetError, configure, fault_of
-from sandbox.harness.trace import capture as trace
+from sandbox.harness.phases import SCRATCH_CASE, Failed, JobSession
+from sandbox.harness.target import Target
 from sandbox.harness.trace import first_call
 from sandbox.harness.trace.first_call import FirstCallTrace
 from sandbox.protocol import (
@@ -49,16 +51,10 @@ from sandbox.protocol import (
     chip_info,
 )
 from sandbox.verdict import arrays
-from sandbox.verdict.tolerances import scratch_tolerances
 
-SCRATCH_CASE = Case(name="scratch", dtype="", seed=0)
 # After a deadlock is declared the stuck kernel normally unwinds within a poll (0.1 s); if it has not
 # come back after this long, the verdict is reported and the job ends without it.
 UNWIND_SECONDS = 4.0
-
-
-class Failed(Exception):
-    """Raised after an `error` event was emitted: stops the session, nothing more to report."""
 
 
 @dataclass
@@ -85,79 +81,33 @@ class _FirstCall:
     case: str
 
 
-class Session:
+class Session(JobSession):
+    """A run's kernel job: the simulator watched, every case run, then lowering, timing and memory."""
+
     def __init__(self, job: Job, events: EventWriter) -> None:
-        self.job = job
-        self.events = events
+        super().__init__(job, events)
         self.race_log: races.RaceLog | None = None
-        self.capture: trace.Capture | None = None
-        self.monitor: Monitor | None = None
         self.progress: Progress | None = None
-        self.scene = Scene(
-            files=(usercode.USER_FILE,),
-            devices=job.devices,
-            jax_version=jax.__version__,
-            elsewhere=job.elsewhere,
-        )
         self._unwound = threading.Event()
         self.trace = FirstCallTrace(None, events, job.chip)
 
-    def run(self) -> None:
-        job = self.job
-        try:
-            target = self._phase("target", lambda: configure(job.chip, job.mode, job.options, job.devices))
-            if target.interpret:
-                self._watch(target)
-            if target.interpret and target.options.detect_races:
-                self.race_log = races.RaceLog().attach()
-            self.capture = first_call.install(job.trace, target)
-            self.trace = FirstCallTrace(self.capture, self.events, job.chip)
-            versions = compat.went_without(target.versions(), self.monitor, self.capture)
-            self.events.emit("versions", versions=versions, interpret=target.interpret)
-            plan = self._load()
-            self.events.emit("imported")
-            self._check(target, plan)
-        except Failed:
-            return
-
     def _watch(self, target: Target) -> None:
-        """The interpreter monitor (before the trace capture: both wrap the interpreter, this one inside)."""
-        files = (usercode.USER_FILE, usercode.REFERENCE_FILE)
-        self.monitor = monitor_hooks.install(files, chip_info(target.chip))
-        self.scene = replace(self.scene, monitor=self.monitor, chip=chip_info(target.chip))
-        if self.monitor.available:
-            self.progress = Progress(self.monitor, self.events)
-            self.monitor.on_deadlock = self._deadlocked
+        """The interpreter monitor (before the trace capture: both wrap the interpreter, this one
+        inside), the race log, and the first call's trace."""
+        if target.interpret:
+            files = (usercode.USER_FILE, usercode.REFERENCE_FILE)
+            self.monitor = monitor_hooks.install(files, chip_info(target.chip))
+            self.scene = replace(self.scene, monitor=self.monitor, chip=chip_info(target.chip))
+            if self.monitor.available:
+                self.progress = Progress(self.monitor, self.events)
+                self.monitor.on_deadlock = self._deadlocked
+        if target.interpret and target.options.detect_races:
+            self.race_log = races.RaceLog().attach()
+        self.capture = first_call.install(self.job.trace, target)
+        self.trace = FirstCallTrace(self.capture, self.events, self.job.chip)
 
-    # -- phases ------------------------------------------------------------------------------
-
-    def _phase(
-        self,
-        phase: str,
-        step: Callable[[], Any],
-        files: tuple[str, ...] = (usercode.USER_FILE,),
-        after_error: Callable[[], None] | None = None,
-    ) -> Any:
-        try:
-            return step()
-        except TargetError as exc:
-            self._report(exc, phase, files, fault=fault_of(exc))
-            raise Failed from exc
-        except BaseException as exc:
-            self._unwound.set()  # a stuck kernel came back: the deadlock is reported from here
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)) and phase != "kernel":
-                raise
-            self._report(exc, phase, files, memory=_is_memory_error(exc))
-            if after_error is not None:
-                after_error()
-            raise Failed from exc
-        finally:
-            self._unwound.set()
-
-    def _report(self, exc: BaseException, phase: str, files: tuple[str, ...], **extra: Any) -> None:
-        translation = translate(exc, phase, replace(self.scene, files=files))
-        self.events.emit("log", text=translation.log)
-        self.events.emit("error", error=translation.error, **extra)
+    def _step_ended(self) -> None:
+        self._unwound.set()
 
     def _deadlocked(self, deadlock: Deadlock) -> None:
         """Declared by the watchdog: normally the kernel unwinds and `_phase` reports; if not, report here."""
@@ -173,50 +123,33 @@ class Session:
     def _load(self) -> CheckPlan:
         entry = self.job.entry
         if entry is None:
-            module = self._phase(
-                "import", lambda: usercode.load_module("kernel", self.job.source, usercode.USER_FILE)
-            )
-            return self._scratch_plan(module)
-        ref_files = (usercode.REFERENCE_FILE,)
-        reference = self._phase(
-            "reference import",
-            lambda: usercode.load_module("reference", entry.reference_source, usercode.REFERENCE_FILE),
-            ref_files,
-        )
-        module = self._phase(
-            "import", lambda: usercode.load_module("kernel", self.job.source, usercode.USER_FILE)
-        )
-        kernel = self._phase("import", lambda: _require(module, entry.entry_point, "your code"))
-        cases = tuple(c for c in entry.cases if not (c.tpu_only and self.job.mode != "tpu"))
+            return self._scratch_plan(self._user_module())
+        reference = self._reference_module(entry)
+        kernel = self._function(self._user_module(), entry.entry_point, "your code")
         return CheckPlan(
             kernel,
             reference.make_inputs,
             reference.reference,
-            cases,
+            self._cases(entry),
             entry.tolerances,
             entry.mutable_inputs,
             (usercode.USER_FILE, usercode.REFERENCE_FILE),
         )
 
     def _scratch_plan(self, module: types.ModuleType) -> CheckPlan:
-        kernel = self._phase("import", lambda: _require(module, "kernel", "a scratch file"))
-        make_inputs = self._phase("import", lambda: _require(module, "make_inputs", "a scratch file"))
-        reference = getattr(module, "reference", None)
-        declared = getattr(module, "TOLERANCE", None)
-        tolerances = self._phase(
-            "import", lambda: scratch_tolerances(declared) if declared is not None else {}
-        )
+        kernel = self._function(module, "kernel", "a scratch file")
+        make_inputs = self._function(module, "make_inputs", "a scratch file")
         return CheckPlan(
             kernel,
             lambda case: make_inputs(case.seed),
-            reference,
+            getattr(module, "reference", None),
             (SCRATCH_CASE,),
-            tolerances,
+            self._tolerances(module),
             (),
             (usercode.USER_FILE,),
         )
 
-    def _check(self, target: Target, plan: CheckPlan) -> None:
+    def _execute(self, target: Target, plan: CheckPlan) -> None:
         """Every case's outputs first (the verdict), then what the verdict does not need: the trace's
         assembly, the lowering checks, timing, memory and the estimate."""
         first: _FirstCall | None = None
@@ -373,19 +306,7 @@ class Session:
             self.events.emit("estimate", estimate=estimate)
 
 
-def _require(module: types.ModuleType, name: str, where: str) -> Callable[..., Any]:
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise NameError(f"{where} must define a function `{name}`")
-    return fn
-
-
 def _races_found() -> bool:
     from sandbox.harness.jaxapi import interpret
 
     return interpret.races_found()
-
-
-def _is_memory_error(exc: BaseException) -> bool:
-    # XLA reports allocation failures with the RESOURCE_EXHAUSTED status code.
-    return isinstance(exc, MemoryError) or str(exc).startswith("RESOURCE_EXHAUSTED")

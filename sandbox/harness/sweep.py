@@ -25,27 +25,24 @@ import contextlib
 import dataclasses
 import functools
 import time
-import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import jax
 from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import calls, devicetime, sweep_plan, usercode
 from sandbox.harness.checks.kernels import count_kernels
-from sandbox.harness.errors import Scene, translate
 from sandbox.harness.given import made_inputs
 from sandbox.harness.lowering import check as lowering
 from sandbox.harness.lowering.chip_checks import facts as chip_facts
 from sandbox.harness.lowering.chip_checks import vmem_refusal
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
 from sandbox.harness.model.runs import estimate_xla
-from sandbox.harness.target import Target, TargetError, configure, fault_of
+from sandbox.harness.phases import USER_FILES, JobSession
+from sandbox.harness.target import Target
 from sandbox.protocol import ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
 from sandbox.protocol.arrays import MAX_JOB_ARRAY_BYTES, ArrayBytes
-from sandbox.protocol.result import ErrorInfo
 from sandbox.protocol.sweep import ParamValue
 from sandbox.verdict import arrays
 from sandbox.verdict.compare import compare, tolerance_for
@@ -54,10 +51,6 @@ MEASURE_REPEATS, MEASURE_WARMUP = 10, 2  # traced calls per config, after untrac
 # `force_tpu_interpret_mode(True)`: pallas_call and pl.kernel get `interpret=True`, the generic
 # interpreter (the stubs type the parameter as InterpretParams only).
 _GENERIC: Any = True
-
-
-class Stop(Exception):
-    """An `error` event was emitted: the sweep as a whole cannot go on."""
 
 
 @dataclass(frozen=True)
@@ -82,23 +75,50 @@ class SweepPlan:
     expected: dict[tuple[tuple[str, int], ...], Any] = field(default_factory=dict)  # per check size
 
 
-class SweepSession:
+class SweepSession(JobSession):
     def __init__(self, job: Job, events: EventWriter) -> None:
         assert job.sweep is not None
-        self.job, self.spec, self.events = job, job.sweep, events
+        super().__init__(job, events)
+        self.spec = job.sweep
         self.array_bytes_left = MAX_JOB_ARRAY_BYTES  # what the outputs of all configs may take
         self.xla_seconds: float | None = None
 
-    def run(self) -> None:
-        job = self.job
-        try:
-            target = self._phase("target", lambda: configure(job.chip, job.mode, job.options, job.devices))
-            self.events.emit("versions", versions=target.versions(), interpret=target.interpret)
-            plan = self._phase("import", self._load)
-            self.events.emit("imported")
-            target_args = self._phase("make_inputs", lambda: self._target_inputs(plan), plan.files)
-        except Stop:
-            return
+    def _load(self) -> SweepPlan:
+        entry = self.job.entry
+        if entry is None:
+            module = self._user_module()
+            kernel = self._function(module, "kernel", "a scratch file")
+            make_inputs = self._function(module, "make_inputs", "a scratch file")
+            tolerances = self._tolerances(module)
+            return self._phase(
+                "import",
+                lambda: SweepPlan(
+                    kernel=kernel,
+                    make_inputs=sweep_plan.scratch_inputs(make_inputs),
+                    reference=getattr(module, "reference", None),
+                    tolerances=tolerances,
+                    mutable=(),
+                    check_base=sweep_plan.scratch_check_base(make_inputs),
+                    files=USER_FILES,
+                ),
+            )
+        reference = self._reference_module(entry)
+        kernel = self._function(self._user_module(), entry.entry_point, "your code")
+        return self._phase(
+            "import",
+            lambda: SweepPlan(
+                kernel=kernel,
+                make_inputs=sweep_plan.catalog_inputs(entry, reference.make_inputs, self.spec),
+                reference=reference.reference,
+                tolerances=entry.tolerances,
+                mutable=entry.mutable_inputs,
+                check_base=sweep_plan.catalog_check_base(entry, self.spec),
+                files=(usercode.USER_FILE, usercode.REFERENCE_FILE),
+            ),
+        )
+
+    def _execute(self, target: Target, plan: SweepPlan) -> None:
+        target_args = self._phase("make_inputs", lambda: self._target_inputs(plan), plan.files)
         # XLA's own op at the target size, the baseline every config's estimate is shown against.
         self.xla_seconds = estimate_xla(plan.reference, target_args, target) if plan.reference else None
         selected = self.spec.configs()
@@ -107,48 +127,11 @@ class SweepSession:
             sent = {"ran": True, **dataclasses.asdict(ran)} if ran is not None else {}
             self.events.emit("config_outputs", result=result, done=done, of=len(selected), note=note, **sent)
 
-    def _phase(
-        self, phase: str, step: Callable[[], Any], files: tuple[str, ...] = (usercode.USER_FILE,)
-    ) -> Any:
-        try:
-            return step()
-        except TargetError as exc:
-            self.events.emit("error", error=self._explain(exc, phase, files), fault=fault_of(exc))
-            raise Stop from exc
-        except Exception as exc:
-            self.events.emit("error", error=self._explain(exc, phase, files))
-            raise Stop from exc
-
     def _target_inputs(self, plan: SweepPlan) -> tuple[Any, ...]:
         """The inputs at the target size (`target_inputs`); what making them for real cost, where
         `make_inputs` needs concrete values, goes to the host's log."""
         log = functools.partial(self.events.emit, "log")
         return target_inputs(lambda: tuple(plan.make_inputs(self.spec.size)), lambda text: log(text=text))
-
-    def _explain(self, exc: BaseException, phase: str, files: tuple[str, ...]) -> ErrorInfo:
-        """The user's message for a failure, by the same translator as a run (`sandbox.harness.errors`)."""
-        scene = Scene(files=files, devices=self.job.devices, jax_version=jax.__version__)
-        translation = translate(exc, phase, scene)
-        self.events.emit("log", text=translation.log)
-        return translation.error
-
-    # -- what the user's file provides ----------------------------------------------------------
-
-    def _load(self) -> SweepPlan:
-        entry = self.job.entry
-        module = usercode.load_module("kernel", self.job.source, usercode.USER_FILE)
-        if entry is None:
-            return _scratch_plan(module)
-        reference = usercode.load_module("reference", entry.reference_source, usercode.REFERENCE_FILE)
-        return SweepPlan(
-            kernel=_require(module, entry.entry_point),
-            make_inputs=sweep_plan.catalog_inputs(entry, reference.make_inputs, self.spec),
-            reference=reference.reference,
-            tolerances=entry.tolerances,
-            mutable=entry.mutable_inputs,
-            check_base=sweep_plan.catalog_check_base(entry, self.spec),
-            files=(usercode.USER_FILE, usercode.REFERENCE_FILE),
-        )
 
     # -- one config ------------------------------------------------------------------------------
 
@@ -352,26 +335,6 @@ def _generic_interpreter(on: bool) -> Iterator[None]:
         return
     with pltpu.force_tpu_interpret_mode(_GENERIC):
         yield
-
-
-def _scratch_plan(module: types.ModuleType) -> SweepPlan:
-    make_inputs = _require(module, "make_inputs")
-    return SweepPlan(
-        kernel=_require(module, "kernel"),
-        make_inputs=sweep_plan.scratch_inputs(make_inputs),
-        reference=getattr(module, "reference", None),
-        tolerances={},
-        mutable=(),
-        check_base=sweep_plan.scratch_check_base(make_inputs),
-        files=(usercode.USER_FILE,),
-    )
-
-
-def _require(module: types.ModuleType, name: str) -> Callable[..., Any]:
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise NameError(f"the file must define a function `{name}`")
-    return fn
 
 
 def _sentence(text: str, limit: int = 200) -> str:

@@ -51,3 +51,32 @@ def test_a_scratch_file_gets_its_devices_its_tolerance_and_an_eagerly_timed_refe
     assert result.timing is not None and result.timing.reference is not None
     note = "The reference cannot be jit-compiled (ConcretizationTypeError), so it was timed without jax.jit."
     assert note in result.timing.note
+
+
+# Code at the top of a file may ask for the chip, as it can on a TPU: every call into user code,
+# the import too, runs in the chip's context (the reference's job imported it there, the kernel's
+# job did not, and failed with "Unsupported TPU device kind: cpu").
+CHIP_AT_THE_TOP = """
+import jax, jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+ROWS = 8 if pltpu.get_tpu_info().vmem_capacity_bytes > 0 else 0
+
+def make_inputs(seed):
+    return (jnp.arange(ROWS * 128, dtype=jnp.float32).reshape(ROWS, 128),)
+
+def reference(x):
+    return x * 2
+
+def double_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2
+
+def kernel(x):
+    return pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+"""
+
+
+def test_a_scratch_file_may_ask_for_the_chip_at_its_top():
+    result = run_job(make_job(CHIP_AT_THE_TOP, chip="v5e", mode="interpret", timing_budget_seconds=0.05))
+    assert result.status == RunStatus.PASSED, result.summary
