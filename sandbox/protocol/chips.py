@@ -151,11 +151,12 @@ class ChipInfo:
 # - v6e's and TPU7x's own vector rate and MXU efficiency: FITTED to half of tokamax's published
 #   grouped-matmul winners on that chip (its 1st, 3rd, 5th... in tests/data/published_tpu_timings.toml,
 #   marked `calibration`; the other half validates them): `python -m tests.model.fit v6e|tpu7x`
-#   (mean |log error| on the fit half: v6e 2.9 %, TPU7x 9.2 %). The vector rates (v6e 6.2, TPU7x 10.8
-#   vregs per cycle at the assumed clock; v5e 1.83) absorb both the newer VPUs (bf16 VALUs on v6e and
+#   (mean |log error| on the fit half: v6e 3.0 %, TPU7x 9.4 %). The vector rates (v6e 3.54, TPU7x 6.19
+#   vregs per cycle at the assumed clock; v5e 1.77) absorb both the newer VPUs (bf16 VALUs on v6e and
 #   later; widths and clocks not published) and how tokamax's kernel differs in vector work from the
 #   megablox gmm the model costs in its place; 0.80 and 0.75 of the MXU peak are what their
-#   compute-bound points reach.
+#   compute-bound points reach. They were 6.19 and 10.82 (and v5e's 1.83) while the model counted
+#   megablox's row masks and zero splats at one op per vreg of the tile (`replication.py`).
 # - scoped_vmem_bytes: the TPU compiler's default scoped VMEM limit, what a kernel without
 #   `vmem_limit_bytes` may allocate (Pallas's CompilerParams doc: `vmem_limit_bytes` "Overrides the
 #   default VMEM limit for a kernel", together with `--xla_tpu_scoped_vmem_limit_kib`). v5e 16 MiB:
@@ -168,16 +169,16 @@ class ChipInfo:
 # Per-cycle costs are otherwise the same on every chip (ASSUMED: only v5e timings fix them); each
 # chip's clock turns them into seconds.
 STEP_CYCLES = 343.1
-VECTOR_VREGS_PER_CYCLE = 1.8346
+VECTOR_VREGS_PER_CYCLE = 1.7739
 DMA_ISSUE_CYCLES = 32.0
 SCALAR_CYCLES = 1.0
 LAUNCH_SECONDS = 1e-6
 ICI_HOP_SECONDS = 1e-6
 V5E_HOST_DISPATCH = 108.53e-6
 TPU7X_HOST_DISPATCH = 111.87e-6
-V6E_VECTOR_VREGS = 6.1877
+V6E_VECTOR_VREGS = 3.5379
 V6E_MXU_EFFICIENCY = 0.80
-TPU7X_VECTOR_VREGS = 10.8224
+TPU7X_VECTOR_VREGS = 6.1877
 TPU7X_MXU_EFFICIENCY = 0.75
 
 

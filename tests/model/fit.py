@@ -94,7 +94,7 @@ def _seconds(plans: list, chip: chips.ChipInfo, vregs: float, efficiency: float)
     from sandbox.harness.model.cost import Grid, Rates, grid_steps
     from sandbox.harness.model.simulate import program_steps
 
-    rates = Rates.of(chip)
+    rates = Rates.of(dataclasses.replace(chip, mxu_efficiency=1.0))  # the candidate's own, not the table's
     rates = dataclasses.replace(
         rates,
         vector=vregs * chip.sublanes * 128 * chip.clock_hz,

@@ -49,6 +49,7 @@ from sandbox.harness.model.ops import (
     reduction_parts,
     vector_cost,
 )
+from sandbox.harness.model.replication import replicated_costs
 from sandbox.harness.model.syncs import Synchronisation
 
 MAX_PROGRAM_EQNS = 3_000_000  # program mode stops past this many equations (a very long kernel)
@@ -164,7 +165,8 @@ class Walker(ControlFlow, Synchronisation):
         if found is not None:
             return found[1]
         plan: list[tuple[object, Any, Any]] = []
-        for eqn in jaxpr.eqns:
+        fewer = replicated_costs(jaxpr, self.sublanes, self.lanes)
+        for index, eqn in enumerate(jaxpr.eqns):
             name = eqn.primitive.name
             handler = getattr(self, "_" + name, None)
             rules = None if handler is not None else scalar_rules(eqn)
@@ -176,7 +178,7 @@ class Walker(ControlFlow, Synchronisation):
             elif name in CALLS:
                 plan.append((_CALL, eqn, eqn.params[CALLS[name]]))
             elif name not in FREE:  # costless ones too: a dot's result may pass through them
-                cost = vector_cost(eqn, self.sublanes, self.lanes)
+                cost = fewer.get(index, vector_cost(eqn, self.sublanes, self.lanes))
                 cross = reduction_parts(eqn, self.sublanes, self.lanes)[1] if name in REDUCTIONS else None
                 plan.append((_VECTOR, eqn, (cost, cross)))
         self._plans[id(jaxpr)] = (jaxpr, plan)  # the jaxpr is kept alive with its plan

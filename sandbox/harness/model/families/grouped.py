@@ -20,16 +20,21 @@ FAMILY = Family(
     NAME,
     _matches,
     bands=(
-        Band(NAME, "v5e", -0.031, 0.667, 9, _TOKAMAX),
-        Band(NAME, "v5p", -0.130, 0.976, 26, _TOKAMAX),
+        Band(NAME, "v5e", -0.0306, 0.1436, 9, _TOKAMAX),
+        Band(NAME, "v5p", -0.1295, 0.3972, 26, _TOKAMAX),
         Band(
-            NAME, "v6e", -0.460, 0.075, 12, _TOKAMAX + "; the other 12 fitted v6e's vector rate and MXU share"
+            NAME,
+            "v6e",
+            -0.4604,
+            0.0746,
+            12,
+            _TOKAMAX + "; the other 12 fitted v6e's vector rate and MXU share",
         ),
         Band(
             NAME,
             "tpu7x",
-            -0.155,
-            0.095,
+            -0.1547,
+            0.0945,
             13,
             _TOKAMAX + "; the other 13 fitted TPU7x's vector rate and MXU share",
         ),

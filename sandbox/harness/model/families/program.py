@@ -25,8 +25,8 @@ SOFTMAX_LIKE = Family(
         Band(
             SOFTMAX_LIKE_NAME,
             "tpu7x",
-            -0.1329,
-            0.0209,
+            -0.1057,
+            0.0325,
             34,
             "tokamax's autotuned fused linear + softmax cross-entropy forward winners (openxla/tokamax@783ea95), "
             "a pl.kernel running one emit_pipeline (docs/tpu-time-model.md)",
