@@ -11,7 +11,6 @@ for a config whose blocks fit, the playground's count with the compiler's scratc
 from __future__ import annotations
 
 import functools
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -93,16 +92,6 @@ def test_the_count_with_the_compilers_scratch_is_the_size_in_its_e1001(row):
     assert used / MIB == pytest.approx(row["counted_mib"], abs=0.01)  # the bench counted as the playground
 
 
-@functools.cache
-def _catalog_module(slug: str):
-    spec = importlib.util.spec_from_file_location(
-        f"vmem_{slug}", ROOT / "kernels_catalog" / slug / "kernel.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_nothing_tune_ran_on_the_chip_is_refused():
     entries = {e.slug: e for e in load_catalog().entries}
     rows = records.read("tune.jsonl")
@@ -115,5 +104,5 @@ def test_nothing_tune_ran_on_the_chip_is_refused():
             jax.ShapeDtypeStruct((size["m"], size["k"]), dtype),
             jax.ShapeDtypeStruct((size["k"], size["n"]), dtype),
         ]
-        fn = functools.partial(getattr(_catalog_module(row["entry"]), entry.entry_point), **row["params"])
+        fn = functools.partial(getattr(vmem_grid.catalog(row["entry"]), entry.entry_point), **row["params"])
         assert vmem_refusal(facts(jax.make_jaxpr(fn)(*args)), V5E) is None, row["params"]
