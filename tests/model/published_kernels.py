@@ -1,6 +1,9 @@
 """The kernels behind the published TPU timings in `tests/data/published_tpu_timings.toml`, written for
 this test from their documentation (same grids, BlockSpecs, scratch and body; our own code).
 
+Over 400 lines as one file: it is data, one kernel per published timing, each next to the others
+of its source so that a reader compares them with the published code side by side.
+
 - `matmul`: the JAX Pallas TPU matmul guide's pallas_call matmul (docs/pallas/tpu/matmul), with its
   two variants: a transposed right-hand side contracted in place, and a fused activation.
 - `dsd_matmul`: the block-sparse guide's "Sparse @ Dense" kernel (docs/pallas/tpu/sparse): the grid

@@ -1,5 +1,8 @@
 """The hostile corpus: one row = a hostile program, the status a user must see, and a post-condition.
 
+Over 400 lines as one file: it is a table of attack programs, one row each, read by several test
+modules; splitting the table would split one list of rows, not responsibilities.
+
 Programs are scratch-mode kernel files. Most attack at import time, print one line per attempt
 (`label: DENIED <errno>` or `label: ALLOWED …`) and then define a trivial kernel that passes, so
 the expected status is `passed` and the post-condition says the effect was contained. Rows that

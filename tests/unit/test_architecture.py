@@ -2,6 +2,9 @@
 run and JAX's internals only in its adapter, one module that classifies results, few loose modules,
 and one list of event kinds.
 
+Over 400 lines as one file: every layer rule (sandbox, server, JAX adapter) is checked over the
+same parsed import graph, built once here; split, each part would parse the tree again.
+
 Folders say which process code runs in (see `sandbox/__init__.py`), so the rules are a table of
 layer → layers it may import. Every import counts, including the lazy ones inside functions: a
 cycle through a lazy import is still a design error, only one that fails later.
