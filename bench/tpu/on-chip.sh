@@ -4,6 +4,11 @@
 #                                       a plain script's first call, and Tune sweeps measured on the chip
 #   bench/tpu/on-chip.sh tier OUT       the chip tier of the test suite (pytest -m tpu), then the
 #                                       simulator-vs-chip corpus and the scoped-VMEM compile grid
+#   bench/tpu/on-chip.sh sweeps-a OUT   the time model's calibration sweeps, part 1: the catalog's matmul
+#                                       families at several shapes each (square, skinny, small K)
+#   bench/tpu/on-chip.sh sweeps-b OUT   part 2: elementwise, row softmax, flash attention and grouped matmul
+#                                       (bench/tpu/sweeps/), then the VMEM grid's follow-up compiles
+# (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
 set -u
@@ -30,6 +35,54 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ]; then
+    sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
+        local what=$1 seconds=$2; shift 2
+        local file=$what entry=()
+        if [ -d "kernels_catalog/$what" ]; then file="kernels_catalog/$what/kernel.py" entry=(--entry "$what"); fi
+        step "tune $what $*"
+        timeout -k 5 "$seconds" $py -m sandbox tune "$file" "${entry[@]}" --chip v5e --measure \
+            --record "$out/tune.jsonl" "$@" > "$out/last.log" 2>&1
+        echo "exit $?"; tail -n 3 "$out/last.log"; cat "$out/last.log" >> "$out/sweeps.log"
+    }
+    if [ "$what" = sweeps-a ]; then
+        sweep tiled_matmul_pallas_call 90 --size m=8192,k=512,n=8192 --param bm=256,512,1024 \
+            --param bk=128,256,512 --param bn=256,512,1024 --bind bm=m,bk=k,bn=n
+        sweep tiled_matmul_pallas_call 80 --size m=16384,k=2048,n=512 --param bm=256,512,1024,2048 \
+            --param bk=512,1024,2048 --param bn=256,512 --bind bm=m,bk=k,bn=n
+        sweep tiled_matmul 90 --size m=4096,k=4096,n=4096 --param bm=256,512,1024 --param bk=256,512,1024 \
+            --param bn=256,512,1024 --bind bm=m,bk=k,bn=n
+        sweep hbm_manual_dma 45 --size m=16384,k=1024,n=1024 --param chunk=128,256,512,1024,2048 --bind chunk=m
+        sweep hbm_manual_dma 45 --size m=65536,k=512,n=512 --param chunk=256,512,1024,2048,4096 --bind chunk=m
+        sweep inplace_chunked_matmul 45 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
+        sweep inplace_chunked_matmul 45 --size m=16384,k=2048 --param chunk=128,256,512,1024,2048 --bind chunk=m
+        sweep emit_pipeline_nested 60 --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
+            --param bh=256,512,1024 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
+        sweep block_sparse_matmul 45 --size m=8192,k=8192,n=2048,block=128,density_pct=10 \
+            --param bn=128,256,512,1024,2048
+        sweep block_sparse_matmul 45 --size m=8192,k=8192,n=2048,block=128,density_pct=30 \
+            --param bn=128,256,512,1024,2048
+    else
+        sweep bench/tpu/sweeps/elementwise.py 60 --size m=8192,n=8192 --param br=8,64,256,512,1024 \
+            --param bc=512,2048,8192 --bind br=m,bc=n
+        sweep bench/tpu/sweeps/elementwise.py 50 --size m=32768,n=2048 --param br=32,128,512,1024 \
+            --param bc=256,1024,2048 --bind br=m,bc=n
+        sweep bench/tpu/sweeps/softmax.py 40 --size m=16384,n=1024 --param br=8,32,128,256,512 --bind br=m
+        sweep bench/tpu/sweeps/softmax.py 40 --size m=4096,n=8192 --param br=8,16,32,64,128 --bind br=m
+        sweep bench/tpu/sweeps/softmax.py 40 --size m=65536,n=256 --param br=64,256,1024,2048,4096 --bind br=m
+        sweep bench/tpu/sweeps/flash.py 80 --size b=2,h=8,s=4096,d=128 --param bq=128,256,512,1024 \
+            --param bk=128,256,512,1024 --bind bq=s,bk=s
+        sweep bench/tpu/sweeps/flash.py 70 --size b=1,h=8,s=8192,d=128 --param bq=256,512,1024 \
+            --param bk=256,512,1024,2048 --bind bq=s,bk=s
+        sweep bench/tpu/sweeps/grouped.py 90 --size m=8192,k=2048,n=2048,g=8 --param tm=128,256,512 \
+            --param tk=512,1024,2048 --param tn=256,512,1024 --bind tk=k,tn=n
+        sweep bench/tpu/sweeps/grouped.py 70 --size m=16384,k=1024,n=4096,g=16 --param tm=128,256,512 \
+            --param tk=256,1024 --param tn=512,1024,2048 --bind tk=k,tn=n
+        step "vmem follow-up"
+        timeout -k 5 60 $py bench/tpu/vmem_grid.py --set followup --out "$out/vmem-followup.jsonl" --budget 50 \
+            > "$out/vmem-followup.log" 2>&1
+        tail -n 3 "$out/vmem-followup.log"
+    fi
 elif [ "$what" = tier ]; then
     step "corpus"; mkdir -p "$out/corpus"
     timeout -k 5 60 $py bench/tpu/corpus/run.py --mode tpu --out "$out/corpus" --budget 45 > "$out/corpus/run.log" 2>&1

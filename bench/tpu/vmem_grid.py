@@ -1,7 +1,7 @@
 """Compile (lower + compile, never run) a grid of kernel configs on a TPU around the scoped VMEM limit.
 
 Usage (from the repository root, on a TPU host):
-    python3.12 bench/tpu/vmem_grid.py --out FILE [--budget 50]
+    python3.12 bench/tpu/vmem_grid.py --out FILE [--budget 50] [--set grid|followup]
 
 For each config one JSON line: kernel, shape, dtype, params, `counted_mib` (the blocks and scratch the
 way the playground counts them: every pipelined block twice, scratch once), compiled true/false and,
@@ -114,6 +114,29 @@ def all_configs() -> list[Config]:
     return tiled_configs() + dma_configs() + vector_configs()
 
 
+def followup_configs() -> list[Config]:
+    """The grid's three unexplained compiles (2026-12-05), each beside its neighbours:
+    - one K step: 1024³ (bf16) and 512×256×2048 (f32) blocks compiled where K = bk, and were refused
+      at 8192³. The same blocks at K = bk, 2 bk and 4 bk tell whether it is the K loop's length;
+    - the row sum with (rows, 1) output blocks compiled at a count of 16.5 MiB: wider rows and more of
+      them find where the compiler's own count crosses 16 MiB (its E1001 gives the count when it does).
+    """
+    configs = []
+    for dtype, (bm, bk, bn) in [("bfloat16", (1024, 1024, 1024)), ("float32", (512, 256, 2048))]:
+        for m, k, n in [(8192, bk, 8192), (8192, 2 * bk, 8192), (8192, 4 * bk, 8192), (16384, 2 * bk, 4096)]:
+            mib = matmul_mib(m, k, n, dtype, bm, bk, bn)
+            configs.append(
+                Config("tiled_matmul_pallas_call", (m, k, n), dtype, {"bm": bm, "bk": bk, "bn": bn}, mib)
+            )
+    for rows, width in [(512, 4352), (512, 4608), (512, 5120), (1024, 2048), (1024, 2304), (256, 8192)]:
+        mib = 2 * rows * (width + 128) * 4 / MIB
+        configs.append(Config("row_sum_blocks", (8192, width), "float32", {"rows": rows}, mib))
+    return configs
+
+
+CONFIG_SETS = {"grid": all_configs, "followup": followup_configs}
+
+
 @functools.cache
 def catalog(slug: str):
     spec = importlib.util.spec_from_file_location(
@@ -199,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--budget", type=float, default=50.0, help="seconds; later configs are skipped")
+    parser.add_argument(
+        "--set", choices=CONFIG_SETS, default="grid", help="which configs (default: the grid)"
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
     import jax
@@ -207,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     if device.platform != "tpu":
         raise SystemExit(f"compiling for the scoped VMEM limit needs a TPU, found {device.device_kind}")
     # Nearest the limit first: if the budget runs out, the configs that decide the rule are in.
-    configs = sorted(all_configs(), key=lambda c: abs(c.counted_mib - 16))
+    configs = sorted(CONFIG_SETS[args.set](), key=lambda c: abs(c.counted_mib - 16))
     print(f"{len(configs)} configs on {device.device_kind}, JAX {jax.__version__}", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w") as out:
