@@ -56,13 +56,15 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ]; then
         sweep hbm_manual_dma 45 --size m=65536,k=512,n=512 --param chunk=256,512,1024,2048,4096 --bind chunk=m
         sweep inplace_chunked_matmul 45 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
         sweep inplace_chunked_matmul 45 --size m=16384,k=2048 --param chunk=128,256,512,1024,2048 --bind chunk=m
-        sweep emit_pipeline_nested 60 --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
-            --param bh=256,512,1024 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
+        sweep emit_pipeline_nested 60 --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=128,256,512 \
+            --param bh=128,256 --param bn=256,512 --bind chunk=m,bh=hidden,bn=n
         sweep block_sparse_matmul 45 --size m=8192,k=8192,n=2048,block=128,density_pct=10 \
             --param bn=128,256,512,1024,2048
         sweep block_sparse_matmul 45 --size m=8192,k=8192,n=2048,block=128,density_pct=30 \
             --param bn=128,256,512,1024,2048
     else
+        sweep emit_pipeline_nested 60 --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=128,256,512 \
+            --param bh=128,256 --param bn=256,512 --bind chunk=m,bh=hidden,bn=n
         sweep bench/tpu/sweeps/elementwise.py 60 --size m=8192,n=8192 --param br=8,64,256,512,1024 \
             --param bc=512,2048,8192 --bind br=m,bc=n
         sweep bench/tpu/sweeps/elementwise.py 50 --size m=32768,n=2048 --param br=32,128,512,1024 \
