@@ -3,6 +3,10 @@
 - `--runtimes` runs the tests that run kernels on every installed JAX runtime. They take many minutes
   on a two-core machine (each runtime runs the catalog and the real-kernel suite), so the everyday
   suite skips them; `.ci/run` passes `--runtimes`, and so can anyone.
+- `--long` runs the long matrices: the rows of a parametrised table that take the path another row of
+  it already took (more catalog entries, more kernels, more sizes, more chips). The everyday suite runs
+  a few representative rows of each (`tests.matrices`) to stay within ~15 minutes on two cores;
+  `.ci/run` passes `--long`, and so can anyone.
 - One real Redis and one real PostgreSQL per session (started on loopback in a temporary directory
   when a test first asks; never mocks), shared by the queue, store and deployed tiers.
 - The session's sandbox backend (`tests.backends`) is closed when the session ends.
@@ -24,15 +28,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--runtimes", action="store_true", help="also run the tests marked `runtimes` (every JAX runtime)"
     )
+    parser.addoption(
+        "--long", action="store_true", help="also run the tests marked `long` (the long matrices)"
+    )
+
+
+# Each opt-in marker, and why its tests are skipped without its option.
+_OPT_IN = {
+    "runtimes": "runs kernels on every JAX runtime: pass --runtimes (CI does)",
+    "long": "a further row of a long matrix: pass --long (CI does)",
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--runtimes"):
-        return
-    skip = pytest.mark.skip(reason="runs kernels on every JAX runtime: pass --runtimes (CI does)")
-    for item in items:
-        if "runtimes" in item.keywords:
-            item.add_marker(skip)
+    for marker, reason in _OPT_IN.items():
+        if config.getoption(f"--{marker}"):
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 # -- time per tier ---------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 class ServiceUnavailable(RuntimeError):
@@ -94,26 +95,31 @@ def postgres_server() -> Iterator[str]:
     bindir = postgres_bin()
     directory = Path(tempfile.mkdtemp(prefix="playground-pg-"))
     data, port = directory / "pgdata", free_port()
-    as_user: list[str] = []
+    as_nobody: dict[str, Any] = {}
     if os.getuid() == 0:
-        # PostgreSQL refuses root: run it as nobody, in a directory nobody owns.
+        # PostgreSQL refuses root: run it as nobody, in a directory nobody owns. Started as that user
+        # itself, not through runuser, which ignores the SIGINT below: each stop waited out its 20 s
+        # and left the server running.
         os.chown(directory, 65534, 65534)
-        as_user = [shutil.which("runuser") or "/usr/sbin/runuser", "-u", "nobody", "--"]
+        as_nobody = {"user": 65534, "group": 65534, "extra_groups": []}
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(directory)}
     subprocess.run(
-        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
+        [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
         check=True,
         env=env,
+        **as_nobody,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         cwd=directory,
     )
     log = directory / "postgres.log"
-    argv = [*as_user, str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1"]
+    argv = [str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1"]
     argv += ["-k", str(directory), "-c", "fsync=off", "-c", "synchronous_commit=off"]
     argv += ["-c", "full_page_writes=off", "-c", "max_connections=200"]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=directory)
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=directory, **as_nobody
+        )
     try:
         wait_port(port, 60, proc, log)
         ready = [str(bindir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]

@@ -9,6 +9,8 @@ session's backend, `tests.backends`, then `GET /api/runs/{id}` until done; solut
 for every chip), and one solution and one wrong kernel through the CLI as a user types it
 (`python -m sandbox run ... --json`, a subprocess with its own backend: its report and exit code).
 One session fixture runs only the jobs the selected tests need (`-k slug` works), two at a time.
+The everyday suite runs a few entries' jobs, one of each kind of entry and of each declared status;
+the rest repeat those paths and run with `--long` (`tests.matrices`; CI passes it).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from sandbox.protocol import CHIPS, RunResult, RunStatus, from_json_dict
 from server.app import create_app
 from server.settings import Settings
 from tests.backends import suite_backend
+from tests.matrices import split
 
 pytestmark = pytest.mark.slow
 
@@ -80,6 +83,23 @@ WRONG = [r for r in RUNS if r.kernel != "kernel.py"]
 TEMPLATES = [Run(e, "template.py", e.template_source, RunStatus.ERROR) for e in CATALOG.entries]
 # Through the CLI too: a verdict of each exit code (the API runs them as well).
 CLI_RUNS = [SOLUTIONS[0], next(r for r in WRONG if r.expect == RunStatus.MISMATCH)]
+# The rows the everyday suite runs: a one-device TensorCore entry, a SparseCore one and a 4-device one;
+# a wrong kernel of each declared status and a race; one template. The others are `long`.
+SOLUTION_ROWS = split(
+    SOLUTIONS,
+    ("tiled_matmul/kernel.py", "sparsecore_gather/kernel.py", "ring_all_gather/kernel.py"),
+    id=lambda r: r.id,
+)
+WRONG_ROWS = split(
+    WRONG,
+    (
+        CLI_RUNS[1].id,
+        "hbm_manual_dma/wrong/missing_drain.py",
+        "race_condition_demo/wrong/both_cores_write_every_row.py",
+    ),
+    id=lambda r: r.id,
+)
+TEMPLATE_ROWS = split(TEMPLATES, ("tiled_matmul/template.py",), id=lambda r: r.id)
 
 
 def run_cli(run: Run) -> Outcome:
@@ -159,6 +179,8 @@ def wanted_runs(items: list[pytest.Item]) -> set[str]:
     """Ids of the runs the selected tests read (`cli:<id>` for the CLI's), so `-k slug` runs only those."""
     wanted = set()
     for item in items:
+        if item.get_closest_marker("skip"):  # a `long` row without `--long`: its job is not run
+            continue
         params = getattr(getattr(item, "callspec", None), "params", {})
         if "results" in getattr(item, "fixturenames", ()) and "run" in params:
             wanted.add(params["run"].id)
@@ -215,7 +237,7 @@ def finding(result: RunResult) -> str:
     return result.limit or ""
 
 
-@pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)
+@pytest.mark.parametrize("run", SOLUTION_ROWS)
 def test_solution_passes_every_interpret_case(run: Run, results: dict[str, Outcome]) -> None:
     result = result_of(results, run)
     assert result.status == RunStatus.PASSED, f"{run.id}: {describe(result)}"
@@ -238,7 +260,7 @@ def test_the_cli_gives_the_verdict_and_exits_by_it(cli_run: Run, results: dict[s
     assert set(reports) == set(CHIPS), f"{cli_run.id}: --all-chips lowered for {sorted(reports)}"
 
 
-@pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)
+@pytest.mark.parametrize("run", SOLUTION_ROWS)
 def test_solution_cases_are_not_vacuous(run: Run, results: dict[str, Outcome]) -> None:
     # A case an all-zeros or a constant output would also pass cannot reject a wrong kernel.
     result = result_of(results, run)
@@ -246,7 +268,7 @@ def test_solution_cases_are_not_vacuous(run: Run, results: dict[str, Outcome]) -
     assert not vacuous, f"{run.id}: cases {vacuous} would pass with a zeros or constant output"
 
 
-@pytest.mark.parametrize("run", SOLUTIONS, ids=lambda r: r.id)
+@pytest.mark.parametrize("run", SOLUTION_ROWS)
 def test_solution_lowers_for_every_chip_its_entry_supports(run: Run, results: dict[str, Outcome]) -> None:
     # Passing in the simulator is not enough: the real Pallas -> Mosaic lowering must accept it, and
     # the static chip checks (cores, SparseCore, VMEM, tiling) must have nothing to say.
@@ -260,7 +282,7 @@ def test_solution_lowers_for_every_chip_its_entry_supports(run: Run, results: di
         assert report.warnings == (), f"{run.id} on {chip}: {report.warnings}"
 
 
-@pytest.mark.parametrize("run", WRONG, ids=lambda r: r.id)
+@pytest.mark.parametrize("run", WRONG_ROWS)
 def test_wrong_kernel_gets_its_declared_status_through_the_api(run: Run, results: dict[str, Outcome]) -> None:
     result = result_of(results, run)
     assert result.options == run.entry.options, (
@@ -277,7 +299,7 @@ def test_wrong_kernel_gets_its_declared_status_through_the_api(run: Run, results
     assert finding(result), f"{run.id}: the result does not show what is wrong; {describe(result)}"
 
 
-@pytest.mark.parametrize("run", TEMPLATES, ids=lambda r: r.id)
+@pytest.mark.parametrize("run", TEMPLATE_ROWS)
 def test_template_runs_and_stops_at_a_hole_saying_what_is_missing(
     run: Run, results: dict[str, Outcome]
 ) -> None:

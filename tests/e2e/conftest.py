@@ -4,7 +4,10 @@
   backend, `tests.backends`) served by uvicorn in a thread on 127.0.0.1, on a socket bound to port
   0 first (no port race).
 - `redis_pg_server` (session): the same page served by `python -m server` on Redis and PostgreSQL
-  with a runner worker; `any_server` gives a main flow both (#28: features work as deployed).
+  with a runner worker; `any_server` gives a main flow both (#28: features work as deployed). The
+  second row repeats the flow on another deployment, so it is `long` (`--long`; CI passes it) but for
+  the page's run flow, which takes both every time (it parametrizes `any_server` itself);
+  `tests/deployed` runs each capability on both deployments through the API every time.
 - `browser` (session): Debian's Chromium driven by Playwright. Skipped with a reason when either
   is missing; a failure instead when REQUIRE_BROWSER=1 (CI must not pass by skipping).
 - `page` (per test): a fresh context (own storage, so its own client id) at 1280×720. Page errors
@@ -28,6 +31,7 @@ from server.app import create_app
 from server.settings import Settings
 from tests.backends import SLOTS, suite_backend
 from tests.live import serving
+from tests.matrices import LONG
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -82,10 +86,10 @@ def redis_pg_server(redis_pg_web) -> LiveServer:
     return LiveServer(redis_pg_web.url, None, None)  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["live_server", "redis_pg_server"])
+@pytest.fixture(params=["live_server", pytest.param("redis_pg_server", marks=LONG)])
 def any_server(request) -> LiveServer:
-    """For the main flows: once on the session's server (the hardened sandbox as root), once as
-    deployed on several hosts (Redis, a worker, PostgreSQL)."""
+    """For the main flows: once on the session's server (the hardened sandbox as root), and with
+    `--long` once more as deployed on several hosts (Redis, a worker, PostgreSQL)."""
     return request.getfixturevalue(request.param)
 
 

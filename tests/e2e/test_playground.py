@@ -51,6 +51,8 @@ def run_and_wait(page, *, keyboard: bool = False) -> str:
     return page.get_attribute("#result", "data-status") or ""
 
 
+# The page's run flow as deployed every time; other main flows take the deployed server with --long.
+@pytest.mark.parametrize("any_server", ["live_server", "redis_pg_server"], indirect=True)
 def test_tiled_matmul_solution_passes_with_timings_and_memory_bars(page, any_server):
     goto(page, any_server, "/?entry=tiled_matmul")
     assert page.inner_text("#entry-title") == CATALOG.get("tiled_matmul").title

@@ -1,5 +1,10 @@
 """JAX's own TPU test kernels (rebuilt in `conformance_kernels.py` and `conformance/`) through the user's
-path: what passes on a TPU passes here, or gets the exact honest message and the `unsupported` status."""
+path: what passes on a TPU passes here, or gets the exact honest message and the `unsupported` status.
+
+The everyday suite runs an inline kernel and two file rows that need the harness's fixes (async copy
+futures; scoped allocations, semaphores and DMAs); the other rows take the same path with more kernels
+and run with `--long` (`tests.matrices`; CI passes it). Each interpret-mode fix they lean on has an
+everyday row of its own in `test_simulator_extensions.py`."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import pytest
 
 from sandbox.jobs.build import make_job
 from sandbox.protocol import RunResult, RunStatus
+from tests.matrices import running, split
 from tests.sandbox.conformance_files import FILE_ROWS
 from tests.sandbox.conformance_kernels import ROWS as KERNEL_ROWS
 from tests.sandbox.conformance_kernels import Conformance
@@ -15,16 +21,19 @@ from tests.sandbox.conftest import assert_nothing_internal, run_jobs
 pytestmark = pytest.mark.slow
 
 ROWS = KERNEL_ROWS + FILE_ROWS
+ROW_PARAMS = split(ROWS, ("scalar_prefetch", "futures_more", "dma_scopes"), id=lambda row: row.name)
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[str, RunResult]:
-    """Every row through the user's path, on the session's backend (the hardened jail where it can run)."""
-    jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False) for row in ROWS]
-    return {row.name: result for row, result in zip(ROWS, run_jobs(jobs), strict=True)}
+def results(request: pytest.FixtureRequest) -> dict[str, RunResult]:
+    """Each row this session runs through the user's path, on the session's backend (the hardened jail
+    where it can run)."""
+    rows = running(ROW_PARAMS, request.config)
+    jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False) for row in rows]
+    return {row.name: result for row, result in zip(rows, run_jobs(jobs), strict=True)}
 
 
-@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.name)
+@pytest.mark.parametrize("row", ROW_PARAMS)
 def test_a_jax_tpu_test_kernel_passes_or_is_honestly_unsupported(row: Conformance, results):
     result = results[row.name]
     assert result.status == row.status, result.summary

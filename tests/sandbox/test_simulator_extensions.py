@@ -5,6 +5,10 @@ Each row is a file in `simulated/` (its docstring says what it does), run throug
 user's run is: the hardened jail where it can run (so every fix is checked as deployed), else the
 local backend. `passed` rows failed before the fixes in `sandbox/harness/jaxapi/fixes/` (the fix's name is
 in the run's versions); the `# MARK` comment is the line the run must mark.
+
+Every fix and every error has an everyday row; a further row for a fix that another row already
+checks (a second `pl.select_ref` use, the scatter and accumulating forms of the indexed DMA) runs with
+`--long` (`tests.matrices`; CI passes it).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from sandbox.harness.jaxapi.fixes.rounding import stochastic_round
 from sandbox.jobs.build import make_job
 from sandbox.protocol import Chip, RunResult, RunStatus
 from tests.backends import hardened_suite_backend
+from tests.matrices import running, split
 from tests.sandbox.conftest import assert_nothing_internal, run_jobs
 
 pytestmark = pytest.mark.slow
@@ -106,16 +111,20 @@ ROWS = (
         "included",
     ),
 )
+FURTHER = ("select_ref_views", "sparsecore_scatter_dma", "accumulating_dma")  # a fix another row checks
+ROW_PARAMS = split(ROWS, [row.name for row in ROWS if row.name not in FURTHER], id=lambda row: row.name)
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[str, RunResult]:
-    """Every row once, through the session's backend: the hardened jail where it can run (as deployed)."""
-    jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False) for row in ROWS]
-    return {row.name: result for row, result in zip(ROWS, run_jobs(jobs), strict=True)}
+def results(request: pytest.FixtureRequest) -> dict[str, RunResult]:
+    """Each row this session runs, once, through the session's backend: the hardened jail where it can
+    run (as deployed)."""
+    rows = running(ROW_PARAMS, request.config)
+    jobs = [make_job(row.source, chip=row.chip, timing_budget_seconds=0.05, trace=False) for row in rows]
+    return {row.name: result for row, result in zip(rows, run_jobs(jobs), strict=True)}
 
 
-@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.name)
+@pytest.mark.parametrize("row", ROW_PARAMS)
 def test_a_tpu_kernel_runs_or_is_told_the_simulator_cannot(row: Row, results: dict[str, RunResult]):
     result = results[row.name]
     assert result.status == row.status, result.summary
@@ -166,7 +175,7 @@ def test_stochastic_rounding_lands_on_a_neighbour_and_is_unbiased():
 def test_every_fix_works_in_the_hardened_jail(results: dict[str, RunResult]):
     hardened_suite_backend()  # skips where the hardened jail cannot run (the rows ran on the local backend)
     for row in ROWS:
-        if row.fix:
+        if row.fix and row.name in results:
             result = results[row.name]
             assert result.status is PASSED, (row.name, result.summary)
             assert result.versions is not None and row.fix in result.versions.interpret_fixes

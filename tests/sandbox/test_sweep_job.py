@@ -1,6 +1,8 @@
 """A sweep through real child processes: one job judges every config (check, lowering, VMEM, model).
 
-Tiny on purpose (the machine is shared): a few configs, correctness sizes of a few grid steps.
+Tiny on purpose (the machine is shared): a few configs, correctness sizes of a few grid steps. Of the
+entries swept at their TPU size, the everyday suite sweeps a `pallas_call` one and a `pl.kernel` one;
+the others take the same path and run with `--long` (`tests.matrices`; CI passes it).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sandbox.catalog.entries import load_catalog
 from sandbox.jobs import sweeps
 from sandbox.jobs.build import make_sweep_job
 from sandbox.protocol import RunStatus
+from tests.matrices import split
 from tests.sandbox.conftest import run_job
 
 pytestmark = pytest.mark.slow
@@ -199,9 +202,10 @@ def test_tune_cli_sweeps_block_sparse_at_a_tpu_size_from_numpy_built_tables():
 
 
 TPU_SIZED = [e for e in CATALOG.entries if e.tune is not None and any(c.tpu_only for c in e.cases)]
+TPU_SIZED_ROWS = split(TPU_SIZED, ("tiled_matmul_pallas_call", "race_condition_demo"), id=lambda e: e.slug)
 
 
-@pytest.mark.parametrize("entry", TPU_SIZED, ids=lambda e: e.slug)
+@pytest.mark.parametrize("entry", TPU_SIZED_ROWS)
 def test_every_tpu_sized_entry_sweeps_at_its_tpu_size(entry):
     # Two configs of the entry's [tune] table at its TPU case's size, in interpret mode: each one
     # is traced and estimated there, and checked at the small check size.
