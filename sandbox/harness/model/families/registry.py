@@ -30,6 +30,7 @@ from sandbox.harness.model.families import (
     sparse_core,
 )
 from sandbox.harness.model.families.base import Band, Family, Traits
+from sandbox.harness.model.families.measured import MEASURED
 
 # Each traced kernel matches exactly one (tests/model/test_families.py checks every combination of
 # `Traits`), so the order is only the order bands and docs list them in.
@@ -82,22 +83,50 @@ def classify(traits: Traits) -> str:
 
 
 def validation(families: Iterable[str], chip: str, title: str) -> Validation:
-    """What the estimate of kernels of these families on `chip` may be trusted to."""
+    """What the estimate of kernels of these families on `chip` may be trusted to: the band on published
+    kernels, and beside it the error measured on a real chip's Tune sweeps where there is one
+    (`measured.MEASURED`); the band given for the time range covers both."""
     distinct = list(dict.fromkeys(f for f in families if f))
     if len(distinct) != 1:
         kinds = "; ".join(distinct) or "no kernel"
         return Validation("mixed", f"not validated as a whole: kernels of several families ({kinds})", None)
     family = distinct[0]
     found = _BY_NAME.get(family)
-    band = found.band(chip) if found is not None else None
-    if band is None:
+    published = found.band(chip) if found is not None else None
+    on_chip = next((b for b in MEASURED if b.family == family and b.chip == chip), None)
+    texts = []
+    if published is not None:
+        texts.append(
+            f"{_worst(published)} on {published.points} published kernels of this family on {title} (seen {_seen(published)}; {published.source})"
+        )
+    if on_chip is not None:
+        texts.append(
+            f"{_worst(on_chip)} on {on_chip.points} configs of this family timed on a real {title} (seen {_seen(on_chip)}; {on_chip.source})"
+        )
+    if not texts:
         return Validation(family, f"not validated for {family} on {title}", None)
-    worst = max(abs(band.low), abs(band.high))
-    text = (
-        f"±{worst:.1%} on {band.points} published kernels of this family on {title} "
-        f"(seen {band.low:+.1%} to {band.high:+.1%}; {band.source})"
-    ).replace("%", " %")
-    return Validation(family, text, band)
+    bands = [b for b in (published, on_chip) if b is not None]
+    band = (
+        bands[0]
+        if len(bands) == 1
+        else Band(
+            family,
+            chip,
+            min(b.low for b in bands),
+            max(b.high for b in bands),
+            sum(b.points for b in bands),
+            "; ".join(b.source for b in bands),
+        )
+    )
+    return Validation(family, "; ".join(texts), band)
+
+
+def _worst(band: Band) -> str:
+    return f"±{max(abs(band.low), abs(band.high)) * 100:.1f} %"
+
+
+def _seen(band: Band) -> str:
+    return f"{band.low * 100:+.1f} % to {band.high * 100:+.1f} %"
 
 
 def seconds_range(seconds: float, band: Band | None) -> tuple[float | None, float | None]:

@@ -1,0 +1,145 @@
+"""The time model against the Tune sweeps timed on the v5e (`v5e/tune.jsonl`), per kernel family, with
+a held-out part: what `docs/tpu-measured.md` reports and what the model's v5e bands are generated from.
+
+- Every measured config belongs to one sweep (its kernel file and target size) and one family (the
+  model's own classification, recorded beside it).
+- The split is fixed by the config itself (a stable hash of file, size and params), about half each:
+  `fit` and `held_out`. The only thing fitted is one time scale per family (the median of measured /
+  estimated over its fit part): the held-out part says how far that scale carries, and the raw error
+  how far the model is off without it. The model does not apply the scales yet (see the docs page).
+- Per sweep: whether the model picks the config the chip found fastest, and of the pairs of configs
+  whose measured times differ by more than 3 %, the share the model orders the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+RANK_MARGIN = 0.03  # pairs closer than this on the chip are not ranked
+
+
+def error(row: dict[str, Any], scale: float = 1.0) -> float:
+    """estimate × scale / measured device time − 1."""
+    return row["estimated_seconds"] * scale / row["measured_device_seconds"] - 1
+
+
+def held_out(row: dict[str, Any]) -> bool:
+    key = json.dumps([row["file"], row["size"], row["params"]], sort_keys=True).encode()
+    return hashlib.sha256(key).digest()[0] % 2 == 1
+
+
+def measured(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rows if r.get("estimated_seconds") and r.get("measured_device_seconds")]
+
+
+@dataclass(frozen=True)
+class Errors:
+    configs: int
+    within_10: int
+    within_15: int
+    low: float
+    high: float
+
+    @staticmethod
+    def of(values: list[float]) -> Errors:
+        if not values:
+            return Errors(0, 0, 0, 0.0, 0.0)
+        return Errors(
+            len(values),
+            sum(abs(v) <= 0.10 for v in values),
+            sum(abs(v) <= 0.15 for v in values),
+            min(values),
+            max(values),
+        )
+
+    def text(self) -> str:
+        if not self.configs:
+            return "–"
+        n = self.configs
+        return (
+            f"{self.within_10}/{n} within ±10 %, {self.within_15}/{n} within ±15 %; "
+            f"{percent(self.low)} to {percent(self.high)}"
+        )
+
+
+def percent(value: float) -> str:
+    return f"{value * 100:+.1f} %"
+
+
+@dataclass(frozen=True)
+class FamilyReport:
+    family: str
+    kernels: tuple[str, ...]  # the sweeps' kernel files or entries
+    raw: Errors  # every measured config, the model as it is
+    scale: float  # fitted on the fit part
+    held_out_raw: Errors
+    held_out_scaled: Errors
+
+
+def kernel_name(row: dict[str, Any]) -> str:
+    return row.get("entry") or row["file"].rsplit("/", 1)[-1]
+
+
+def families(rows: list[dict[str, Any]]) -> list[FamilyReport]:
+    by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in measured(rows):
+        by_family[r["family"]].append(r)
+    reports = []
+    for family, group in sorted(by_family.items(), key=lambda kv: -len(kv[1])):
+        fit = [r for r in group if not held_out(r)]
+        test = [r for r in group if held_out(r)]
+        scale = (
+            statistics.median(r["measured_device_seconds"] / r["estimated_seconds"] for r in fit)
+            if fit
+            else 1.0
+        )
+        reports.append(
+            FamilyReport(
+                family=family,
+                kernels=tuple(sorted({kernel_name(r) for r in group})),
+                raw=Errors.of([error(r) for r in group]),
+                scale=scale,
+                held_out_raw=Errors.of([error(r) for r in test]),
+                held_out_scaled=Errors.of([error(r, scale) for r in test]),
+            )
+        )
+    return reports
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    kernel: str
+    size: str
+    configs: int
+    best_right: bool  # the model's fastest config is the chip's fastest
+    ranked_pairs: int  # pairs more than RANK_MARGIN apart on the chip
+    ranked_right: int
+
+
+def sweeps(rows: list[dict[str, Any]]) -> list[SweepReport]:
+    by_sweep: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in measured(rows):
+        size = ",".join(f"{k}={v}" for k, v in r["size"].items())
+        by_sweep[(kernel_name(r), size)].append(r)
+    reports = []
+    for (kernel, size), group in by_sweep.items():
+        by_model = min(group, key=lambda r: r["estimated_seconds"])
+        by_chip = min(group, key=lambda r: r["measured_device_seconds"])
+        pairs = [
+            (a, b)
+            for a, b in combinations(group, 2)
+            if abs(a["measured_device_seconds"] / b["measured_device_seconds"] - 1) > RANK_MARGIN
+        ]
+        right = sum(
+            (a["measured_device_seconds"] < b["measured_device_seconds"])
+            == (a["estimated_seconds"] < b["estimated_seconds"])
+            for a, b in pairs
+        )
+        reports.append(SweepReport(kernel, size, len(group), by_model is by_chip, len(pairs), right))
+    return reports
