@@ -79,19 +79,19 @@ def _outside_kernels(jaxpr: Any) -> OnChip:
 def _pallas_call(eqn: Any) -> OnChip:
     mapping = eqn.params["grid_mapping"]
     kernel = jaxpr_of(eqn.params["jaxpr"])
-    buffers = 1 if _grid_points(mapping.grid) <= 1 else 2
+    copies = buffers(mapping.grid)
     demand = OnChip(kernels=1)
     for block in mapping.block_mappings:
         space = _space(block.block_aval)
-        size = _ref_bytes(block.block_aval)
+        size = ref_bytes(block.block_aval)
         if space in ("vmem", "default"):
-            demand += OnChip(vmem_bytes=buffers * size)
+            demand += OnChip(vmem_bytes=copies * size)
         elif space == "smem":
-            demand += OnChip(smem_bytes=buffers * size)
+            demand += OnChip(smem_bytes=copies * size)
     invars = kernel.invars
     prefetch = invars[: mapping.num_index_operands]
     scratch = invars[len(invars) - mapping.num_scratch_operands :] if mapping.num_scratch_operands else []
-    demand += OnChip(smem_bytes=sum(_ref_bytes(v.aval) for v in prefetch))
+    demand += OnChip(smem_bytes=sum(ref_bytes(v.aval) for v in prefetch))
     return demand + _refs(v.aval for v in scratch) + _scopes(kernel)
 
 
@@ -123,9 +123,9 @@ def _refs(avals: Any) -> OnChip:
         if "semaphore" in space:
             demand += OnChip(semaphores=max(1, math.prod(_inner(aval).shape)))
         elif space == "vmem":
-            demand += OnChip(vmem_bytes=_ref_bytes(aval))
+            demand += OnChip(vmem_bytes=ref_bytes(aval))
         elif space == "smem":
-            demand += OnChip(smem_bytes=_ref_bytes(aval))
+            demand += OnChip(smem_bytes=ref_bytes(aval))
     return demand
 
 
@@ -138,11 +138,21 @@ def _space(aval: Any) -> str:
     return "default" if space is None or "default" in text else text
 
 
+def in_vmem(aval: Any) -> bool:
+    """Whether a block or scratch of this aval is counted as VMEM (its own space, or the default)."""
+    return _space(aval) in ("vmem", "default")
+
+
+def buffers(grid: Any) -> int:
+    """How many buffers of each block a pipelined `pallas_call` over this grid keeps: two, unless one step."""
+    return 1 if _grid_points(grid) <= 1 else 2
+
+
 def _inner(aval: Any) -> Any:
     return getattr(aval, "inner_aval", aval)
 
 
-def _ref_bytes(aval: Any) -> int:
+def ref_bytes(aval: Any) -> int:
     inner = _inner(aval)
     try:
         itemsize = np.dtype(inner.dtype).itemsize

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.harness.checks.compiler_scratch import dot_operands, scratch_bytes
+from sandbox.harness.checks.compiler_scratch import dot_operands, scratch_bytes, uncounted_bytes
 from sandbox.harness.checks.memory import OnChip, one_kernel
 from sandbox.protocol.chips import ChipInfo
 
@@ -287,10 +287,11 @@ def facts(closed_jaxpr: Any) -> KernelFacts:
         bodies = eqn.params.get("jaxprs") or (eqn.params["jaxpr"],)
         dots[name] = dots.get(name, ()) + tuple(op for body in bodies for op in dot_operands(body))
         limit = getattr(eqn.params.get("compiler_params"), "vmem_limit_bytes", None)
+        scoped = demand.vmem_bytes - uncounted_bytes(eqn)  # as the compiler counts it against its limit
         if isinstance(limit, int):
-            limits.append((name, limit, demand.vmem_bytes))
+            limits.append((name, limit, scoped))
         else:
-            unlimited.append((name, demand.vmem_bytes))
+            unlimited.append((name, scoped))
     return KernelFacts(
         tuple(meshes), tuple(blocks), memory, tuple(limits), tuple(unlimited), tuple(dots.items())
     )
