@@ -92,6 +92,6 @@ elif [ "$what" = tier ]; then
     step "vmem grid"; timeout -k 5 60 $py bench/tpu/vmem_grid.py --out "$out/vmem.jsonl" --budget 45 > "$out/vmem.log" 2>&1
     tail -n 3 "$out/vmem.log"
     step "pytest -m tpu"; timeout 300 $py -m pytest -p no:cacheprovider -m tpu tests/tpu -q -o addopts="" \
-        2>&1 | tail -n 40 | tee "$out/tier.txt"
+        > "$out/tier-full.txt" 2>&1; tail -n 40 "$out/tier-full.txt" | tee "$out/tier.txt"
 fi
 step done
