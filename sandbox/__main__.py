@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -152,6 +153,26 @@ def _backend_name(name: str) -> str:
     raise argparse.ArgumentTypeError(f"not a backend: {name!r}")
 
 
+# A job runs in a session of its own (it must not take the signals meant for this process), so a
+# command killed by `timeout` or a closed terminal would leave its job running: on a TPU host, holding
+# the chip for the next program. For the commands that run jobs here (`run` without --server, `tune`),
+# SIGTERM, SIGHUP and SIGINT cancel the jobs instead: each ends through its backend (its process group
+# killed), and the command exits with the cancelled run's report. A second signal leaves at once.
+_STOPPED = threading.Event()
+
+
+def _stop_jobs_on_signals() -> None:
+    def stop(signum: int, _frame: Any) -> None:
+        if _STOPPED.is_set():
+            raise KeyboardInterrupt
+        _STOPPED.set()
+        print(f"{signal.Signals(signum).name}: ending the job first", file=sys.stderr, flush=True)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, stop)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     catalog = load_catalog()
@@ -162,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{e.slug:28} {e.level:13} {e.title}")
         return 0
     if args.command == "tune":
+        _stop_jobs_on_signals()
         return _tune(args, catalog)
     entry = None
     if args.entry:
@@ -180,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.server:
         return _run_remote(args, {k: v for k, v in given.items() if v is not None})
+    _stop_jobs_on_signals()
     asked = args.mode
     args.mode, why = tpu_report.resolve_auto(args.mode, args.chip)
     if asked == "auto":
@@ -204,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     backend = create_backend(args.backend)
     try:
-        result = execute(backend, job, threading.Event(), _ignore).result
+        result = execute(backend, job, _STOPPED, _ignore).result
     finally:
         backend.close()
     return _report(result, args)
@@ -290,9 +313,7 @@ def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
     backend = create_backend(args.backend)
     try:
         with ThreadPoolExecutor(len(jobs)) as pool:
-            results = list(
-                pool.map(lambda job: execute(backend, job, threading.Event(), _ignore).result, jobs)
-            )
+            results = list(pool.map(lambda job: execute(backend, job, _STOPPED, _ignore).result, jobs))
     finally:
         backend.close()
     sweep = sweeps.merge([r.sweep for r in results if r.sweep is not None], spec)
