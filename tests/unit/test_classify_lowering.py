@@ -168,3 +168,24 @@ def test_make_job_dedupes_lower_chips_and_rejects_unknown_ones():
     assert make_job("x = 1", chip="v5e", lower_chips=("v6e", "v5e", "v6e")).lower_chips == ("v6e", "v5e")
     with pytest.raises(JobError, match=r"unknown chip\(s\) to lower for: v4"):
         make_job("x = 1", lower_chips=("v4",))
+
+
+def test_the_chips_compile_time_vmem_refusal_is_rejected_as_in_the_simulator():
+    """On a TPU the compiler's E1001 arrives as the job's error (`harness.errors.chip.scoped_vmem`); the
+    simulator predicts the same refusal through the lowering check. Both are `rejected`."""
+    refused = ErrorInfo(
+        type="VmemLimitExceeded",
+        message="the TPU compiler refused the kernel (E1001): it needs 18.36 MiB of scoped VMEM, over the "
+        "limit of 16.00 MiB by 2.36 MiB",
+        traceback="...",
+        line=None,
+        phase="compile",
+    )
+    native = dataclasses.replace(JOB, mode="tpu")
+    started, done = new_event("started", pid=1), new_event("done", peak_rss_bytes=0)
+    result = classify(native, finished(started, new_event("error", error=refused), done))
+    assert result.status is RunStatus.REJECTED
+    assert result.summary.startswith(
+        "rejected by the TPU compiler for v5e: error in compile: VmemLimitExceeded"
+    )
+    assert result.error is not None and result.error.type == "VmemLimitExceeded"
