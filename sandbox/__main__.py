@@ -12,11 +12,13 @@ without a usable chip.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -161,16 +163,27 @@ def _backend_name(name: str) -> str:
 _STOPPED = threading.Event()
 
 
-def _stop_jobs_on_signals() -> None:
+@contextlib.contextmanager
+def _jobs_end_on_signals() -> Iterator[None]:
+    """While jobs run here: the signals set `_STOPPED` (the jobs' cancel event); the handlers they had
+    come back afterwards (main() also runs in-process, under pytest)."""
+
     def stop(signum: int, _frame: Any) -> None:
         if _STOPPED.is_set():
             raise KeyboardInterrupt
         _STOPPED.set()
         print(f"{signal.Signals(signum).name}: ending the job first", file=sys.stderr, flush=True)
 
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            signal.signal(sig, stop)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _STOPPED.clear()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,8 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{e.slug:28} {e.level:13} {e.title}")
         return 0
     if args.command == "tune":
-        _stop_jobs_on_signals()
-        return _tune(args, catalog)
+        with _jobs_end_on_signals():
+            return _tune(args, catalog)
     entry = None
     if args.entry:
         entry = catalog.get(args.entry)
@@ -202,7 +215,6 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.server:
         return _run_remote(args, {k: v for k, v in given.items() if v is not None})
-    _stop_jobs_on_signals()
     asked = args.mode
     args.mode, why = tpu_report.resolve_auto(args.mode, args.chip)
     if asked == "auto":
@@ -227,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     backend = create_backend(args.backend)
     try:
-        result = execute(backend, job, _STOPPED, _ignore).result
+        with _jobs_end_on_signals():
+            result = execute(backend, job, _STOPPED, _ignore).result
     finally:
         backend.close()
     return _report(result, args)

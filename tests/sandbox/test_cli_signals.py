@@ -34,13 +34,23 @@ while True:
 """
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_a_signalled_run_ends_its_job_and_the_jobs_children(tmp_path, sig):
+COMMANDS = {
+    "run": ["run", "{file}", "--backend", "local", "--json"],
+    "tune": ["tune", "{file}", "--param", "block=8,16", "--size", "m=64", "--backend", "local", "--json"],
+}
+
+
+@pytest.mark.parametrize(
+    "command,sig",
+    [("run", signal.SIGTERM), ("run", signal.SIGHUP), ("tune", signal.SIGTERM)],
+    ids=lambda v: getattr(v, "name", v),
+)
+def test_a_signalled_command_ends_its_job_and_the_jobs_children(tmp_path, command, sig):
     pids_file = tmp_path / "pids"
     source = tmp_path / "spin.py"
     source.write_text(SPINNER.format(pids=str(pids_file)))
-    command = [sys.executable, "-m", "sandbox", "run", str(source), "--backend", "local", "--json"]
-    cli = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = [sys.executable, "-m", "sandbox", *(a.format(file=source) for a in COMMANDS[command])]
+    cli = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while not (pids_file.exists() and len(pids_file.read_text().split()) == 2):
@@ -52,5 +62,5 @@ def test_a_signalled_run_ends_its_job_and_the_jobs_children(tmp_path, sig):
     finally:
         cli.kill()
     assert f"{sig.name}: ending the job first" in err
-    assert json.loads(out)["status"] == "cancelled"
+    assert json.loads(out)["status"] == "cancelled", out
     assert not alive(job) and not alive(child), "a process of the job outlived the command"
