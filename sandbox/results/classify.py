@@ -198,24 +198,15 @@ def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, st
     if facts.error is not None:
         if facts.error.limitation:
             return _unsupported(facts.error, facts.lowering)
-        if facts.error.type in COMPILER_REFUSALS:
-            # The chip's compiler refused it: the verdict the simulator gives the same kernel
-            # (`lowering.check` predicts the refusal there), so a run's status is one word on both.
-            return (
-                RunStatus.REJECTED,
-                f"rejected by the TPU compiler for {job.chip}: {_error_summary(facts.error)}",
-                None,
-            )
+        if facts.error.type == "VmemLimitExceeded":  # the chip's E1001 (`harness.errors.chip`): as simulated
+            refused = f"rejected by the TPU compiler for {job.chip}: {_error_summary(facts.error)}"
+            return RunStatus.REJECTED, refused, None
         return RunStatus.ERROR, _error_summary(facts.error), None
     if not facts.started:
         return RunStatus.ERROR, f"internal error: the sandbox harness did not start ({_ending(ex)})", None
     if not facts.done:
         return RunStatus.ERROR, f"the job ended before finishing: {_ending(ex)} ({_progress(facts)})", None
     return _checked(job, facts)
-
-
-# Error types of a native run that mean the TPU compiler refused the kernel (`harness.errors.chip`).
-COMPILER_REFUSALS = frozenset({"VmemLimitExceeded"})
 
 
 def _checked(job: Job, facts: _Facts) -> tuple[RunStatus, str, str | None]:
