@@ -21,12 +21,16 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from sandbox.results.measured import model_error
+
 RANK_MARGIN = 0.03  # pairs closer than this on the chip are not ranked
 
 
 def error(row: dict[str, Any], scale: float = 1.0) -> float:
-    """estimate × scale / measured device time − 1."""
-    return row["estimated_seconds"] * scale / row["measured_device_seconds"] - 1
+    """The model's error on a measured row (`measured.model_error`, which the product's reader uses)."""
+    found = model_error(row, scale)
+    assert found is not None, "only rows with an estimate and a measured time (`measured()`)"
+    return found
 
 
 def held_out(row: dict[str, Any]) -> bool:

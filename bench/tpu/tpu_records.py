@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sandbox.results.measured import model_error
+
 HERE = Path(__file__).resolve().parent / "v5e"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tpu-measured.md"
 BANDS = Path(__file__).resolve().parents[2] / "sandbox" / "harness" / "model" / "families" / "measured.py"
@@ -28,12 +30,6 @@ def read(name: str, folder: Path = HERE) -> list[dict[str, Any]]:
     return (
         [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
     )
-
-
-def model_error(record: dict[str, Any]) -> float | None:
-    """estimate / measured device time - 1 (the number `sandbox.results.measured.compare` gives)."""
-    est, real = record.get("estimated_seconds"), record.get("measured_device_seconds")
-    return est / real - 1 if est and real else None
 
 
 def _ms(seconds: float | None) -> str:

@@ -96,12 +96,17 @@ def append(path: Path, found: list[dict[str, Any]]) -> None:
             out.write(json.dumps(record, sort_keys=True) + "\n")
 
 
+def model_error(record: dict[str, Any], scale: float = 1.0) -> float | None:
+    """The model's error on one record: estimate × scale / measured device time - 1; None without both."""
+    est, real = record.get("estimated_seconds"), record.get("measured_device_seconds")
+    return est * scale / real - 1 if est and real else None
+
+
 def compare(path: Path) -> list[tuple[dict[str, Any], float | None]]:
-    """Each record and the model's error on it (estimate / measured device time - 1; None without an estimate)."""
+    """Each record and the model's error on it (`model_error`)."""
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
-            est, real = record.get("estimated_seconds"), record.get("measured_device_seconds")
-            rows.append((record, est / real - 1 if est and real else None))
+            rows.append((record, model_error(record)))
     return rows

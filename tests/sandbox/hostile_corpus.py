@@ -1,16 +1,14 @@
 """The hostile corpus: one row = a hostile program, the status a user must see, and a post-condition.
 
-Over 400 lines as one file: it is a table of attack programs, one row each, read by several test
-modules; splitting the table would split one list of rows, not responsibilities.
+Over 400 lines as one file: it is a table of attack programs, one row each, read by the hardened
+sandbox tests and by `bench/abuse_load.py`; splitting the table would split one list of rows, not
+responsibilities.
 
 Programs are scratch-mode kernel files. Most attack at import time, print one line per attempt
 (`label: DENIED <errno>` or `label: ALLOWED …`) and then define a trivial kernel that passes, so
 the expected status is `passed` and the post-condition says the effect was contained. Rows that
 must hit a limit name the status and the limit a user sees. `{…}` fields are filled per run with
 the addresses of host listeners and canary files (see `Host`).
-
-One file on purpose, over 400 lines: it is the corpus itself (a table of rows), read by the hardened
-sandbox tests and by `bench/abuse_load.py`; splitting the table would only scatter it.
 """
 
 from __future__ import annotations

@@ -117,6 +117,15 @@ TWO_OPERANDS = {"tiled_matmul_pallas_call", "tiled_matmul", "hbm_manual_dma"}
 PLAIN_PALLAS_CALLS = {"bench/tpu/sweeps/elementwise.py", "bench/tpu/sweeps/softmax.py"}
 
 
+@functools.cache
+def _sweep_file(path: str):
+    """A plain Tune file of bench/tpu/sweeps, loaded once for all its rows."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _swept(row: dict, entries: dict):
     """The function and abstract inputs of one measured Tune config, or None where its inputs are made
     by an entry's own make_inputs (block tables, mutable refs) or that trace only for a TPU: Tune
@@ -131,9 +140,7 @@ def _swept(row: dict, entries: dict):
         ]
         return getattr(vmem_grid.catalog(row["entry"]), entry.entry_point), args
     if row["file"] in PLAIN_PALLAS_CALLS:
-        spec = importlib.util.spec_from_file_location(Path(row["file"]).stem, ROOT / row["file"])
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = _sweep_file(row["file"])
         return module.kernel, jax.eval_shape(lambda: module.make_inputs(0, **size))
     return None
 
