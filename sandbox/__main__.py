@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from sandbox.backends import backend_names, create_backend
+from sandbox.backends import Backend, backend_names, create_backend
 from sandbox.backends.execute import execute
 from sandbox.catalog.entries import Catalog, load_catalog
 from sandbox.host import chipprobe, tpu_report
@@ -155,6 +155,22 @@ def _backend_name(name: str) -> str:
     raise argparse.ArgumentTypeError(f"not a backend: {name!r}")
 
 
+def _open_backend(name: str) -> Backend | None:
+    """The backend `name`, or None after one line saying why this machine cannot start it (the hardened
+    backend without root or user namespaces, e.g. a TPU VM under gVisor)."""
+    from sandbox.backends.hardened import BackendUnavailable  # imported here: the jail's modules are big
+
+    try:
+        return create_backend(name)
+    except BackendUnavailable as exc:
+        print(
+            f"error: the {name} backend cannot start on this machine: {exc}. "
+            "`--backend local` runs jobs unjailed as this user (development only)",
+            file=sys.stderr,
+        )
+        return None
+
+
 # A job runs in a session of its own (it must not take the signals meant for this process), so a
 # command killed by `timeout` or a closed terminal would leave its job running: on a TPU host, holding
 # the chip for the next program. For the commands that run jobs here (`run` without --server, `tune`),
@@ -237,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     except (JobError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    backend = create_backend(args.backend)
+    backend = _open_backend(args.backend)
+    if backend is None:
+        return 2
     try:
         with _jobs_end_on_signals():
             result = execute(backend, job, _STOPPED, _ignore).result
@@ -323,7 +341,9 @@ def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
     except (sweeps.SweepError, JobError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    backend = create_backend(args.backend)
+    backend = _open_backend(args.backend)
+    if backend is None:
+        return 2
     try:
         with ThreadPoolExecutor(len(jobs)) as pool:
             results = list(pool.map(lambda job: execute(backend, job, _STOPPED, _ignore).result, jobs))

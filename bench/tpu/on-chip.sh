@@ -4,10 +4,13 @@
 #                                       a plain script's first call, and Tune sweeps measured on the chip
 #   bench/tpu/on-chip.sh tier OUT       the chip tier of the test suite (pytest -m tpu), then the
 #                                       simulator-vs-chip corpus and the scoped-VMEM compile grid
+#   bench/tpu/on-chip.sh tests OUT      the chip tier of the test suite alone
 #   bench/tpu/on-chip.sh sweeps-a OUT   the time model's calibration sweeps, part 1: the catalog's matmul
 #                                       families at several shapes each (square, skinny, small K)
 #   bench/tpu/on-chip.sh sweeps-b OUT   part 2: elementwise, row softmax, flash attention and grouped matmul
 #                                       (bench/tpu/sweeps/), then the VMEM grid's follow-up compiles
+#   bench/tpu/on-chip.sh sweeps-c OUT   part 3: splash attention (causal) and a DMA-driven program without
+#                                       dots (an emit_pipeline of x * 2 + 1), two shapes each
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -35,7 +38,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -62,6 +65,15 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ]; then
             --param bn=128,256,512,1024,2048
         sweep block_sparse_matmul 45 --size m=8192,k=8192,n=2048,block=128,density_pct=30 \
             --param bn=128,256,512,1024,2048
+    elif [ "$what" = sweeps-c ]; then
+        sweep bench/tpu/sweeps/splash.py 120 --size h=8,s=4096,d=128 --param bq=256,512,1024 \
+            --param bkv=256,512,1024,2048 --bind bq=s,bkv=s
+        sweep bench/tpu/sweeps/splash.py 100 --size h=4,s=8192,d=128 --param bq=256,512,1024 \
+            --param bkv=512,1024,2048 --bind bq=s,bkv=s
+        sweep bench/tpu/sweeps/pipelined_copy.py 80 --size m=8192,n=8192 --param br=16,64,256,512 \
+            --param bc=512,2048,8192 --bind br=m,bc=n
+        sweep bench/tpu/sweeps/pipelined_copy.py 60 --size m=32768,n=1024 --param br=64,256,1024,4096 \
+            --param bc=256,1024 --bind br=m,bc=n
     else
         sweep emit_pipeline_nested 60 --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=128,256,512 \
             --param bh=128,256 --param bn=256,512 --bind chunk=m,bh=hidden,bn=n
@@ -85,13 +97,16 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ]; then
             > "$out/vmem-followup.log" 2>&1
         tail -n 3 "$out/vmem-followup.log"
     fi
-elif [ "$what" = tier ]; then
+fi
+if [ "$what" = tier ]; then
     step "corpus"; mkdir -p "$out/corpus"
     timeout -k 5 60 $py bench/tpu/corpus/run.py --mode tpu --out "$out/corpus" --budget 45 > "$out/corpus/run.log" 2>&1
     tail -n 5 "$out/corpus/run.log"
     step "vmem grid"; timeout -k 5 60 $py bench/tpu/vmem_grid.py --out "$out/vmem.jsonl" --budget 45 > "$out/vmem.log" 2>&1
     tail -n 3 "$out/vmem.log"
-    step "pytest -m tpu"; timeout 300 $py -m pytest -p no:cacheprovider -m tpu tests/tpu -q -o addopts="" \
+fi
+if [ "$what" = tier ] || [ "$what" = tests ]; then
+    step "pytest -m tpu"; timeout 540 $py -m pytest -p no:cacheprovider -m tpu tests/tpu -q -o addopts="" \
         > "$out/tier-full.txt" 2>&1; tail -n 40 "$out/tier-full.txt" | tee "$out/tier.txt"
 fi
 step done

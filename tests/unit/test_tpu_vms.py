@@ -169,3 +169,17 @@ def test_a_probe_that_dies_reports_the_end_of_its_log():
     )
     cpu = chipprobe.read_probe('PROBE {"kinds": ["cpu"], "platform": "cpu"}\n', "", 0)
     assert not cpu.ok and cpu.describe() == "JAX started on cpu, not the TPU"
+
+
+def test_the_cli_without_root_says_why_the_hardened_backend_cannot_start(capsys, monkeypatch, tmp_path):
+    """The lent v5e runs commands as an ordinary user (gVisor): `--backend hardened` is one line and
+    exit 2, not a traceback. The real probe runs; only the uid it sees is an ordinary user's."""
+    from sandbox.__main__ import main
+
+    source = tmp_path / "k.py"
+    source.write_text("def kernel(x):\n    return x\n")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert main(["run", str(source), "--mode", "interpret", "--backend", "hardened"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: the hardened backend cannot start on this machine: ")
+    assert "not root (euid 1000)" in err[0] and "--backend local" in err[0]
