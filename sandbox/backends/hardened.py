@@ -73,16 +73,17 @@ class HardenedBackend:
         on each (default: one per chip of this host; none on a CPU machine). `slot_table`: slots
         shared with the pools of other runtimes (it sets the CPU slot count; default: this pool's own)."""
         self.runtime = runtime or Runtime()
-        # Mounted from a neutral copy: a job's mountinfo must not reveal the server's checkout.
-        self._staged = staging.stage(sandbox_dir or Path(sandbox.__file__).parent)
-        self.sandbox_dir = self._staged.path
         try:
             self.tpu_slots = host_slots() if tpu_slots is None else tpu_slots
         except TpuHostError as exc:
             raise BackendUnavailable(f"local (hardened unavailable: {exc})") from exc
+        # Before anything is written: without root, staging's folder under /run is not ours to make.
         found = probe(self.runtime, self.tpu_slots)
         if not found.ok:
             raise BackendUnavailable(found.report())
+        # Mounted from a neutral copy: a job's mountinfo must not reveal the server's checkout.
+        self._staged = staging.stage(sandbox_dir or Path(sandbox.__file__).parent)
+        self.sandbox_dir = self._staged.path
         cpu = slot_table.cpu if slot_table else DEFAULT_SLOTS if slots is None else slots
         # Chip slots come last (see `pool.Config`).
         self.table = slot_table or SlotTable(cpu, len(self.tpu_slots))

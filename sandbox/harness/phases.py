@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import jax
 
 from sandbox.harness import compat, usercode
-from sandbox.harness.errors import Scene, translate
+from sandbox.harness.errors import Scene, chip, translate
 from sandbox.harness.monitor.core import Monitor
 from sandbox.harness.target import Target, TargetError, configure, fault_of
 from sandbox.harness.trace import capture as trace
@@ -165,5 +165,10 @@ def require(module: types.ModuleType, name: str, where: str) -> Callable[..., An
 
 
 def is_memory_error(exc: BaseException) -> bool:
-    # XLA reports allocation failures with the RESOURCE_EXHAUSTED status code.
-    return isinstance(exc, MemoryError) or str(exc).startswith("RESOURCE_EXHAUSTED")
+    # XLA reports allocation failures with the RESOURCE_EXHAUSTED status code, and the TPU compiler's
+    # scoped-VMEM refusal too (E1001): that one is the kernel's `rejected`, not a memory limit (on the
+    # lent v5e it read "memory limit: the job needed more than 6 GiB" until 2026-12-06).
+    text = str(exc)
+    if chip.is_scoped_vmem_refusal(text):
+        return False
+    return isinstance(exc, MemoryError) or text.startswith("RESOURCE_EXHAUSTED")

@@ -189,3 +189,18 @@ def test_the_chips_compile_time_vmem_refusal_is_rejected_as_in_the_simulator():
         "rejected by the TPU compiler for v5e: error in compile: VmemLimitExceeded"
     )
     assert result.error is not None and result.error.type == "VmemLimitExceeded"
+
+
+def test_the_compilers_vmem_refusal_is_not_a_memory_limit():
+    """XLA raises E1001 with RESOURCE_EXHAUSTED, as it does an allocation that failed; on the lent v5e
+    the run then read "memory limit: the job needed more than 6 GiB" (resource_limit), not `rejected`."""
+    from sandbox.harness.phases import is_memory_error
+
+    refused = RuntimeError(
+        "RESOURCE_EXHAUSTED: E1001: CompileTimeScopedVmemOom: Ran out of memory in memory space vmem while "
+        "allocating on stack for %custom-call. Scoped allocation with size 18.36M and limit 16.00M exceeded "
+        "scoped vmem limit by 2.36M."
+    )
+    assert not is_memory_error(refused)
+    assert is_memory_error(RuntimeError("RESOURCE_EXHAUSTED: Error allocating device buffer: 17.00G"))
+    assert is_memory_error(MemoryError())

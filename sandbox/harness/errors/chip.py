@@ -23,9 +23,15 @@ _SCOPED = re.compile(
 HALTED = ("RuntimeUnexpectedCoreHalt", "program continuator has halted")
 
 
+def is_scoped_vmem_refusal(text: str) -> bool:
+    """The compiler refused the kernel for its scoped VMEM: RESOURCE_EXHAUSTED like an allocation that
+    failed, but nothing ran out of memory (the job's or the chip's HBM)."""
+    return "E1001" in text or "CompileTimeScopedVmemOom" in text
+
+
 def message(root: Root) -> Message | None:
     text = root.message
-    if "E1001" in text or "CompileTimeScopedVmemOom" in text:
+    if is_scoped_vmem_refusal(text):
         return scoped_vmem(text)
     if any(marker in text for marker in HALTED):
         return Message(

@@ -23,7 +23,23 @@ MEASURED: tuple[Band, ...] = (
         41,
         SOURCE,
     ),
+    Band(
+        "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
+        "v5e",
+        -0.0443,
+        1.1406,
+        21,
+        SOURCE,
+    ),
     Band("element-wise pallas_call", "v5e", -0.1453, 0.4319, 19, SOURCE),
+    Band(
+        "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)",
+        "v5e",
+        -0.2903,
+        0.5878,
+        18,
+        SOURCE,
+    ),
     Band("grouped matmul (grid sized by the inputs)", "v5e", -0.1080, 0.0760, 11, SOURCE),
     Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0232, 0.1154, 10, SOURCE),
 )
