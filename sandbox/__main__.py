@@ -42,7 +42,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("file", type=Path, help="a kernel file (catalog mode with --entry, else scratch mode)")
     run.add_argument("--entry", help="catalog entry slug to check against")
     run.add_argument("--chip", choices=CHIPS, default="v5p")
-    run.add_argument("--mode", choices=("auto", "interpret", "tpu"), default="auto")
+    run.add_argument(
+        "--mode",
+        choices=("auto", "interpret", "tpu", "both"),
+        default="auto",
+        help="both: on this machine's TPU and in the simulator, the two verdicts side by side",
+    )
     run.add_argument(
         "--backend",
         default="local",
@@ -156,8 +161,7 @@ def _backend_name(name: str) -> str:
 
 
 def _open_backend(name: str) -> Backend | None:
-    """The backend `name`, or None after one line saying why this machine cannot start it (the hardened
-    backend without root or user namespaces, e.g. a TPU VM under gVisor)."""
+    """The backend `name`, or None after one line saying why it cannot start here (e.g. hardened on gVisor)."""
     from sandbox.backends.hardened import BackendUnavailable  # imported here: the jail's modules are big
 
     try:
@@ -171,11 +175,10 @@ def _open_backend(name: str) -> Backend | None:
         return None
 
 
-# A job runs in a session of its own (it must not take the signals meant for this process), so a
-# command killed by `timeout` or a closed terminal would leave its job running: on a TPU host, holding
-# the chip for the next program. For the commands that run jobs here (`run` without --server, `tune`),
-# SIGTERM, SIGHUP and SIGINT cancel the jobs instead: each ends through its backend (its process group
-# killed), and the command exits with the cancelled run's report. A second signal leaves at once.
+# A job runs in a session of its own, so a command killed by `timeout` or a closed terminal would leave
+# its job running (on a TPU host, holding the chip). For `run` (without --server) and `tune`, SIGTERM,
+# SIGHUP and SIGINT cancel the jobs instead (each backend kills its job's process group) and the command
+# exits with the cancelled run's report. A second signal leaves at once.
 _STOPPED = threading.Event()
 
 
@@ -235,6 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     args.mode, why = tpu_report.resolve_auto(args.mode, args.chip)
     if asked == "auto":
         print(tpu_report.auto_line(args.mode, args.chip, why), file=sys.stderr)
+    if asked == "both":
+        native, why = tpu_report.resolve_auto("auto", args.chip)
+        if native != "tpu":
+            print(
+                f"error: mode both runs the kernel on this machine's {args.chip} chip too, but {why}",
+                file=sys.stderr,
+            )
+            return 2
     defaults = entry.options if entry is not None else InterpretOptions()
     options = dataclasses.replace(defaults, **{k: v for k, v in given.items() if v is not None})
     limits = default_limits(**({"wall_seconds": args.wall_seconds} if args.wall_seconds else {}))
@@ -272,9 +283,11 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
     )
     # Anything but a clean verdict fails: a mismatch, an error, a limit, and a kernel that is correct in
     # the simulator but rejected by the TPU compiler (`rejected`). A kernel the simulator cannot run
-    # exits 3: not a verdict on the kernel.
+    # exits 3: not a verdict on the kernel. Mode `both` fails unless the simulator's verdict is the chip's.
     if result.status is RunStatus.UNSUPPORTED:
         return 3
+    if result.both is not None and not result.both.agree:
+        return 1
     return 0 if result.status in (RunStatus.PASSED, RunStatus.RAN) else 1
 
 
@@ -350,7 +363,9 @@ def _tune(args: argparse.Namespace, catalog: Catalog) -> int:
     finally:
         backend.close()
     sweep = sweeps.merge([r.sweep for r in results if r.sweep is not None], spec)
-    status, summary = sweeps.verdict(sweep, _overall(results), "; ".join(r.summary for r in results))
+    status, summary = sweeps.verdict(
+        sweep, sweeps.shards_status(results), "; ".join(r.summary for r in results)
+    )
     if args.json:
         print(json.dumps({"status": status.value, "summary": summary, **to_json_dict(sweep)}, indent=2))
     else:
@@ -377,18 +392,6 @@ def _record(args: argparse.Namespace, size: dict[str, int], configs: Any, result
     path = args.record or measured.DEFAULT_PATH
     measured.append(path, found)
     print(f"recorded {len(found)} measured config(s) beside their estimates in {path}", file=sys.stderr)
-
-
-def _overall(results: list[RunResult]) -> RunStatus:
-    """RAN when every shard finished (its verdict is the sweep's), else the first shard's failure."""
-    stopped = [
-        r
-        for r in results
-        if r.sweep is None
-        or r.status not in (RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR)
-        or r.error
-    ]
-    return stopped[0].status if stopped else RunStatus.RAN
 
 
 def _ignore(kind: str, data: dict[str, Any]) -> None:

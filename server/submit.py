@@ -71,15 +71,16 @@ def check_request(
 
 
 def _check_tpu(settings: Settings, chip: Chip, mode: Mode) -> None:
-    if mode == "tpu" and not settings.redis_url and not settings.has_tpu():  # with Redis: a worker's
+    native = mode in ("tpu", "both")  # `both` runs natively too (`sandbox.backends.both`)
+    if native and not settings.redis_url and not settings.has_tpu():  # with Redis: a worker's
         raise ProblemError(
             422,
             "No TPU",
-            "mode 'tpu' was asked for, but this server has no TPU; use 'auto' or 'interpret'",
+            f"mode '{mode}' was asked for, but this server has no TPU; use 'auto' or 'interpret'",
             field="mode",
         )
     host_chip = settings.tpu_chip()
-    if mode == "tpu" and host_chip is not None and chip != host_chip:
+    if native and host_chip is not None and chip != host_chip:
         raise ProblemError(
             422,
             "Wrong chip",

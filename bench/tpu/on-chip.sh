@@ -106,7 +106,7 @@ if [ "$what" = tier ]; then
     tail -n 3 "$out/vmem.log"
 fi
 if [ "$what" = tier ] || [ "$what" = tests ]; then
-    step "pytest -m tpu"; timeout 540 $py -m pytest -p no:cacheprovider -m tpu tests/tpu -q -o addopts="" \
+    step "pytest -m tpu"; PLAYGROUND_TIER_OUT=$out timeout 540 $py -m pytest -p no:cacheprovider -m tpu tests/tpu -q -o addopts="" \
         > "$out/tier-full.txt" 2>&1; tail -n 40 "$out/tier-full.txt" | tee "$out/tier.txt"
 fi
 step done

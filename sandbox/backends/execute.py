@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sandbox.backends import checking, pairing, references
+from sandbox.backends import both, checking, pairing, references
 from sandbox.backends.base import Backend, StopJob
 from sandbox.backends.pairing import RunSlots
 from sandbox.backends.phases import PhaseClock, with_phases
@@ -89,15 +89,42 @@ def execute(
     if slots is not None and not slots.hold(cancel):
         return finish(job, never_ran(None, cancelled=True), cancelled=True)
     try:
+        if job.mode == "both":
+            return _execute_both(backend, job, cancel, forward, slots)
         return _execute(backend, job, cancel, forward, slots)
     finally:
         if slots is not None:
             slots.give()
 
 
-def _execute(
+def _execute_both(
     backend: Backend, job: Job, cancel: threading.Event, forward: Forward, slots: RunSlots | None
 ) -> Finished:
+    """Mode `both` (`sandbox.backends.both`): the chip's run, then the simulator's, in this run's slot."""
+    started, failed = time.monotonic(), False
+
+    def run_one(one: Job, sink: Forward, outputs: list[Event]) -> tuple[RunResult, bool]:
+        nonlocal failed
+        if cancel.is_set():
+            finished = finish(one, never_ran(None, cancelled=True), cancelled=True)
+        else:
+            finished = _execute(backend, one, cancel, sink, slots, outputs)
+        failed = failed or finished.failure
+        return finished.result, finished.reusable
+
+    result, reusable = both.run_both(job, forward, run_one)
+    return Finished(result=result, reusable=reusable, failure=failed, wall_seconds=time.monotonic() - started)
+
+
+def _execute(
+    backend: Backend,
+    job: Job,
+    cancel: threading.Event,
+    forward: Forward,
+    slots: RunSlots | None,
+    outputs: list[Event] | None = None,
+) -> Finished:
+    """One job to its end; `outputs`, when given, also gets the outputs its kernel's process sent."""
     started = time.monotonic()
     clock = PhaseClock(started)
     try:
@@ -118,6 +145,8 @@ def _execute(
         def sink(event: Event) -> None:
             if event.kind == "log":  # internal text (raw tracebacks): the host's log only
                 log.info("job %s: job log: %s", job.id, str(event.data.get("text", ""))[:20000])
+            if outputs is not None and event.kind == "case_outputs":
+                outputs.append(event)
             for seen in checker.see(event):
                 clock.saw(seen.kind)
                 deliver(seen)

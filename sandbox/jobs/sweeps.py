@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
 from sandbox.catalog.entries import CatalogEntry
-from sandbox.protocol import ConfigResult, Job, RunStatus, SweepResult, SweepSpec
+from sandbox.protocol import ConfigResult, Job, RunResult, RunStatus, SweepResult, SweepSpec
 from sandbox.protocol.chips import Chip
 from sandbox.protocol.sweep import ParamValue
 
@@ -147,6 +147,19 @@ def merge(parts: Sequence[SweepResult], spec: SweepSpec) -> SweepResult:
         configs=ordered,
         best=best(ordered),
     )
+
+
+def shards_status(results: Sequence[RunResult]) -> RunStatus:
+    """A sweep's shards together: RAN when every one finished (its verdict is the sweep's), else the
+    first one's failure."""
+    stopped = [
+        r
+        for r in results
+        if r.sweep is None
+        or r.status not in (RunStatus.PASSED, RunStatus.MISMATCH, RunStatus.ERROR)
+        or r.error
+    ]
+    return stopped[0].status if stopped else RunStatus.RAN
 
 
 def verdict(sweep: SweepResult, status: RunStatus, summary: str) -> tuple[RunStatus, str]:

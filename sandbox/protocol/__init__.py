@@ -32,6 +32,7 @@ from sandbox.protocol.events import (
 from sandbox.protocol.execution import Execution, never_ran
 from sandbox.protocol.job import Case, CaseInputs, EntrySpec, InterpretOptions, Job, Limits, Mode, Tolerance
 from sandbox.protocol.result import (
+    CaseDiff,
     CaseResult,
     ErrorInfo,
     IrText,
@@ -45,6 +46,7 @@ from sandbox.protocol.result import (
     RaceAccess,
     RunResult,
     RunStatus,
+    SideBySide,
     Stats,
     Timing,
     Unavailable,
@@ -61,6 +63,7 @@ __all__ = [
     "RUN_STREAM_KINDS",
     "SWEEP_STREAM_KINDS",
     "Case",
+    "CaseDiff",
     "CaseInputs",
     "CaseResult",
     "Chip",
@@ -89,6 +92,7 @@ __all__ = [
     "RaceAccess",
     "RunResult",
     "RunStatus",
+    "SideBySide",
     "SparseCore",
     "Stats",
     "SweepResult",

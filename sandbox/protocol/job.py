@@ -9,7 +9,10 @@ from sandbox.protocol.arrays import ArrayBytes
 from sandbox.protocol.chips import Chip
 from sandbox.protocol.sweep import SweepSpec
 
-Mode = Literal["auto", "interpret", "tpu"]
+# "both" (a TPU host only): the kernel's job natively and simulated as the host's chip, one result
+# with both verdicts and how far apart their outputs are (`sandbox.backends.both`); never a job's
+# process's mode (each of the two jobs is "tpu" or "interpret").
+Mode = Literal["auto", "interpret", "tpu", "both"]
 # A run is two jobs (`sandbox.backends.checking`): the "reference" job makes inputs and expected outputs
 # and never loads the user's kernel code (catalog mode) or never calls it (scratch mode); the "kernel"
 # job runs the kernel and reports its outputs. The comparison happens outside both.

@@ -284,6 +284,32 @@ PHASE_NAMES = ("queued", "reference", "started", "imported", "compiled", "first_
 
 
 @dataclass(frozen=True)
+class CaseDiff:
+    """One case both runs checked: each simulated output compared with the chip's, at the run's tolerance."""
+
+    name: str
+    outputs: tuple[OutputCheck, ...]  # got: the simulator's; expected: the chip's
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """A run natively and in the simulator at once (mode `both`): the two verdicts, how far apart the
+    two runs' outputs are, and the simulator's estimate beside the chip's measured time."""
+
+    chip_status: RunStatus
+    chip_summary: str
+    simulated_status: RunStatus
+    simulated_summary: str
+    agree: bool  # the same status
+    cases: tuple[CaseDiff, ...]  # the cases both runs reached
+    largest: str  # where the outputs differ most, in words ("" when no case reached both)
+    largest_abs_difference: float | None
+    estimated_seconds: float | None  # the time model's, for the chip (the simulated run's estimate)
+    measured_seconds: float | None  # the chip's device time (the native run's timing)
+    simulated_wall_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
 class RunResult:
     status: RunStatus
     summary: str
@@ -322,3 +348,5 @@ class RunResult:
     ran_on_chip: bool = False
     # Where the run's time went (`Phases`); None for a result from the cache or one that never ran.
     phases: Phases | None = None
+    # Mode `both`: this result is the chip's, and this the simulator's verdict beside it.
+    both: SideBySide | None = None

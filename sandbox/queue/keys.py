@@ -18,10 +18,10 @@ def tpu_pool(chip: str) -> str:
 
 
 def pool_for(mode: str, chip: str, live_pools: set[str]) -> str:
-    """Where a job goes: `tpu` mode to its chip's pool; `auto` there too when such a pool is live,
+    """Where a job goes: `tpu` and `both` modes to its chip's pool; `auto` there too when such a pool is live,
     else to the interpret pool (TPU interpret mode on any CPU); `interpret` always there."""
     native = tpu_pool(chip)
-    if mode == "tpu" or (mode == "auto" and native in live_pools):
+    if mode in ("tpu", "both") or (mode == "auto" and native in live_pools):
         return native
     return INTERPRET_POOL
 

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from sandbox.protocol import CaseResult, IrText, LoweringCheck, MemoryUse, RunResult, Stats, Timing
+from sandbox.protocol import (
+    CaseResult,
+    IrText,
+    LoweringCheck,
+    MemoryUse,
+    RunResult,
+    SideBySide,
+    Stats,
+    Timing,
+)
 from sandbox.protocol.trace import Trace
 
 
@@ -65,6 +74,8 @@ def render(result: RunResult, ir: str | None = None) -> str:
             )
     if result.trace:
         lines += _trace(result.trace)
+    if result.both:
+        lines += side_by_side(result.both)
     lines += _lowerings(result)
     if ir and result.lowering:
         lines += _ir(ir, getattr(result.lowering, ir))
@@ -75,6 +86,33 @@ def render(result: RunResult, ir: str | None = None) -> str:
         if text:
             lines += ["", f"--- {name}{' (truncated)' if cut else ''} ---", text.rstrip()]
     return "\n".join(lines) + "\n"
+
+
+def side_by_side(both: SideBySide) -> list[str]:
+    """Mode `both`: the simulator's verdict beside the chip's, in a few lines (the CLI, MCP's text)."""
+    agree = "the same verdict" if both.agree else "DIFFERENT verdicts"
+    lines = [
+        "",
+        f"chip and simulator: {agree}: chip {both.chip_status.value}, simulated {both.simulated_status.value}",
+        f"  simulated: {both.simulated_summary}",
+    ]
+    if both.largest:
+        lines.append(f"  outputs: {both.largest}")
+    if both.measured_seconds is not None or both.estimated_seconds is not None:
+        ratio = (
+            f" (estimate / measured {both.estimated_seconds / both.measured_seconds:.2f})"
+            if both.estimated_seconds and both.measured_seconds
+            else ""
+        )
+        lines.append(
+            f"  time: measured on the chip {_ms(both.measured_seconds, 'not timed')}, "
+            f"the model's estimate {_ms(both.estimated_seconds, 'none')}{ratio}"
+        )
+    return lines
+
+
+def _ms(seconds: float | None, otherwise: str) -> str:
+    return f"{seconds * 1e3:.4g} ms" if seconds is not None else otherwise
 
 
 def _case(case: CaseResult) -> list[str]:

@@ -51,7 +51,13 @@ class RunRequest(Wire):
     source: str = Field(..., description="The kernel file.")
     entry: str | None = Field(None, description="Catalog entry slug; null for scratch mode.")
     chip: ChipName = "v5p"
-    mode: Literal["auto", "interpret", "tpu"] = "auto"
+    mode: Literal["auto", "interpret", "tpu", "both"] = Field(
+        "auto",
+        description="auto: natively on this server's chip, simulated on any other; interpret: simulated; "
+        "tpu: natively; both (a TPU server, its chip): natively and simulated, the result the chip's "
+        "with the simulator's verdict, the largest difference between their outputs and the estimate "
+        "beside the measured time (`both`).",
+    )
     options: RunOptions = Field(default_factory=RunOptions)
     fresh: bool = Field(False, description="Run again even if an identical run's result is cached.")
     lower_chips: list[ChipName] = Field(

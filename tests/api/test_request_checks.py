@@ -74,3 +74,21 @@ def test_tpu_mode_with_redis_workers_is_left_to_the_workers(tmp_path):
     settings = Settings(data_dir=tmp_path, tpu="no", redis_url="redis://127.0.0.1:1/0")
     catalog = load_catalog(settings.catalog_dir)
     assert check_request(settings, catalog, entry=None, source=SOURCE, chip="v5e", mode="tpu") is None
+
+
+@pytest.mark.parametrize(
+    ("settings", "chip", "title", "words"),
+    [
+        ({"tpu": "no"}, "v5e", "No TPU", ["mode 'both'", "no TPU"]),
+        ({"tpu": "v5e"}, "v6e", "Wrong chip", ["a v5e, not a v6e"]),
+    ],
+)
+def test_a_run_in_both_modes_needs_this_servers_chip(tmp_path, settings, chip, title, words):
+    """Mode `both` runs natively too (`sandbox.backends.both`): refused as `tpu` is, on runs (and MCP)."""
+    backend = FakeBackend()
+    app = create_app(Settings(data_dir=tmp_path, slots=1, rate_per_minute=0, **settings), backend=backend)
+    with TestClient(app) as client:
+        response = client.post("/api/runs", json={"source": SOURCE, "chip": chip, "mode": "both"})
+    assert response.status_code == 422 and response.json()["title"] == title, response.text
+    assert all(word in response.json()["detail"] for word in words), response.json()["detail"]
+    assert backend.jobs == []

@@ -135,3 +135,45 @@ def test_case_rows(js, case, expected):
         {"name": "c", "passed": False, "tolerance": case["tolerance"], "outputs": [output]},
     )
     assert tuple(row) == expected
+
+
+# -- sidebyside.js: mode `both` on a TPU server --------------------------------------------------
+
+
+def test_the_chip_and_the_simulator_side_by_side(js):
+    both = {
+        "chip_status": "passed",
+        "chip_summary": "passed: 2/2 cases match the reference",
+        "simulated_status": "mismatch",
+        "simulated_summary": "<b>mismatch</b>: 1/2 cases",
+        "agree": False,
+        "cases": [
+            {
+                "name": "c0",
+                "outputs": [{"name": "out", "max_abs_error": 0.25, "mismatch_count": 3, "total": 1024}],
+            }
+        ],
+        "largest": "largest difference 0.25 in out of case c0 at (2, 5): chip 0.0, simulated 0.25",
+        "largest_abs_difference": 0.25,
+        "estimated_seconds": 0.002,
+        "measured_seconds": 0.0025,
+    }
+    shown = js(
+        "sidebyside.js",
+        "const el = m.sideBySideSection(arg); return [el.querySelector('#both-verdict').textContent,"
+        " [...el.querySelectorAll('#both tr')].map((r) => r.textContent), el.querySelector('#both-cases tbody').textContent,"
+        " el.querySelectorAll('b').length, m.sideBySideSection(null)];",
+        both,
+    )
+    verdict, rows, cases, tags, absent = shown
+    assert verdict == "The simulator's verdict is not the chip's."
+    assert rows[0].startswith("On the chip") and "passed: 2/2 cases" in rows[0]
+    assert "<b>mismatch</b>: 1/2 cases" in rows[1] and tags == 0  # the run's text is text, never markup
+    assert rows[2] == "Outputs" + both["largest"]
+    assert rows[3] == "Timemeasured on the chip 2.5 ms; the model's estimate 2 ms (estimate / measured 0.80)"
+    assert cases == "c0out0.253 of 1,024" and absent is None
+
+
+def test_a_server_without_a_tpu_does_not_offer_both_runs(js):
+    # The switch shows on a TPU server only (`/api/version` mode "tpu"; tests/tpu asks for both there).
+    assert js("dom.js", "return document.querySelector('#run-both-label').hidden;") is True

@@ -9,9 +9,11 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from tests.sandbox.test_run_both import READS_UNWRITTEN
 from tests.tpu.conftest import ENTRY, KERNEL, chip_here, cli, sandbox_command
 
 pytestmark = pytest.mark.tpu
@@ -100,3 +102,34 @@ def test_the_hardened_backend_says_why_it_cannot_start_without_root():
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("error: the hardened backend cannot start on this machine: "), last
     assert "not root" in last
+
+
+def keep(name: str, result: dict) -> None:
+    """What a test saw, for the evidence folder of `bench/tpu/on-chip.sh` (PLAYGROUND_TIER_OUT)."""
+    folder = os.environ.get("PLAYGROUND_TIER_OUT")
+    if folder:
+        Path(folder, f"{name}.json").write_text(json.dumps(result, indent=1))
+
+
+def test_a_run_in_both_modes_gives_the_chips_and_the_simulators_verdicts_side_by_side():
+    result, _ = cli(str(KERNEL), "--entry", ENTRY, "--chip", chip_here(), "--mode", "both")
+    keep("both-catalog", result)
+    assert result["status"] == "passed" and result["mode"] == "tpu", result["summary"]
+    both = result["both"]
+    assert both["agree"] and both["chip_status"] == both["simulated_status"] == "passed", both
+    assert len(both["cases"]) == len(result["cases"]) and both["largest"], both
+    # bf16 on both sides: the same products, f32 sums in another order at most.
+    assert all(o["passed"] for case in both["cases"] for o in case["outputs"]), both["largest"]
+    assert both["measured_seconds"] > 0 and both["estimated_seconds"] > 0
+
+
+def test_both_modes_show_where_the_chip_and_the_simulator_part(tmp_path):
+    """A kernel that reads VMEM it never wrote: NaN in the simulator (its fill), whatever the chip's
+    memory held there. Kept as evidence of what the chip does; the verdicts are each side's own."""
+    source = tmp_path / "unwritten.py"
+    source.write_text(READS_UNWRITTEN)
+    result, _ = cli(str(source), "--chip", chip_here(), "--mode", "both")
+    keep("both-unwritten", result)
+    both = result["both"]
+    assert both["simulated_status"] == "mismatch" and both["chip_status"] == result["status"], both
+    assert len(both["cases"]) == 1 and both["largest"], both

@@ -147,3 +147,14 @@ def test_a_sweep_from_the_tune_tab_is_timed_on_the_chip(socket_path):
         assert len(configs) == 2 and all(
             c["measured_seconds"] and c["measured_seconds"] > 0 for c in configs
         ), result
+
+
+def test_the_page_asks_for_both_runs_and_gets_them(socket_path):
+    with client_on(socket_path) as client:
+        assert client.get("/api/version").json()["mode"] == "tpu"  # the page shows "Chip and simulator"
+        body = {"source": KERNEL.read_text(), "entry": ENTRY, "chip": chip_here(), "mode": "both"}
+        run = client.post("/api/runs", json=body)
+        assert run.status_code in (200, 201, 202), run.text
+        result = finished(client, run.json()["url"])
+        assert_native_pass(result)
+        assert result["both"]["agree"] and result["both"]["simulated_status"] == "passed", result["both"]

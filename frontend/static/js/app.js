@@ -176,7 +176,8 @@ function run(extra = {}) {
     toolbar.chooseChip(chip);
     run(extra);
   });
-  const body = runRequest(state.running, { ...extra, runtime: runtimes.runtime });
+  const both = state.server?.mode === "tpu" && $("#run-both").checked;
+  const body = runRequest(state.running, { ...extra, runtime: runtimes.runtime, both });
   runs.start(classroom ? classroom.withClass(body, places.lesson) : body);
 }
 
@@ -326,6 +327,7 @@ async function start() {
     notices.problem(error, "The playground could not load");
   }
   toolbar.buildChips(state.chips);
+  $("#run-both-label").hidden = state.server?.mode !== "tpu"; // a TPU server only: the chip and the simulator
   renderCatalog($("#catalog-list"), state.catalog, toolbar.chips, async (slug) => {
     $("#catalog-dialog").close();
     sharePanel.close();

@@ -11,6 +11,7 @@ import { bytes, count, isNum, num, ratio, seconds, shape } from "./format.js";
 import { loweringSection } from "./lowering.js";
 import { userLine } from "./marks.js";
 import { rooflineSection } from "./roofline.js";
+import { sideBySideSection } from "./sidebyside.js";
 import { phasesLine } from "./phases.js";
 import { traceSummary } from "./tracesummary.js";
 import { STATUS_TEXT } from "./vocab.js";
@@ -22,7 +23,7 @@ export const RESULT_FIELDS = [
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
   "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace", "estimate", "sweep",
-  "checked_by", "phases", "ran_on_chip",
+  "checked_by", "phases", "ran_on_chip", "both",
 ];
 export const CASE_FIELDS = ["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races", "kernels"];
 
@@ -249,6 +250,7 @@ export function renderResult(root, result, ctx) {
     ...[
       statusLine(result),
       trustNote(result),
+      sideBySideSection(result.both),
       result.cached_from ? cachedNote(result, ctx.onRunFresh) : null,
       result.limit ? h("p", { class: "limit", id: "limit" }, `Limit hit: ${result.limit}`) : null,
       result.error ? errorSection(result.error, ctx.onGoToLine) : null,

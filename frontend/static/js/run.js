@@ -8,10 +8,11 @@ import * as api from "./api.js";
 /**
  * The body of POST /api/runs for an editor state. `lowerChips`: also check the TPU lowering for
  * these chips; `fresh`: run even if the server has the result of an identical run cached;
- * `runtime`: the JAX version to run on (GET /api/runtimes; none: the server's newest).
+ * `runtime`: the JAX version to run on (GET /api/runtimes; none: the server's newest); `both`: on a TPU
+ * server, natively and simulated at once (mode `both`: the two verdicts side by side).
  */
-export function runRequest({ source, entry, chip, options }, { lowerChips = [], fresh = false, runtime = null } = {}) {
-  const body = { source, entry, chip, mode: "auto", options };
+export function runRequest({ source, entry, chip, options }, { lowerChips = [], fresh = false, runtime = null, both = false } = {}) {
+  const body = { source, entry, chip, mode: both ? "both" : "auto", options };
   if (lowerChips.length) body.lower_chips = lowerChips;
   if (fresh) body.fresh = true;
   if (runtime) body.runtime = runtime;
