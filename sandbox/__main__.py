@@ -238,14 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     args.mode, why = tpu_report.resolve_auto(args.mode, args.chip)
     if asked == "auto":
         print(tpu_report.auto_line(args.mode, args.chip, why), file=sys.stderr)
-    if asked == "both":
-        native, why = tpu_report.resolve_auto("auto", args.chip)
-        if native != "tpu":
-            print(
-                f"error: mode both runs the kernel on this machine's {args.chip} chip too, but {why}",
-                file=sys.stderr,
-            )
-            return 2
+    if asked == "both" and (refused := tpu_report.both_refused(args.chip)):
+        print(f"error: {refused}", file=sys.stderr)
+        return 2
     defaults = entry.options if entry is not None else InterpretOptions()
     options = dataclasses.replace(defaults, **{k: v for k, v in given.items() if v is not None})
     limits = default_limits(**({"wall_seconds": args.wall_seconds} if args.wall_seconds else {}))

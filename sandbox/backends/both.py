@@ -71,7 +71,10 @@ def side_by_side(chip: Side, simulated: Side, job: Job) -> SideBySide:
         name = chip.result.cases[index].name if index < len(chip.result.cases) else f"case {index}"
         cases.append(CaseDiff(name=name, outputs=checks))
     largest, amount = _largest(cases, chip, simulated)
-    timing, estimate = chip.result.timing, simulated.result.estimate
+    unsimulated = len(chip.result.cases) - len(cases)
+    if unsimulated > 0 and cases:  # a catalog case at TPU size, run on the chip only
+        largest += f"; {unsimulated} case(s) ran on the chip only (TPU-only sizes)"
+    timed = chip.result.timing.case if chip.result.timing is not None else ""
     return SideBySide(
         chip_status=chip.result.status,
         chip_summary=chip.result.summary,
@@ -81,10 +84,20 @@ def side_by_side(chip: Side, simulated: Side, job: Job) -> SideBySide:
         cases=tuple(cases),
         largest=largest,
         largest_abs_difference=amount,
-        estimated_seconds=estimate.seconds if estimate is not None else None,
-        measured_seconds=timing.device_seconds if timing is not None else None,
+        estimated_seconds=_estimate_of(timed, chip.result, simulated.result),
+        measured_seconds=chip.result.timing.device_seconds if chip.result.timing is not None else None,
         simulated_wall_seconds=simulated.result.wall_seconds,
+        timed_case=timed,
     )
+
+
+def _estimate_of(case: str, chip: RunResult, simulated: RunResult) -> float | None:
+    """The model's estimate of the case the chip timed: the chip run's own, or the simulated run's when
+    it timed the same case (a run estimates the case it times); None rather than another case's."""
+    for result in (chip, simulated):
+        if result.estimate is not None and result.timing is not None and result.timing.case == case:
+            return result.estimate.seconds
+    return None
 
 
 def _tolerance(

@@ -88,6 +88,14 @@ def resolve_auto(
     return "tpu", f"this machine's {chip} chip ({host.chips[0].pci_address})"
 
 
+def both_refused(chip: Chip, find: Callable[[], TpuHost | None] | None = None) -> str | None:
+    """Why a CLI run in mode `both` cannot run here (it needs this machine's `chip`), or None."""
+    native, why = resolve_auto("auto", chip, find)
+    return (
+        None if native == "tpu" else f"mode both runs the kernel on this machine's {chip} chip too, but {why}"
+    )
+
+
 def auto_line(mode: Mode, chip: Chip, why: str) -> str:
     """What the CLI says of a run in mode `auto`."""
     return (

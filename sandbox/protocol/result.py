@@ -304,9 +304,10 @@ class SideBySide:
     cases: tuple[CaseDiff, ...]  # the cases both runs reached
     largest: str  # where the outputs differ most, in words ("" when no case reached both)
     largest_abs_difference: float | None
-    estimated_seconds: float | None  # the time model's, for the chip (the simulated run's estimate)
+    estimated_seconds: float | None  # the time model's, for the chip, of the case the chip timed
     measured_seconds: float | None  # the chip's device time (the native run's timing)
     simulated_wall_seconds: float = 0.0
+    timed_case: str = ""  # the case both times are of
 
 
 @dataclass(frozen=True)

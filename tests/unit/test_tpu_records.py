@@ -87,3 +87,21 @@ def test_configs_the_compiler_refused_are_the_ones_its_sizes_put_over_the_limit(
 
 def test_the_docs_page_is_what_the_records_say():
     assert records.DOC.read_text() == records.document(), "run: python bench/tpu/tpu_records.py --write"
+
+
+def test_runs_in_both_modes_on_the_chip_gave_the_simulators_verdicts():
+    """`python -m sandbox run … --mode both` on the lent v5e (bench/tpu/v5e/both.jsonl, from tests/tpu):
+    the catalog matmul passed on both sides, its simulated outputs within the run's tolerance of the
+    chip's (f32 cases 3e-5 apart: the entry asks for HIGHEST), and the model's estimate of the 4096³
+    case the chip timed within 15 %; a kernel reading VMEM it never wrote mismatched on both sides,
+    at the one element it read (the simulator's NaN fill; whatever the chip's memory held)."""
+    rows = {r["name"]: r for r in records.read("both.jsonl")}
+    catalog, unwritten = rows["both-catalog"]["both"], rows["both-unwritten"]["both"]
+    assert {r["versions"]["device_kind"] for r in rows.values()} == {"TPU v5 lite"}
+    assert catalog["agree"] and catalog["chip_status"] == catalog["simulated_status"] == "passed"
+    assert all(o["passed"] for case in catalog["cases"] for o in case["outputs"])
+    assert "ran on the chip only" in catalog["largest"] and "(TPU)" in catalog["timed_case"]
+    assert abs(catalog["estimated_seconds"] / catalog["measured_seconds"] - 1) < 0.15
+    assert unwritten["agree"] and unwritten["simulated_status"] == "mismatch"
+    (case,) = unwritten["cases"]
+    assert [(o["mismatch_count"], o["nonfinite_mismatches"]) for o in case["outputs"]] == [(1, 1)]
