@@ -47,7 +47,8 @@ def run_both(job: Job, forward: Forward, run_one: RunOne) -> tuple[RunResult, bo
     chip_result, chip_reusable = run_one(replace(job, mode="tpu"), forward, chip_events)
     if chip_result.status is RunStatus.CANCELLED:
         return chip_result, False
-    forward("progress", {"phase": "simulating the same kernel as a " + job.chip, "t": 0.0})
+    # A progress event as the harness sends them (`ProgressReported`): the page says what runs now.
+    forward("progress", {"phase": f"simulating it as a {job.chip}", "case": "", "seconds": 0.0, "t": 0.0})
     sim_events: list[Event] = []
     # An id of its own (the backends name a job's files and cgroup by it), within the pool's 64 characters.
     simulated_job = replace(job, id=f"{job.id[:56]}-sim", mode="interpret")

@@ -58,10 +58,15 @@ def reference(x):
 def test_a_run_in_both_modes_has_the_chips_result_and_the_simulators_beside_it():
     entry = load_catalog().get("tiled_matmul_pallas_call")
     backend = LocalBackend(tpu_slots=(SLOT,))
+    seen: list = []
     try:
-        result = run_job_on(backend, make_job(entry.solution_source, entry=entry, chip="v5e", mode="both"))
+        job = make_job(entry.solution_source, entry=entry, chip="v5e", mode="both")
+        result = run_job_on(backend, job, seen.append)
     finally:
         backend.close()
+    # Followers see the chip's run, then one line saying the simulator runs; its own events stay in the result.
+    said = [e.data["phase"] for e in seen if e.kind == "progress" and "simulating" in e.data["phase"]]
+    assert said == ["simulating it as a v5e"] and not [e for e in seen if e.kind == "case"]
     # The chip's half: libtpu found no TPU here. The simulator's: every case passed.
     assert result.mode == "tpu" and result.status is RunStatus.ERROR
     assert result.both is not None
