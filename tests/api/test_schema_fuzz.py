@@ -28,7 +28,11 @@ pytestmark = pytest.mark.slow
 EXCLUDED = ("positive_data_acceptance", "use_after_free")
 
 
-def test_every_operation_keeps_its_contract(tmp_path):
+# Examples per operation: the default run's budget (about a minute on two cores), and `--long`'s (CI).
+EXAMPLES, LONG_EXAMPLES = 8, 25
+
+
+def test_every_operation_keeps_its_contract(tmp_path, pytestconfig):
     backend = FakeBackend()
     backend.release.set()  # runs that would block finish at once
     settings = Settings(
@@ -45,12 +49,13 @@ def test_every_operation_keeps_its_contract(tmp_path):
     )
     cli = shutil.which("schemathesis", path=str(Path(sys.executable).parent))
     assert cli, "schemathesis is a test dependency (pip install -e '.[test]')"
+    examples = LONG_EXAMPLES if pytestconfig.getoption("--long") else EXAMPLES
     with serving(create_app(settings, backend=backend)) as url:
         run = subprocess.run(
             [
                 cli, "run", f"{url}/openapi.json",
                 "--checks", "all", "--exclude-checks", ",".join(EXCLUDED),
-                "--mode", "all", "--max-examples", "25", "--seed", "20261203",
+                "--mode", "all", "--max-examples", str(examples), "--seed", "20261203",
                 "--generation-deterministic", "--workers", "1", "--no-color",
             ],
             capture_output=True,
