@@ -129,3 +129,20 @@ def test_a_phone_shows_code_on_its_first_screen_and_no_small_controls(open_page,
     page.locator("#settings-button").tap()
     assert page.is_visible("#chips") and page.get_attribute("#settings-button", "aria-expanded") == "true"
     assert small_controls(page) == []
+
+
+def test_the_editor_keeps_its_place_when_a_result_arrives(open_page, live_server):
+    """Run from the middle of a file (Ctrl+Enter in the editor): the code stays where it was."""
+    page = open_page(viewport={"width": 1280, "height": 720})
+    goto(page, live_server, "/?entry=tiled_matmul")
+    show_solution(page)
+    scroller = page.locator("#editor .cm-scroller")
+    page.evaluate("() => { document.querySelector('#editor .cm-scroller').scrollTop = 200; }")
+    box = scroller.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 80, box["y"] + box["height"] / 2)
+    where = "() => [document.querySelector('#editor .cm-scroller').scrollTop, scrollY]"
+    before = page.evaluate(where)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#result[data-status='passed']", timeout=120_000)
+    assert page.evaluate(where) == before == [200, 0]
