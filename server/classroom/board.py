@@ -5,7 +5,9 @@ reference (`RunResult.checked_by`: the step's catalog entry, or the step file's 
 the student's); `no_kernel`, `mismatch` and the rest never rank. The time is what the kernel's own process reported: its measured median only when the host
 says the job ran in a TPU chip slot (`RunResult.ran_on_chip`; a process on a CPU host that calls its
 time "measured" is not believed), else the TPU time model's estimate for the challenge's chip. A
-time no kernel can take (not a finite number, under `FASTEST_SECONDS`, over an hour) does not rank.
+time no kernel can take does not rank: not a finite number, under `FASTEST_SECONDS`, over an hour,
+or under the time the chip needs to write the case's outputs to HBM (`write_floor`, from what the
+trusted checker saw: a made-up 2 µs for a 4096² f32 result is not believed).
 Each row says which is which, so nobody reads a reported number as a checked one (SECURITY.md, "The
 verdict is made outside the user's process"). Rows show nicknames only.
 """
@@ -13,8 +15,10 @@ verdict is made outside the user's process"). Rows show nicknames only.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
+from sandbox.protocol import CHIP_TABLE
 from sandbox.results.checked_by import CHECKED_BY_CATALOG, CHECKED_BY_LESSON
 from server.store.class_steps import Basis, Mark, StepSetup
 from server.store.classes import Student
@@ -40,24 +44,57 @@ def score(result: dict[str, Any], chip: str) -> tuple[float, Basis] | None:
     if result.get("chip") != chip:
         return None
     timing = result.get("timing") or {}
-    kernel = (timing.get("kernel") if isinstance(timing, dict) else None) or {}
+    if not isinstance(timing, dict):
+        return None
+    floor = write_floor(result.get("cases"), timing.get("case"), chip)
+    kernel = timing.get("kernel") or {}
     on_chip = result.get("ran_on_chip") is True and timing.get("simulated") is False
-    if on_chip and isinstance(kernel, dict) and (median := _plausible(kernel.get("median"))) is not None:
+    if (
+        on_chip
+        and isinstance(kernel, dict)
+        and (median := _plausible(kernel.get("median"), floor)) is not None
+    ):
         return median, "measured"
     estimate = result.get("estimate") or {}
-    seconds = _plausible(estimate.get("seconds")) if isinstance(estimate, dict) else None
+    seconds = _plausible(estimate.get("seconds"), floor) if isinstance(estimate, dict) else None
     if isinstance(estimate, dict) and estimate.get("chip") == chip and seconds is not None:
         return seconds, "estimate"
     return None
 
 
-def _plausible(seconds: Any) -> float | None:
-    """`seconds` if a kernel could take that long, else None."""
+def write_floor(cases: Any, timed: Any, chip: str) -> float:
+    """The least time a `chip` needs to write the timed case's outputs to HBM: their bytes, as the
+    trusted checker saw them (each output's shape and dtype), at the chip's peak bandwidth. A reported
+    time under it is not believed. The case the kernel's process says it timed, else the smallest (a
+    process naming another case lowers the floor to the smallest case's at most)."""
+    info = CHIP_TABLE.get(chip)  # type: ignore[call-overload]  # a board's chip is a lesson's: always known
+    if info is None or not isinstance(cases, list) or not cases:
+        return 0.0
+    sizes = {c.get("name"): _output_bytes(c) for c in cases if isinstance(c, dict)}
+    written = (
+        sizes.get(timed) if isinstance(timed, str) and timed in sizes else min(sizes.values(), default=0)
+    )
+    return (written or 0) / info.device_hbm_bandwidth
+
+
+def _output_bytes(case: dict[str, Any]) -> int:
+    total = 0
+    for output in case.get("outputs") or []:
+        shape, dtype = output.get("shape"), output.get("dtype")
+        if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            continue
+        bits = re.search(r"\d+", dtype) if isinstance(dtype, str) else None
+        size = 8 if dtype == "bool" else int(bits.group()) if bits else 0
+        total += math.prod(shape) * size // 8
+    return total
+
+
+def _plausible(seconds: Any, floor: float = 0.0) -> float | None:
+    """`seconds` if a kernel could take that long (and no less than `floor`), else None."""
     if isinstance(seconds, bool) or not isinstance(seconds, int | float):
         return None
-    return (
-        float(seconds) if math.isfinite(seconds) and FASTEST_SECONDS <= seconds <= SLOWEST_SECONDS else None
-    )
+    fastest = max(FASTEST_SECONDS, floor)
+    return float(seconds) if math.isfinite(seconds) and fastest <= seconds <= SLOWEST_SECONDS else None
 
 
 def challenge_chip(setup: StepSetup, lesson_chip: str) -> str:

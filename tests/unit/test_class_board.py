@@ -66,6 +66,46 @@ def test_only_checked_correct_kernels_score(result, expected):
     assert score(result, "v6e") == expected
 
 
+def case(name: str, shape: list[int], dtype: str = "float32") -> dict:
+    """A case as the trusted checker reports it: its one output's shape and dtype."""
+    return {"name": name, "outputs": [{"name": "out", "shape": shape, "dtype": dtype}]}
+
+
+# 4096² f32 is 64 MiB: a v6e (1.64 TB/s) needs 40.9 µs to write it; 256² takes 0.16 µs.
+BIG, SMALL = case("big", [4096, 4096]), case("small", [256, 256])
+
+
+@pytest.mark.parametrize(
+    ("cases", "timed", "estimate", "expected"),
+    [
+        ([BIG], "big", 2e-5, None),  # under the time the chip needs to write the output
+        ([BIG], "big", 5e-5, (5e-5, "estimate")),
+        ([SMALL, BIG], "small", 2e-5, (2e-5, "estimate")),  # the small case was timed
+        ([SMALL, BIG], "no such case", 2e-5, (2e-5, "estimate")),  # the smallest case's floor, at most
+        ([case("big", [4096, 4096], "bfloat16")], "big", 2e-5, None),  # 32 MiB: 20.5 µs
+        ([case("big", [4096, 4096], "int4")], "big", 2e-5, (2e-5, "estimate")),  # 8 MiB: 5.1 µs
+        ([case("odd", [-1, 10**30], "float32")], "odd", 2e-5, (2e-5, "estimate")),  # no shape, no floor
+    ],
+    ids=["under-the-floor", "over-the-floor", "small-case", "unknown-case", "bf16", "int4", "bad-shape"],
+)
+def test_a_time_under_what_writing_the_outputs_takes_does_not_rank(cases, timed, estimate, expected):
+    result = {
+        **CHECKED,
+        "cases": cases,
+        "timing": {"case": timed},
+        "estimate": {**ESTIMATE, "seconds": estimate},
+    }
+    assert score(result, "v6e") == expected
+    measured = {
+        **result,
+        "ran_on_chip": True,
+        "timing": {"case": timed, "simulated": False, "kernel": {"median": estimate}},
+    }
+    assert score({**measured, "estimate": None}, "v6e") == (
+        None if expected is None else (estimate, "measured")
+    )
+
+
 def test_live_state_keeps_hands_in_order_and_throttles_edits():
     async def scenario():
         live = InProcessLive()
