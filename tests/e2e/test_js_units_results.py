@@ -176,4 +176,5 @@ def test_the_chip_and_the_simulator_side_by_side(js):
 
 def test_a_server_without_a_tpu_does_not_offer_both_runs(js):
     # The switch shows on a TPU server only (`/api/version` mode "tpu"; tests/tpu asks for both there).
-    assert js("dom.js", "return document.querySelector('#run-both-label').hidden;") is True
+    shown = "const el = document.querySelector('#run-both-label'); return [el.hidden, el.getClientRects().length];"
+    assert js("dom.js", shown) == [True, 0]  # hidden, and not drawn (a `.toolbar label` is inline-flex)
