@@ -55,6 +55,8 @@ class ChipInfo:
     ici_hop_seconds: float = 0.0  # latency of one ICI hop
     host_dispatch_seconds: float | None = None  # one call's host dispatch, when timed from the host
     mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
+    # The share of the HBM peak that writes to HBM reach, reads running at the peak (measured where known)
+    hbm_write_efficiency: float = 1.0
     megacore: bool = False  # its TensorCores are one device: "parallel" grid dims are split across them
     # VMEM a kernel may use without pltpu.CompilerParams(vmem_limit_bytes=...): the TPU compiler's
     # default scoped VMEM limit (sources at the table; None where not published)
@@ -206,6 +208,16 @@ def _model_rates(
     }
 
 
+# Writes to HBM on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06) ran at about two thirds of the
+# peak while reads ran at it: a DMA-driven copy (read n bytes, write n) took 0.40 ms for 2 x 134 MB where
+# the peak gives 0.33, an element-wise kernel (2 reads, 1 write) 1.15 ms for 805 MB (0.98), and the
+# BlockSpec matmuls the model called memory-bound (reads mostly) were at or above the peak's time. One
+# factor on writes fits all three; uniform slower HBM fits the first two and misses the third by 20 %.
+# Fitted on the fit half of bench/tpu/v5e/tune.jsonl (`bench/tpu/calibration.py`'s hash split): the
+# smallest median |log(estimate / measured)| on a grid of 0.50-1.00 by 0.05 (0.70: 0.069; 0.65: 0.067;
+# 0.60: 0.071; 1.00: 0.094). Other chips: not measured, writes at the peak.
+V5E_HBM_WRITE_EFFICIENCY = 0.65
+
 # Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
 # the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.
 V5E_TRANSCENDENTALS = (
@@ -235,6 +247,7 @@ _TABLE = (
         scoped_vmem_bytes=16 << 20,
         transcendental_bands=V5E_TRANSCENDENTALS,
         dot_operand_copies=(("bf16", 1.0), ("f32_highest", 4.0)),
+        hbm_write_efficiency=V5E_HBM_WRITE_EFFICIENCY,
     ),
     ChipInfo(
         name="v5p",

@@ -83,7 +83,7 @@ class Estimate:
     notes: tuple[str, ...] = ()
     model_seconds: float = 0.0  # what the model itself took (trace + arithmetic), host time
     # How far to trust it (`sandbox.harness.model.families`): the kernels' family, the model's error
-    # band on published kernels of that family on this chip ("±5.4 % on 17 published kernels of this
+    # band on published kernels of that family on this chip ("±4.5 % on 17 published kernels of this
     # family on TPU v5e (…)", or "not validated for … on …"), and the real time that band allows
     # (None where nothing is validated).
     family: str = ""

@@ -262,6 +262,10 @@ class ChipOut(Wire):
     ici_hop_seconds: float = Field(..., description="Latency of one ICI hop.")
     host_dispatch_seconds: float | None = Field(..., description="One call's host dispatch, where known.")
     mxu_efficiency: float = Field(..., description="Share of the MXU peak a pipelined dot reaches.")
+    hbm_write_efficiency: float = Field(
+        ...,
+        description="Share of the HBM peak that writes to HBM reach (reads: the peak); measured where known.",
+    )
     scoped_vmem_bytes: int | None = Field(
         ...,
         description="VMEM a kernel gets without vmem_limit_bytes (the compiler's default), where published.",

@@ -17,7 +17,7 @@ def test_a_validated_estimate_shows_its_band_and_range(page, live_server):
     band = page.locator("#estimate-band")
     text = band.text_content() or ""
     assert (
-        text.startswith("real chip ") and "±5.4 % on 17 published kernels of this family on TPU v5e" in text
+        text.startswith("real chip ") and "±4.5 % on 17 published kernels of this family on TPU v5e" in text
     )
     seconds = float(page.locator("#estimate-section").get_attribute("data-seconds") or 0)
     low, high = float(band.get_attribute("data-low") or 0), float(band.get_attribute("data-high") or 0)

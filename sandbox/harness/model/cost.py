@@ -49,7 +49,7 @@ MAX_PASSES = 6  # re-simulations for cross-core semaphores; a barrier settles in
 class Rates:
     """Per-TensorCore rates of one chip, in the units the model adds up."""
 
-    bandwidth: float  # HBM bytes per second
+    bandwidth: float  # HBM bytes per second, read
     mxu: Mapping[str, float]  # ops per second, per dot kind
     vector: float  # element ops per second
     step: float  # seconds per pipeline step
@@ -59,6 +59,7 @@ class Rates:
     scalar: float = 0.0  # seconds per scalar operation
     ici: float = 0.0  # bytes per second over one ICI link (remote DMAs)
     hop: float = 0.0  # seconds of latency per remote DMA
+    write: float = 0.0  # HBM bytes per second, written (0: `bandwidth`)
 
     @classmethod
     def of(cls, chip: ChipInfo) -> Rates:
@@ -73,6 +74,7 @@ class Rates:
             scalar=chip.scalar_seconds,
             ici=chip.ici_bandwidth,
             hop=chip.ici_hop_seconds,
+            write=chip.hbm_bandwidth * chip.hbm_write_efficiency,
         )
 
     @classmethod
@@ -87,7 +89,9 @@ class Rates:
         assert sc is not None
         tc = cls.of(chip)
         share = chip.device_hbm_bandwidth / sc.cores / max(programs_per_core, 1)
-        return dataclasses.replace(tc, bandwidth=share, vector=sc.lanes * chip.clock_hz, cores=sc.cores)
+        return dataclasses.replace(
+            tc, bandwidth=share, write=share, vector=sc.lanes * chip.clock_hz, cores=sc.cores
+        )
 
     def compute(self, mxu: Mapping[str, Any], vector: Any, after: Sequence[Wait] = ()) -> Any:
         """Seconds of MXU work and of vector work overlap: the larger counts (arrays or floats).
@@ -176,7 +180,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
         if not len(idx):
             continue
         cin = grid.copy_in[idx] / rates.bandwidth
-        cout = grid.copy_out[idx] / rates.bandwidth
+        cout = grid.copy_out[idx] / (rates.write or rates.bandwidth)
         during = np.concatenate([cin[1:], [0.0]]) + np.concatenate([[0.0], cout[:-1]])
         step = np.maximum(compute[idx], during) + overhead[idx]
         fill = cin[0] + grid.prologue_bytes / rates.bandwidth

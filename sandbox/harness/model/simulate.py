@@ -177,6 +177,8 @@ def _dma_seconds(size: float, way: str, rates: Rates) -> float:
     ("ici") at one ICI link's bandwidth plus a hop's latency; on-chip copies ("") are free."""
     if way == "ici":
         return rates.hop + size / rates.ici if rates.ici else size / rates.bandwidth
+    if way in ("out", "hbm"):  # the write to HBM sets the pace
+        return size / (rates.write or rates.bandwidth)
     return size / rates.bandwidth if way else 0.0
 
 

@@ -6,19 +6,19 @@ from sandbox.harness.model.families.base import Band
 
 SOURCE = "Tune sweeps timed on the lent TPU v5e with JAX 0.12.0.1 (docs/tpu-measured.md)"
 MEASURED: tuple[Band, ...] = (
-    Band("matmul (pallas_call, BlockSpec pipeline)", "v5e", -0.1889, 0.1264, 73, SOURCE),
+    Band("matmul (pallas_call, BlockSpec pipeline)", "v5e", -0.0978, 0.1771, 73, SOURCE),
     Band(
         "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)",
         "v5e",
-        -0.2017,
-        0.3660,
+        -0.1991,
+        0.3672,
         45,
         SOURCE,
     ),
     Band(
         "pallas_call with reductions or transcendentals (attention, norms, softmax)",
         "v5e",
-        -0.1550,
+        0.0471,
         1.4820,
         41,
         SOURCE,
@@ -26,20 +26,20 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5e",
-        -0.0443,
-        1.1406,
+        -0.0439,
+        1.1411,
         21,
         SOURCE,
     ),
-    Band("element-wise pallas_call", "v5e", -0.1453, 0.4319, 19, SOURCE),
+    Band("element-wise pallas_call", "v5e", 0.0024, 0.4756, 19, SOURCE),
     Band(
         "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)",
         "v5e",
-        -0.2903,
+        -0.1548,
         0.5878,
         18,
         SOURCE,
     ),
-    Band("grouped matmul (grid sized by the inputs)", "v5e", -0.1080, 0.0760, 11, SOURCE),
-    Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0232, 0.1154, 10, SOURCE),
+    Band("grouped matmul (grid sized by the inputs)", "v5e", -0.0505, 0.1121, 11, SOURCE),
+    Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0315, 0.1346, 10, SOURCE),
 )

@@ -1,0 +1,72 @@
+"""The time model's estimate of each config timed on the chip, as the model stands today.
+
+A record in `v5e/tune.jsonl` keeps the estimate the model gave when the config was timed (history: it
+is never rewritten). The bands an estimate shows and the docs' tables are of the model as it is, so
+`python bench/tpu/tpu_records.py --write` estimates every timed config again, exactly as a sweep's job
+does at its target size (`sandbox.harness.sweep`: the same inputs, the same bound kernel, the same
+model), into `v5e/estimates.jsonl`; `tests/unit/test_tpu_records.py` re-estimates a sample and fails when
+the file is not today's model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sandbox.catalog.entries import load_catalog
+from sandbox.harness import sweep_plan
+from sandbox.harness.model.estimate import chip_context, estimate_jaxpr, known_values, target_inputs, trace
+from sandbox.jobs import sweeps
+from sandbox.protocol import chip_info
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def key(row: dict[str, Any]) -> str:
+    """What names a timed config: its file, size and params."""
+    return json.dumps([row["file"], row["size"], row["params"]], sort_keys=True)
+
+
+class Estimator:
+    """Estimates configs on one chip; each file is imported once, each size's inputs made once."""
+
+    def __init__(self, chip: str = "v5e") -> None:
+        self.chip = chip_info(chip)  # type: ignore[arg-type]
+        self.catalog = load_catalog()
+        self._modules: dict[str, ModuleType] = {}
+        self._inputs: dict[str, Any] = {}
+
+    def estimate(self, row: dict[str, Any]) -> dict[str, Any]:
+        """{"key", "estimated_seconds", "bound"} of a record's config, by today's model."""
+        entry = self.catalog.get(row["entry"]) if row.get("entry") else None
+        spec = sweeps.make_spec(
+            entry, params={k: [v] for k, v in row["params"].items()}, size=row["size"], chips=[]
+        )
+        if entry is not None:
+            kernel = getattr(self._module(row["file"]), entry.entry_point)
+            reference = self._module(row["file"].replace("kernel.py", "reference.py"))
+            make = sweep_plan.catalog_inputs(entry, reference.make_inputs, spec)
+            mutable = entry.mutable_inputs
+        else:
+            module = self._module(row["file"])
+            kernel, make, mutable = module.kernel, sweep_plan.scratch_inputs(module.make_inputs), ()
+        where = json.dumps([row["file"], row["size"]], sort_keys=True)
+        if where not in self._inputs:
+            self._inputs[where] = target_inputs(lambda: tuple(make(spec.size)))
+        args = self._inputs[where]
+        fn = sweep_plan.bound(kernel, row["params"], mutable)
+        closed = trace(fn, args, chip_context(self.chip))
+        found = estimate_jaxpr(closed, known_values(args), self.chip, timeline=False)
+        return {"key": key(row), "estimated_seconds": found.seconds, "bound": found.bound}
+
+    def _module(self, path: str) -> ModuleType:
+        if path not in self._modules:
+            spec = importlib.util.spec_from_file_location(f"timed_{len(self._modules)}", ROOT / path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            self._modules[path] = module
+        return self._modules[path]
