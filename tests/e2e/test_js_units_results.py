@@ -178,3 +178,18 @@ def test_a_server_without_a_tpu_does_not_offer_both_runs(js):
     # The switch shows on a TPU server only (`/api/version` mode "tpu"; tests/tpu asks for both there).
     shown = "const el = document.querySelector('#run-both-label'); return [el.hidden, el.getClientRects().length];"
     assert js("dom.js", shown) == [True, 0]  # hidden, and not drawn (a `.toolbar label` is inline-flex)
+
+
+def test_a_result_with_both_verdicts_shows_them_once_its_module_has_loaded(js):
+    # sidebyside.js is not part of the first page load: renderResult imports it for a result that needs it.
+    both = {"chip_status": "passed", "chip_summary": "passed", "simulated_status": "passed",
+            "simulated_summary": "passed", "agree": True, "cases": [], "largest": ""}  # fmt: skip
+    shown = js(
+        "results.js",
+        "const root = document.createElement('div');"
+        " m.renderResult(root, {status: 'passed', summary: 'passed', both: arg}, {onGoToLine: () => {}});"
+        " for (let i = 0; i < 50 && !root.querySelector('#both-section'); i++) await new Promise((r) => setTimeout(r, 20));"
+        " return root.querySelector('#both-verdict')?.textContent;",
+        both,
+    )
+    assert shown == "The simulator gives the chip's verdict."

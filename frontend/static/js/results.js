@@ -11,7 +11,6 @@ import { bytes, count, isNum, num, ratio, seconds, shape } from "./format.js";
 import { loweringSection } from "./lowering.js";
 import { userLine } from "./marks.js";
 import { rooflineSection } from "./roofline.js";
-import { sideBySideSection } from "./sidebyside.js";
 import { phasesLine } from "./phases.js";
 import { traceSummary } from "./tracesummary.js";
 import { STATUS_TEXT } from "./vocab.js";
@@ -47,6 +46,15 @@ function trustNote(result) {
     { class: "muted trust-note", id: "checked-by" },
     `Verdict: checked against ${result.checked_by}. Timings, memory, the trace and the estimate are as reported by the kernel's own process.`,
   );
+}
+
+/** Mode `both` (a TPU server only): its section's module is imported when a result has one, not with
+ * the page (later.js's rule: a first visit downloads only what shows the editor). */
+function sideBySide(both) {
+  if (!both) return null;
+  const slot = h("div", { id: "both-slot" });
+  import("./sidebyside.js").then((m) => slot.replaceWith(m.sideBySideSection(both)));
+  return slot;
 }
 
 /** The summary, less the error's own words when the Error section below says them ("error in kernel (line 47)"). */
@@ -250,7 +258,7 @@ export function renderResult(root, result, ctx) {
     ...[
       statusLine(result),
       trustNote(result),
-      sideBySideSection(result.both),
+      sideBySide(result.both),
       result.cached_from ? cachedNote(result, ctx.onRunFresh) : null,
       result.limit ? h("p", { class: "limit", id: "limit" }, `Limit hit: ${result.limit}`) : null,
       result.error ? errorSection(result.error, ctx.onGoToLine) : null,
