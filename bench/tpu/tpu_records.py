@@ -223,6 +223,7 @@ def vmem_section(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def document(folder: Path = HERE) -> str:
+    timed = tune_rows(folder)
     parts = [
         "# Measured on a TPU v5e",
         "",
@@ -232,9 +233,9 @@ def document(folder: Path = HERE) -> str:
         "",
         *cases_section(read("cases.jsonl", folder)),
         "",
-        *calibration_section(tune_rows(folder)),
+        *calibration_section(timed),
         "",
-        *tune_section(tune_rows(folder)),
+        *tune_section(timed),
         "",
         *vmem_section(read("vmem.jsonl", folder)),
     ]

@@ -10,6 +10,8 @@ on a TPU VM wants before trusting either: the simulator is what every student wi
 Followers see the chip's run live; the simulator's is announced by one progress event and shown in
 the result. The outputs compared are what each kernel's process sent the checker (`case_outputs`),
 decoded here on the host like any verdict (`sandbox.verdict`), never in a process that ran user code.
+They are kept until the run ends: at most two jobs' reports, each capped at `MAX_REPORT_BYTES`
+(`sandbox.backends.watch` ends a job that writes more).
 """
 
 from __future__ import annotations
