@@ -23,6 +23,7 @@ from server.queue.metrics import Histogram, MetricsSnapshot, render
         ("auto", "v5e", {"tpu-v5e", "interpret"}, "tpu-v5e"),
         ("auto", "v6e", {"tpu-v5e", "interpret"}, "interpret"),
         ("tpu", "v6e", {"interpret"}, "tpu-v6e"),  # refused later: no live worker there
+        ("both", "v5e", {"tpu-v5e", "interpret"}, "tpu-v5e"),  # a chip's worker runs both halves
     ],
 )
 def test_a_job_goes_to_its_chips_pool_only_when_it_should(mode, chip, live, pool):
