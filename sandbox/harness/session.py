@@ -64,6 +64,7 @@ class CheckPlan:
     kernel: Callable[..., Any]
     make_inputs: Callable[[Case], Any]
     reference: Callable[..., Any] | None
+    baseline: Callable[..., Any] | None  # XLA's own op, timed and estimated beside the kernel
     cases: tuple[Case, ...]
     tolerances: dict[str, Tolerance]
     mutable: tuple[int, ...]
@@ -130,6 +131,7 @@ class Session(JobSession):
             kernel,
             reference.make_inputs,
             reference.reference,
+            reference.reference,
             self._cases(entry),
             entry.tolerances,
             entry.mutable_inputs,
@@ -143,6 +145,7 @@ class Session(JobSession):
             kernel,
             lambda case: make_inputs(case.seed),
             getattr(module, "reference", None),
+            usercode.xla_baseline(module),
             (SCRATCH_CASE,),
             self._tolerances(module),
             (),
@@ -273,9 +276,10 @@ class Session(JobSession):
                 device = measure.device_time(target, call.run_quietly)  # TPU only: profiler traces
             closed = self._phase("memory", lambda: jax.make_jaxpr(call.fn)(*call.args))
         ref_stats, ref_note, flops, bytes_accessed, ref_device = None, "", None, None, None
+        if plan.baseline is not None:
+            ref_stats, ref_note = measure.time_reference(plan.baseline, inputs, budget / 3)
+            ref_device = measure.reference_device_time(target, plan.baseline, inputs)
         if plan.reference is not None:
-            ref_stats, ref_note = measure.time_reference(plan.reference, inputs, budget / 3)
-            ref_device = measure.reference_device_time(target, plan.reference, inputs)
             flops, bytes_accessed = calls.reference_cost(plan.reference, inputs)
             entry = self.job.entry
             if entry is not None and entry.flops is not None:
@@ -300,8 +304,8 @@ class Session(JobSession):
             memory=self._phase("memory", lambda: measure.memory_result(target, closed, inputs, outputs)),
         )
         estimate = estimate_call(call.fn, call.args, target)  # the TPU time model (sandbox.harness.model)
-        if estimate is not None and plan.reference is not None:
-            estimate = replace(estimate, xla_seconds=estimate_xla(plan.reference, inputs, target))
+        if estimate is not None and plan.baseline is not None:
+            estimate = replace(estimate, xla_seconds=estimate_xla(plan.baseline, inputs, target))
         if estimate is not None:
             self.events.emit("estimate", estimate=estimate)
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import calls, devicetime, sweep_plan, usercode
@@ -68,6 +69,7 @@ class SweepPlan:
     kernel: Callable[..., Any]
     make_inputs: Callable[[dict[str, int]], Any]  # a problem size → the kernel's inputs
     reference: Callable[..., Any] | None
+    baseline: Callable[..., Any] | None  # XLA's own op (`usercode.xla_baseline`), estimated and timed once
     tolerances: dict[str, Tolerance]
     mutable: tuple[int, ...]
     check_base: dict[str, int]  # the correctness size before it is fitted to a config's blocks
@@ -82,6 +84,7 @@ class SweepSession(JobSession):
         self.spec = job.sweep
         self.array_bytes_left = MAX_JOB_ARRAY_BYTES  # what the outputs of all configs may take
         self.xla_seconds: float | None = None
+        self.xla_measured_seconds: float | None = None
 
     def _load(self) -> SweepPlan:
         entry = self.job.entry
@@ -96,6 +99,7 @@ class SweepSession(JobSession):
                     kernel=kernel,
                     make_inputs=sweep_plan.scratch_inputs(make_inputs),
                     reference=getattr(module, "reference", None),
+                    baseline=usercode.xla_baseline(module),
                     tolerances=tolerances,
                     mutable=(),
                     check_base=sweep_plan.scratch_check_base(make_inputs),
@@ -110,6 +114,7 @@ class SweepSession(JobSession):
                 kernel=kernel,
                 make_inputs=sweep_plan.catalog_inputs(entry, reference.make_inputs, self.spec),
                 reference=reference.reference,
+                baseline=reference.reference,
                 tolerances=entry.tolerances,
                 mutable=entry.mutable_inputs,
                 check_base=sweep_plan.catalog_check_base(entry, self.spec),
@@ -119,8 +124,11 @@ class SweepSession(JobSession):
 
     def _execute(self, target: Target, plan: SweepPlan) -> None:
         target_args = self._phase("make_inputs", lambda: self._target_inputs(plan), plan.files)
-        # XLA's own op at the target size, the baseline every config's estimate is shown against.
-        self.xla_seconds = estimate_xla(plan.reference, target_args, target) if plan.reference else None
+        # XLA's own op at the target size, the baseline every config is shown against: estimated
+        # everywhere, and on a TPU host also timed, once, before the configs.
+        self.xla_seconds = estimate_xla(plan.baseline, target_args, target) if plan.baseline else None
+        if plan.baseline is not None and not target.interpret:
+            self.xla_measured_seconds = self._measure_xla(target, plan)
         selected = self.spec.configs()
         for done, (index, params) in enumerate(selected, start=1):
             result, note, ran = self._config(target, plan, target_args, index, params)
@@ -165,7 +173,15 @@ class SweepSession(JobSession):
             result, ran = self._check(result, target, plan, params, dims, spent)
         if result.status == "ok" and not target.interpret:
             result = self._measure(result, target, plan, params, spent)
-        return _replace(result, host_seconds={k: round(v, 4) for k, v in spent.items()}), note, ran
+        return (
+            _replace(
+                result,
+                xla_measured_seconds=self.xla_measured_seconds,
+                host_seconds={k: round(v, 4) for k, v in spent.items()},
+            ),
+            note,
+            ran,
+        )
 
     def _estimate(
         self, result: ConfigResult, closed: Any, args: Any, spent: dict[str, float]
@@ -325,6 +341,29 @@ class SweepSession(JobSession):
             )
         spent["measure"] = time.perf_counter() - t0
         return _replace(result, measured_seconds=found[0], measured_host_seconds=found[1])
+
+    def _measure_xla(self, target: Target, plan: SweepPlan) -> float | None:
+        """XLA's own op, jitted as a user would call it, timed on the chip at the target size
+        like a config; None where it does not run there (an eager-only reference, too large a size):
+        the log says why, and the sweep goes on without a measured baseline."""
+        assert plan.baseline is not None
+        baseline = plan.baseline
+        t0 = time.perf_counter()
+        try:
+            inputs = made_inputs(lambda: plan.make_inputs(self.spec.size), native=True)
+            jitted = jax.jit(baseline)
+            with target.chip_context():
+                jax.block_until_ready(jitted(*inputs))
+                found = devicetime.device_or_wall(
+                    lambda: jax.block_until_ready(jitted(*inputs)), MEASURE_REPEATS, MEASURE_WARMUP
+                )
+        except Exception as exc:
+            self.events.emit("log", text=f"XLA's own op was not timed at the target size: {_first_line(exc)}")
+            return None
+        self.events.emit(
+            "log", text=f"XLA's own op timed at the target size in {time.perf_counter() - t0:.1f} s"
+        )
+        return found[0]
 
 
 @contextlib.contextmanager

@@ -9,9 +9,14 @@ from __future__ import annotations
 import linecache
 import sys
 import types
+from collections.abc import Callable
+from typing import Any
 
 USER_FILE = "kernel.py"
 REFERENCE_FILE = "reference.py"
+# A scratch file's optional function: what a user would call instead of its kernel (e.g.
+# `jax.nn.dot_product_attention`), where its `reference` is written for accuracy, not speed.
+XLA_BASELINE = "xla_baseline"
 
 
 def load_module(name: str, source: str, filename: str) -> types.ModuleType:
@@ -22,3 +27,13 @@ def load_module(name: str, source: str, filename: str) -> types.ModuleType:
     sys.modules[name] = module
     exec(compile(source, filename, "exec"), module.__dict__)
     return module
+
+
+def xla_baseline(module: types.ModuleType) -> Callable[..., Any] | None:
+    """XLA's own op the kernel's time is shown against: the file's `xla_baseline`, else its
+    `reference` (a plain-jnp reference is what a user would run instead); None without either."""
+    found = getattr(module, XLA_BASELINE, None)
+    if callable(found):
+        return found
+    reference = getattr(module, "reference", None)
+    return reference if callable(reference) else None

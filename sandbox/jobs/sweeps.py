@@ -201,13 +201,23 @@ def describe(config: ConfigResult) -> str:
         band = f" (a real chip: {_ms(e.low_seconds)} to {_ms(e.high_seconds)}, {e.validation.split(' (')[0]})"
     elif how == "estimated" and e is not None and e.validation:
         band = f" ({e.validation})"
-    xla = e.xla_seconds if e is not None else None
-    baseline = ""
-    if xla:
-        baseline = f"; XLA's own op (the reference) estimated at {_ms(xla)}"
-        if config.estimated_seconds:
-            baseline += f", the kernel's estimate {config.estimated_seconds / xla:.2f}x it"
-    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}{band}{baseline}"
+    return f"{params_text(config.params)}: {how} {_ms(seconds)}{fraction}{band}{baseline_text(config)}"
+
+
+def baseline_text(config: ConfigResult) -> str:
+    """XLA's own op beside a config: measured against measured where the sweep timed both on the
+    chip, else the model's estimate of each ("" where there is no baseline)."""
+    xla = config.estimate.xla_seconds if config.estimate is not None else None
+    measured = config.xla_measured_seconds
+    if measured and config.measured_seconds:
+        text = f"; XLA's own op measured at {_ms(measured)}, the kernel {config.measured_seconds / measured:.2f}x it"
+        return text + (f" (estimated {_ms(xla)})" if xla else "")
+    if not xla:
+        return ""
+    text = f"; XLA's own op (the reference) estimated at {_ms(xla)}"
+    if config.estimated_seconds:
+        text += f", the kernel's estimate {config.estimated_seconds / xla:.2f}x it"
+    return text
 
 
 def _ms(seconds: float | None) -> str:
@@ -219,13 +229,17 @@ def rows(sweep: SweepResult) -> list[str]:
     names = list(sweep.spec.params)
     widths = {n: max([len(n), *(len(str(c.params.get(n, ""))) for c in sweep.configs)]) for n in names}
     head = "  ".join(n.rjust(widths[n]) for n in names)
-    lines = [f"{head}  {'status':9}  {'estimate':>11}  {'roofline':>8}  {'VMEM':>9}  why"]
+    timed = any(c.measured_seconds is not None for c in sweep.configs)  # a measured column on a TPU
+    measured_head = f"  {'measured':>11}" if timed else ""
+    lines = [f"{head}  {'status':9}  {'estimate':>11}{measured_head}  {'roofline':>8}  {'VMEM':>9}  why"]
     for c in sweep.configs:
         cells = "  ".join(str(c.params.get(n, "")).rjust(widths[n]) for n in names)
         vmem = f"{c.vmem_bytes / 2**20:.1f} MiB" if c.vmem_bytes is not None else "-"
         fraction = f"{c.roofline_fraction:.0%}" if c.roofline_fraction is not None else "-"
         mark = "*" if c.index == sweep.best else " "
+        measured = f"  {_ms(c.measured_seconds):>11}" if timed else ""
         lines.append(
-            f"{cells}  {c.status:9}  {_ms(c.estimated_seconds):>11}  {fraction:>8}  {vmem:>9} {mark}{c.reason}"
+            f"{cells}  {c.status:9}  {_ms(c.estimated_seconds):>11}{measured}  {fraction:>8}  {vmem:>9} "
+            f"{mark}{c.reason}"
         )
     return lines

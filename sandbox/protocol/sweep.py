@@ -98,6 +98,9 @@ class ConfigResult:
     max_abs_error: float | None = None
     measured_seconds: float | None = None  # on a TPU host: the median device time at the target size
     measured_host_seconds: float | None = None  # the median host dispatch around it (profiler traces)
+    # On a TPU host: XLA's own op (the entry's plain-jnp reference, jitted) at the target size, its
+    # median device time on this chip; the same for every config of a sweep (the baseline it is shown against).
+    xla_measured_seconds: float | None = None
     estimate: Estimate | None = None
     host_seconds: dict[str, float] = field(default_factory=dict)  # what each phase cost here
 

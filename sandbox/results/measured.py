@@ -60,6 +60,8 @@ def records(
                 "validation": e.validation if e else None,
                 "measured_device_seconds": c.measured_seconds,
                 "measured_host_seconds": c.measured_host_seconds,
+                "xla_estimated_seconds": e.xla_seconds if e else None,
+                "xla_measured_device_seconds": c.xla_measured_seconds,
             }
         )
     return found

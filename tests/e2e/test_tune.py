@@ -55,6 +55,11 @@ def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, any_s
     assert page.locator("g.hm-config[data-status='rejected'] text").first.text_content() == "✗ lower"
     assert page.locator("rect.hm-cell.best").count() == 1
 
+    # XLA's own op at 4096^3 (the entry's jnp.dot reference), estimated for the v5e, beside the best.
+    baseline = page.inner_text("#tune-baseline")
+    assert "XLA's own op at this size on v5e" in baseline and "estimated" in baseline
+    assert "The best config's estimate is" in baseline and "measured" not in baseline
+
     best = page.get_attribute("#tune-best", "data-params") or ""
     values = dict(re.findall(r"(\w+)=(\d+)", best))
     assert set(values) == {"bm", "bk", "bn"}
@@ -142,3 +147,29 @@ def test_model_steps_match_the_trace(js):
         js("estimate.js", "return m.matchSteps(arg.steps, arg.rows);", {"steps": steps, "rows": rows[:1]})
         is None
     )
+
+
+@pytest.mark.slow
+def test_the_baseline_line_compares_measured_with_measured_and_else_estimates(js):
+    measured = [
+        {
+            "index": 0,
+            "estimate": {"xla_seconds": 1e-3},
+            "xla_measured_seconds": 0.5e-3,
+            "measured_seconds": 0.49e-3,
+        },
+        {
+            "index": 1,
+            "estimate": {"xla_seconds": 1e-3},
+            "xla_measured_seconds": 0.5e-3,
+            "measured_seconds": 0.9e-3,
+        },
+    ]
+    body = "const p = m.baselineLine(arg.configs, arg.configs[0], 'v5e'); return p && [p.id, p.textContent];"
+    line_id, text = js("tune.js", body, {"configs": measured})
+    assert line_id == "tune-baseline" and "on v5e" in text
+    assert "estimated 1 ms, measured 500 µs on the chip" in text and "0.98× its time (both measured)" in text
+    estimated = [{"index": 0, "estimate": {"xla_seconds": 1e-3}, "estimated_seconds": 2e-3}]
+    text = js("tune.js", "return m.baselineLine(arg, arg[0], 'v6e').textContent;", estimated)
+    assert "estimate is 2× its time" in text and "measured" not in text
+    assert js("tune.js", "return m.baselineLine(arg, null, 'v5e');", [{"index": 0}]) is None

@@ -12,13 +12,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import pytest
 
 from sandbox.backends import default_backend_name
 from sandbox.catalog.entries import load_catalog
+from sandbox.harness.model.runs import estimate_xla
+from sandbox.harness.target import Target
 from sandbox.jobs import sweeps
 from sandbox.jobs.build import make_sweep_job
-from sandbox.protocol import RunStatus
+from sandbox.protocol import InterpretOptions, RunStatus
 from tests.matrices import split
 from tests.sandbox.conftest import run_job
 
@@ -117,6 +121,26 @@ def test_tune_cli_a_correct_config_without_an_estimate_is_not_ok(tmp_path):
     assert row["estimated_seconds"] is None and "no estimate: " in row["reason"]
     assert out["best"] is None and out["status"] == "error" and done.returncode == 1
     assert "1 unestimated; no correct config has an estimate to rank it by" in out["summary"]
+
+
+def test_a_scratch_files_xla_baseline_is_what_each_config_is_shown_against():
+    # The reference is written for accuracy; `xla_baseline` is what a user would call instead (here a
+    # dot, so its estimate cannot be the element-wise reference's). Off the chip nothing is measured.
+    source = SCRATCH + "\n\ndef xla_baseline(x):\n    return jnp.dot(x, x.T)\n"
+    spec = sweeps.make_spec(None, params={"block": [512]}, size={"m": 4096, "n": 1024}, bind={"block": "m"})
+    result = run_job(make_sweep_job(source, spec, entry=None, chip="v5e"))
+    assert result.sweep is not None, result.summary
+    (row,) = result.sweep.configs
+    assert row.status == "ok" and row.estimate is not None, row.reason
+    target = Target(chip="v5e", interpret=True, options=InterpretOptions())
+    x = jax.ShapeDtypeStruct((4096, 1024), jnp.float32)
+    dot = estimate_xla(lambda x: jnp.dot(x, x.T), (x,), target)
+    assert dot is not None and row.estimate.xla_seconds == pytest.approx(dot, rel=1e-6)
+    assert row.estimate.xla_seconds != estimate_xla(lambda x: x * 2.0, (x,), target)
+    assert (
+        row.xla_measured_seconds is None
+        and "XLA's own op (the reference) estimated at" in sweeps.describe(row)
+    )
 
 
 # A grouped matmul whose grid is the number of row tiles its groups need (megablox style).

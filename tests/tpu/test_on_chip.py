@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.protocol import chip_info
 from tests.sandbox.test_run_both import READS_UNWRITTEN
 from tests.tpu.conftest import ENTRY, KERNEL, chip_here, cli, sandbox_command
 
@@ -81,13 +82,20 @@ def test_tune_times_each_config_on_the_chip_and_records_it(tmp_path):
         "--bind", "bm=m,bk=k,bn=n", "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    configs = json.loads(done.stdout)["configs"]
+    out = json.loads(done.stdout)
+    configs = out["configs"]
     assert len(configs) == 2 and all(c["measured_seconds"] > 0 for c in configs)
+    # XLA's own op (the entry's jnp.dot reference) timed once on the chip, beside every config: no
+    # faster than the chip's peak allows for 2 * 2048^3 flops, and said in the verdict's line.
+    xla = {c["xla_measured_seconds"] for c in configs}
+    assert len(xla) == 1 and 2 * 2048**3 / chip_info(chip_here()).bf16_flops < xla.pop() < 2e-3
+    assert "XLA's own op measured at" in out["summary"], out["summary"]
     rows = [json.loads(line) for line in record.read_text().splitlines()]
     assert len(rows) == 2 and {r["params"]["bm"] for r in rows} == {256, 512}
     for row in rows:
         assert row["measured_device_seconds"] > 0 and row["device"].startswith("TPU v")
         assert row["libtpu"] and row["jax"] and row["commit"] and row["estimated_seconds"] > 0
+        assert row["xla_measured_device_seconds"] > 0 and row["xla_estimated_seconds"] > 0
 
 
 def test_the_hardened_backend_says_why_it_cannot_start_without_root():

@@ -147,12 +147,13 @@ def test_every_field_of_a_processs_account_is_held_to_what_a_real_one_can_be():
         bound="x" * 10_000,
         measured_seconds=1e-12,
         measured_host_seconds=1e-12,
+        xla_measured_seconds=1e9,
         host_seconds={f"phase{i}": 0.1 for i in range(1000)} | {"nan": float("nan")},
     )
     [row] = rows(reference(), ran(lies))
     assert row.status == "unestimated"  # correct, but with no estimate left to rank it by
     assert (row.estimated_seconds, row.roofline_fraction, row.steps, row.vmem_bytes) == (None,) * 4
-    assert (row.measured_seconds, row.measured_host_seconds) == (None, None)
+    assert (row.measured_seconds, row.measured_host_seconds, row.xla_measured_seconds) == (None,) * 3
     assert len(row.bound) == 40 and len(row.host_seconds) <= 16
     ruled_out = ran(account(status="error", reason="y" * 100_000))
     [row] = rows(reference(), ruled_out)

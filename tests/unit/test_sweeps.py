@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import types
+
 import pytest
 
 from sandbox.catalog.entries import load_catalog
@@ -152,3 +155,39 @@ def test_rows_of_a_sweep_that_judged_no_config_are_the_header_only():
     sweep = SweepResult(chip="v5e", spec=spec, total=2, configs=(), best=None)
     (head,) = sweeps.rows(sweep)
     assert head.split()[:2] == ["bn", "status"]
+
+
+def test_a_measured_sweep_shows_its_measured_column_and_xla_measured_against_measured():
+    spec = SweepSpec(params={"bm": (128, 256)}, size={"m": 4096})
+    timed = [
+        dataclasses.replace(config(i, measured=m), xla_measured_seconds=0.5e-3)
+        for i, m in enumerate((0.49e-3, 0.8e-3))
+    ]
+    sweep = SweepResult(chip="v5e", spec=spec, total=2, configs=tuple(timed), best=0)
+    head, first, second = sweeps.rows(sweep)
+    assert head.split()[:4] == ["bm", "status", "estimate", "measured"]
+    assert "0.49 ms" in first and "0.8 ms" in second
+    text = sweeps.describe(timed[0])
+    assert "measured 0.49 ms" in text and "XLA's own op measured at 0.5 ms, the kernel 0.98x it" in text
+
+
+def test_off_the_chip_the_baseline_is_the_models_estimate_against_the_kernels():
+    estimated = dataclasses.replace(
+        config(0, seconds=2e-3),
+        estimate=types.SimpleNamespace(xla_seconds=1e-3, low_seconds=None, validation=""),
+    )
+    assert (
+        sweeps.baseline_text(estimated)
+        == "; XLA's own op (the reference) estimated at 1 ms, the kernel's estimate 2.00x it"
+    )
+    assert sweeps.baseline_text(config(0)) == ""  # no baseline: nothing said
+    head, _ = sweeps.rows(
+        SweepResult(
+            chip="v5e",
+            spec=SweepSpec(params={"bm": (128,)}, size={"m": 8}),
+            total=1,
+            configs=(config(0),),
+            best=0,
+        )
+    )
+    assert "measured" not in head  # nothing was timed: no column for it

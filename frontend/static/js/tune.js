@@ -10,6 +10,25 @@ import { bytes, num, seconds } from "./format.js";
 import { heatMap, paramsText } from "./heatmap.js";
 import { CONFIG_TEXT } from "./vocab.js";
 
+/**
+ * XLA's own op at the target size (the entry's plain-jnp reference, or a scratch file's xla_baseline),
+ * estimated by the model and, on a TPU, measured once by the sweep; the best config's time as a ratio
+ * of it, measured against measured where both are ("0.98× XLA's op, measured").
+ */
+export function baselineLine(configs, best, chip) {
+  const estimated = configs.map((c) => c.estimate?.xla_seconds).find((v) => v > 0);
+  const measured = configs.map((c) => c.xla_measured_seconds).find((v) => v > 0);
+  if (!estimated && !measured) return null;
+  const parts = [];
+  if (estimated) parts.push(`estimated ${seconds(estimated)}`);
+  if (measured) parts.push(`measured ${seconds(measured)} on the chip`);
+  let ratio = "";
+  if (best && measured && best.measured_seconds > 0) ratio = ` The best config takes ${num(best.measured_seconds / measured)}× its time (both measured).`;
+  else if (best && estimated && best.estimated_seconds > 0) ratio = ` The best config's estimate is ${num(best.estimated_seconds / estimated)}× its time.`;
+  return h("p", { id: "tune-baseline", class: "muted", dataset: { estimated: estimated ?? "", measured: measured ?? "" } },
+    `XLA's own op at this size on ${chip ?? "this chip"} (the reference, plain jnp, or the file's xla_baseline): ${parts.join(", ")}.${ratio}`);
+}
+
 /** What a measured time is: device time from profiler traces, and the host dispatch around it when known. */
 function measuredTitle(config) {
   if (!config.measured_seconds) return null;
@@ -265,6 +284,7 @@ export class TunePanel {
             ` — ${seconds(best.measured_seconds ?? best.estimated_seconds)} ${best.measured_seconds ? "measured" : "estimated"}, ${boundText(best.bound)}, ${num(100 * (best.roofline_fraction ?? 0))}% of the roofline. `,
             h("button", { id: "tune-load-best", type: "button", onclick: () => this.loadBest() }, "Load best into the editor"))
         : null,
+      baselineLine(configs, best, this.result?.sweep?.chip),
       heatMap(this.spec, configs, this.metric.value, best?.index ?? null),
       h("div", { class: "table-wrap" },
         h("table", { class: "data", id: "tune-table", dataset: { rows: configs.length } },
