@@ -11,6 +11,9 @@
 #                                       (bench/tpu/sweeps/), then the VMEM grid's follow-up compiles
 #   bench/tpu/on-chip.sh sweeps-c OUT   part 3: splash attention (causal) and a DMA-driven program without
 #                                       dots (an emit_pipeline of x * 2 + 1), two shapes each
+#   bench/tpu/on-chip.sh sweeps-d OUT   part 4: JAX's paged attention (decode), two shapes
+#   bench/tpu/on-chip.sh sweeps-e OUT   part 5: megablox gmm's second shape, then XLA's own op at every
+#                                       sweep's size timed so far (xla_baselines.py; OUT of part 4 again)
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -65,6 +68,18 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ];
             --param bn=128,256,512,1024,2048
         sweep block_sparse_matmul 45 --size m=8192,k=8192,n=2048,block=128,density_pct=30 \
             --param bn=128,256,512,1024,2048
+    elif [ "$what" = sweeps-d ]; then
+        sweep bench/tpu/sweeps/paged.py 150 --size b=16,h=32,kvh=8,s=2048,page=16,d=128 \
+            --param ppcb=1,2,4,8,16,32 --check-size s=512
+        sweep bench/tpu/sweeps/paged.py 150 --size b=8,h=32,kvh=8,s=8192,page=32,d=128 \
+            --param ppcb=2,4,8,16,32 --check-size s=512
+    elif [ "$what" = sweeps-e ]; then
+        sweep bench/tpu/sweeps/grouped.py 280 --size m=16384,k=1024,n=4096,g=16 --param tm=256,512 \
+            --param tk=512,1024 --param tn=1024,2048 --bind tk=k,tn=n
+        step "XLA's own op at every timed sweep's size"
+        timeout -k 5 240 $py bench/tpu/xla_baselines.py --records bench/tpu/v5e/tune.jsonl "$out/tune.jsonl" \
+            --out "$out/xla.jsonl" > "$out/xla.log" 2>&1
+        echo "exit $?"; tail -n 3 "$out/xla.log"
     elif [ "$what" = sweeps-c ]; then
         sweep bench/tpu/sweeps/splash.py 120 --size h=8,s=4096,d=128 --param bq=256,512,1024 \
             --param bkv=256,512,1024,2048 --bind bq=s,bkv=s

@@ -12,17 +12,30 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from sandbox.catalog.entries import load_catalog
-from sandbox.harness import sweep_plan
+from sandbox.harness import sweep_plan, usercode
 from sandbox.harness.model.estimate import chip_context, estimate_jaxpr, known_values, target_inputs, trace
 from sandbox.jobs import sweeps
-from sandbox.protocol import chip_info
+from sandbox.protocol import SweepSpec, chip_info
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A timed sweep's pieces: its spec, kernel, inputs at a size, and XLA's own op beside it."""
+
+    spec: SweepSpec
+    kernel: Callable[..., Any]
+    make_inputs: Callable[[dict[str, int]], Any]
+    mutable: tuple[int, ...]
+    baseline: Callable[..., Any] | None
 
 
 def key(row: dict[str, Any]) -> str:
@@ -39,8 +52,8 @@ class Estimator:
         self._modules: dict[str, ModuleType] = {}
         self._inputs: dict[str, Any] = {}
 
-    def estimate(self, row: dict[str, Any]) -> dict[str, Any]:
-        """{"key", "estimated_seconds", "bound"} of a record's config, by today's model."""
+    def plan(self, row: dict[str, Any]) -> Timed:
+        """What a record's sweep ran, loaded as its job loads it (`sandbox.harness.sweep`)."""
         entry = self.catalog.get(row["entry"]) if row.get("entry") else None
         spec = sweeps.make_spec(
             entry, params={k: [v] for k, v in row["params"].items()}, size=row["size"], chips=[]
@@ -49,15 +62,19 @@ class Estimator:
             kernel = getattr(self._module(row["file"]), entry.entry_point)
             reference = self._module(row["file"].replace("kernel.py", "reference.py"))
             make = sweep_plan.catalog_inputs(entry, reference.make_inputs, spec)
-            mutable = entry.mutable_inputs
-        else:
-            module = self._module(row["file"])
-            kernel, make, mutable = module.kernel, sweep_plan.scratch_inputs(module.make_inputs), ()
+            return Timed(spec, kernel, make, entry.mutable_inputs, reference.reference)
+        module = self._module(row["file"])
+        make = sweep_plan.scratch_inputs(module.make_inputs)
+        return Timed(spec, module.kernel, make, (), usercode.xla_baseline(module))
+
+    def estimate(self, row: dict[str, Any]) -> dict[str, Any]:
+        """{"key", "estimated_seconds", "bound"} of a record's config, by today's model."""
+        timed = self.plan(row)
         where = json.dumps([row["file"], row["size"]], sort_keys=True)
         if where not in self._inputs:
-            self._inputs[where] = target_inputs(lambda: tuple(make(spec.size)))
+            self._inputs[where] = target_inputs(lambda: tuple(timed.make_inputs(timed.spec.size)))
         args = self._inputs[where]
-        fn = sweep_plan.bound(kernel, row["params"], mutable)
+        fn = sweep_plan.bound(timed.kernel, row["params"], timed.mutable)
         closed = trace(fn, args, chip_context(self.chip))
         found = estimate_jaxpr(closed, known_values(args), self.chip, timeline=False)
         return {"key": key(row), "estimated_seconds": found.seconds, "bound": found.bound}
