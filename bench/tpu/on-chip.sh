@@ -41,7 +41,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
