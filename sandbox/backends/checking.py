@@ -333,12 +333,13 @@ class Checker:
 
 
 # What a case's report may carry besides its arrays, all of it the kernel process's word.
-MAX_NOTES, NOTE_CHARS, MAX_RACES, RACE_CHARS = 8, 500, 10, 2000
+MAX_NOTES, NOTE_CHARS, MAX_RACES, RACE_CHARS, MAX_BANDS = 8, 500, 10, 2000, 8
 
 
 def bounded(ran: CaseRan) -> CaseRan:
-    """`ran` with every field the verdict shows bounded: a few short notes, a few races with short
-    texts, counts that are counts, a time that is a finite number (JSON has no NaN)."""
+    """`ran` with every field the verdict shows bounded: a few short notes (its mismatch hint and
+    chip bands too), a few races with short texts, counts that are counts, a time that is a finite
+    number (JSON has no NaN)."""
     races = tuple(
         replace(
             r,
@@ -357,6 +358,12 @@ def bounded(ran: CaseRan) -> CaseRan:
         case=ran.case[:NOTE_CHARS],
         seconds=seconds,
         notes=tuple(n[:NOTE_CHARS] for n in ran.notes[:MAX_NOTES]),
+        mismatch_hint=ran.mismatch_hint[:NOTE_CHARS],
+        chip_bands=tuple(
+            (name[:40], band)
+            for name, band in ran.chip_bands[:MAX_BANDS]
+            if math.isfinite(band) and band >= 0
+        ),
         races=races,
         race_count=min(max(ran.race_count, 0), 1 << 30),
         kernels=min(max(ran.kernels, -1), 1 << 20),

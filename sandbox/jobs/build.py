@@ -83,7 +83,7 @@ def scratch_devices(source: str) -> int:
     """
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nested too deep: the parser's own
         return 1
     for node in tree.body:
         target, value = _assignment(node)

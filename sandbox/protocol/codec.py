@@ -46,6 +46,8 @@ def from_json_dict[T](cls: type[T], data: Any) -> T:
 
 
 _NON_FINITE = {"nan", "inf", "-inf"}
+# An integer JSON number a float can hold (`float(10**400)` raises OverflowError, not a DecodeError).
+_FITS = range(-(2**1023), 2**1023).__contains__
 _SCALARS: dict[type, tuple[type, ...]] = {int: (int,), str: (str,), bool: (bool,)}
 
 
@@ -83,7 +85,7 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _decode_dataclass(tp, data, where)
     if tp is float:
-        if isinstance(data, (int, float)) and not isinstance(data, bool):
+        if isinstance(data, float) or (isinstance(data, int) and not isinstance(data, bool) and _FITS(data)):
             return float(data)
         if isinstance(data, str) and data in _NON_FINITE:
             return float(data)

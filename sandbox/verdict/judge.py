@@ -9,6 +9,7 @@ races and kernel count are its own report, shown as such.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,9 +64,17 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
         if i < len(got)
     )
     same_inputs = ran.inputs_digest == expected.event.inputs_digest
-    passed = len(got) == len(want) and all(c.passed for c in checks) and not ran.raced and same_inputs
+    layout = _layout_note([n for n, _ in got], [n for n, _ in want])
+    passed = (
+        len(got) == len(want)
+        and all(c.passed for c in checks)
+        and not ran.raced
+        and same_inputs
+        and not layout
+    )
     notes = [
         _count_note(len(got), len(want)),
+        layout,
         "" if same_inputs else INPUTS_DIFFER,
         _race_note(ran.raced, ran.race_count, ran.races),
         *ran.notes,
@@ -122,6 +131,36 @@ def _band_note(bands: Sequence[tuple[str, float]], tolerance: Tolerance | None) 
         f"the simulator computes these exactly; a TPU v5e (measured) gives {said} relative of exact, looser "
         f"than this check's rtol {tolerance.rtol:g}: the chip may mismatch where the simulator passes"
     )
+
+
+# How `sandbox.harness.sampled` names an output too large to send whole: every k-th row or element.
+SAMPLING = re.compile(r"(?:\[::\d+\]|\.ravel\(\)\[::\d+\])$")
+MUTATED = "(mutated in place)"
+
+
+def _layout_note(got: Sequence[str], want: Sequence[str]) -> str:
+    """Why outputs that compare equal element by element are still not the reference's: another
+    structure (a tuple of one array, a dict, for one array) or another sampling (an output of another
+    shape, which `sampled` cuts with another stride to the same shape). An in-place entry's mutated
+    input stands where the reference's output is; only its sampling must agree."""
+    for g, w in zip(got, want, strict=False):
+        (g_base, g_cut), (w_base, w_cut) = _sampling(g), _sampling(w)
+        if g_cut != w_cut:
+            return (
+                f"the kernel's output {g[:80]!r} is of another shape than the reference's {w!r} (both too "
+                "large to send whole, each was sampled to the checker's size)"
+            )
+        if g_base != w_base and not g_base.endswith(MUTATED):
+            return (
+                f"the kernel returned {g[:80]!r} where the reference returns {w!r}: return the same "
+                "structure (one array, a tuple, a dict) as the reference"
+            )
+    return ""
+
+
+def _sampling(name: str) -> tuple[str, str]:
+    found = SAMPLING.search(name)
+    return (name[: found.start()], found.group()) if found else (name, "")
 
 
 def _count_note(got: int, expected: int) -> str:

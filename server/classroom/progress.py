@@ -296,13 +296,19 @@ def common_errors(students: list[Student], cells: list[StepStatus]) -> list[Comm
 
 # A cell a spreadsheet would read as a formula starts with one of these (OWASP, "CSV Injection"; the
 # full-width forms too, which some spreadsheets fold into the ASCII ones).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+# A pipe starts a DDE call in some; a spreadsheet may skip leading blanks before any of them.
+FORMULA_STARTS = ("=", "+", "-", "@", "|", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\uff5c")
 
 
 def csv_cell(value: str) -> str:
-    """A cell as text a spreadsheet shows and never evaluates: a leading formula character is escaped
-    with a single quote (students' names and run headlines are theirs to choose)."""
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
+    """A cell as text a spreadsheet shows and never evaluates: a formula character at its start, or
+    after leading blanks, is escaped with a single quote (students' names and run headlines are theirs
+    to choose)."""
+    return (
+        "'" + value
+        if value.lstrip().startswith(FORMULA_STARTS) or value.startswith(FORMULA_STARTS)
+        else value
+    )
 
 
 class _SafeWriter:

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from sandbox.catalog.entries import Catalog
 from sandbox.host.runtimes import RuntimeSet
-from sandbox.jobs.build import scratch_devices
+from sandbox.jobs.build import JobError, scratch_devices
 from sandbox.protocol import InterpretOptions, to_json_dict
 from server import convert
 from server import runtimes as jax_runtimes
@@ -126,10 +126,19 @@ def _shared_kernel(share: Share, catalog: Catalog, runtimes: RuntimeSet, base: s
         chip=record.chip,  # type: ignore[arg-type]  # validated as a ChipName when it was stored
         options=to_json_dict(options),
         jax_version=jax_version,
-        devices=entry.devices if entry else scratch_devices(record.source),
+        devices=entry.devices if entry else _devices(record.source),
         estimate=kept.estimate(record.result, record.chip),
         status=kept.status(record.result),
     )
+
+
+def _devices(source: str) -> int:
+    """The file's `DEVICES`; 1 where it sets a wrong one (a share is saved unrun: its notebook runs the
+    file as written, and says the file's own error there)."""
+    try:
+        return scratch_devices(source)
+    except JobError:
+        return 1
 
 
 def _estimate(share: Share) -> kept.KeptEstimate | None:
