@@ -15,6 +15,15 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from sandbox.protocol.chips_v5e import (
+    V5E_DOTLESS_STEP_CYCLES,
+    V5E_HBM_WRITE_EFFICIENCY,
+    V5E_REDUCTION_CHAIN_CYCLES,
+    V5E_REDUCTION_SERIAL_SHARE,
+    V5E_TRANSCENDENTALS,
+    V5E_VECTOR_UNITS,
+)
+
 Chip = Literal["v5e", "v5p", "v6e", "tpu7x", "tpu8i", "tpu8t"]
 CHIPS: tuple[Chip, ...] = typing.get_args(Chip)
 
@@ -57,6 +66,16 @@ class ChipInfo:
     mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
     # The share of the HBM peak that writes to HBM reach, reads running at the peak (measured where known)
     hbm_write_efficiency: float = 1.0
+    # The vector units' issue rates in vregs per cycle, per unit of the model's counts ("alu", "eup",
+    # "xlu", "load", "store"): a step's vector work then lasts as long as its busiest unit's, not all
+    # units' work added up at `vector_ops` (empty: added up). With them, a step with a lane reduction
+    # lasts at least `reduction_chain_cycles` and its MXU and vector work overlap but for
+    # `reduction_serial_share` of the shorter. (Measured where set; sources at the table.)
+    vector_units: tuple[tuple[str, float], ...] = ()
+    reduction_chain_cycles: float = 0.0
+    reduction_serial_share: float = 0.0
+    # The fixed cost of a pipeline step without MXU work, in cycles (0: `step_seconds`, as with a dot)
+    dotless_step_cycles: float = 0.0
     megacore: bool = False  # its TensorCores are one device: "parallel" grid dims are split across them
     # VMEM a kernel may use without pltpu.CompilerParams(vmem_limit_bytes=...): the TPU compiler's
     # default scoped VMEM limit (sources at the table; None where not published)
@@ -208,27 +227,6 @@ def _model_rates(
     }
 
 
-# Writes to HBM on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06) ran at about two thirds of the
-# peak while reads ran at it: a DMA-driven copy (read n bytes, write n) took 0.40 ms for 2 x 134 MB where
-# the peak gives 0.33, an element-wise kernel (2 reads, 1 write) 1.15 ms for 805 MB (0.98), and the
-# BlockSpec matmuls the model called memory-bound (reads mostly) were at or above the peak's time. One
-# factor on writes fits all three; uniform slower HBM fits the first two and misses the third by 20 %.
-# Fitted on the fit half of bench/tpu/v5e/tune.jsonl (`bench/tpu/calibration.py`'s hash split): the
-# smallest median |log(estimate / measured)| on a grid of 0.50-1.00 by 0.05 (0.70: 0.069; 0.65: 0.067;
-# 0.60: 0.071; 1.00: 0.094). Other chips: not measured, writes at the peak.
-V5E_HBM_WRITE_EFFICIENCY = 0.65
-
-# Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
-# the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.
-V5E_TRANSCENDENTALS = (
-    ("exp", 5.0e-6),
-    ("tanh", 8.2e-5),
-    ("log", 2.6e-4),
-    ("logistic", 3.6e-6),
-    ("rsqrt", 1.4e-7),
-    ("reciprocal(approx=True)", 1.7e-5),
-)
-
 _TABLE = (
     ChipInfo(
         name="v5e",
@@ -248,6 +246,10 @@ _TABLE = (
         transcendental_bands=V5E_TRANSCENDENTALS,
         dot_operand_copies=(("bf16", 1.0), ("f32_highest", 4.0)),
         hbm_write_efficiency=V5E_HBM_WRITE_EFFICIENCY,
+        vector_units=V5E_VECTOR_UNITS,
+        reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
+        reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
+        dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
     ),
     ChipInfo(
         name="v5p",

@@ -266,6 +266,20 @@ class ChipOut(Wire):
         ...,
         description="Share of the HBM peak that writes to HBM reach (reads: the peak); measured where known.",
     )
+    vector_units: tuple[tuple[str, float], ...] = Field(
+        ...,
+        description="Vector units' issue rates in vregs per cycle (alu, eup, xlu, load, store): a step's vector "
+        "work lasts as long as its busiest unit's; empty where not measured (the units' work adds up).",
+    )
+    reduction_chain_cycles: float = Field(
+        ..., description="With vector_units: the least cycles of a step with a lane reduction (0: none)."
+    )
+    reduction_serial_share: float = Field(
+        ..., description="With vector_units: the share of the shorter of MXU and vector time not overlapped."
+    )
+    dotless_step_cycles: float = Field(
+        ..., description="Fixed cycles of a pipeline step without MXU work (0: step_seconds, as with a dot)."
+    )
     scoped_vmem_bytes: int | None = Field(
         ...,
         description="VMEM a kernel gets without vmem_limit_bytes (the compiler's default), where published.",

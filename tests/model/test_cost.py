@@ -135,3 +135,23 @@ def test_a_program_step_waits_for_its_dot_before_its_softmax():
     # launch 2 + step 1 + (the dot 4, then the 2 us that wait for it) = 9 us; 7 us without the wait
     assert steps.total == pytest.approx(9 * US)
     assert steps.compute == pytest.approx([6 * US])
+
+
+def test_vector_units_issue_side_by_side_with_a_chain_floor_in_a_reducing_step():
+    """Per-unit rates (the v5e's): the busiest unit sets the vector time; a step with a lane
+    reduction lasts at least the chain and adds the serial share of its shorter side."""
+    rates = Rates(
+        bandwidth=1e9, mxu={"bf16": 1e9}, vector=1.0, step=0.0, launch=0.0, cores=1,
+        units={"alu": 2.0, "eup": 1.0, "xlu": 1.0, "load": 1.0, "store": 1.0}, chain=7.0, serial=0.5,
+    )  # fmt: skip
+    mxu = {"bf16": np.array([4e9, 4e9, 0.0])}  # 4 s of MXU work in the first two steps
+    units = {
+        "alu": np.array([12.0, 12.0, 2.0]),  # 6 s at 2 per second: the busiest unit
+        "eup": np.array([5.0, 5.0, 1.0]),
+        "xlu": np.array([0.0, 1.0, 1.0]),  # steps 2 and 3 reduce across lanes
+    }
+    vector = sum(units.values())
+    seconds = rates.compute(mxu, vector, (), units)
+    # 1: max(4, 6); 2: max(4, 6) + 0.5 x min(4, 6), above the chain of 7; 3: vector 1 s, the chain.
+    assert seconds == pytest.approx([6.0, 8.0, 7.0])
+    assert rates.compute(mxu, vector) == pytest.approx([17.0, 18.0, 4.0])  # one rate: all units added

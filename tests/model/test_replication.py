@@ -7,7 +7,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from sandbox.harness.model.ops import vector_cost
+from sandbox.harness.model.ops import vector_cost, weighted
 from sandbox.harness.model.replication import replicated_costs
 
 VREG = 8 * 128
@@ -20,7 +20,10 @@ def _costs(fn, *shapes):
 
 
 def _by_name(jaxpr, costs):
-    return {e.primitive.name: costs.get(i, vector_cost(e)) for i, e in enumerate(jaxpr.eqns)}
+    return {
+        e.primitive.name: weighted(costs[i]) if i in costs else vector_cost(e)
+        for i, e in enumerate(jaxpr.eqns)
+    }
 
 
 def test_a_row_mask_costs_one_vreg_per_row_group_until_it_meets_the_tile():
@@ -44,7 +47,7 @@ def test_a_column_mask_costs_one_vreg_per_lane_column():
 def test_a_scalar_splat_is_one_vreg():
     jaxpr, costs = _costs(lambda: jnp.zeros((128, 7168), jnp.float32))
     (eqn,) = jaxpr.eqns
-    assert eqn.primitive.name == "broadcast_in_dim" and costs[0] == VREG
+    assert eqn.primitive.name == "broadcast_in_dim" and weighted(costs[0]) == VREG
 
 
 def test_work_on_full_tiles_keeps_its_cost():

@@ -61,9 +61,10 @@ def test_the_model_holds_on_the_matmul_sweeps_and_is_reported_off_where_it_is():
     by_model = min(square, key=lambda r: r["estimated_seconds"])
     by_chip = min(square, key=lambda r: r["measured_device_seconds"])
     assert by_model["params"] == by_chip["params"] == {"bm": 512, "bk": 1024, "bn": 1024}
-    # JAX's flash attention is where the model is furthest off on this chip: its band says so.
+    # JAX's flash attention, +148 % off while the v5e's vector units were added up at one rate, is
+    # within ±15 % on most configs since they are costed apart (`cost.Rates._by_unit`).
     attention = next(f for f in by_family.values() if "flash.py" in f.kernels)
-    assert attention.raw.high > 0.5
+    assert attention.raw.within_15 / attention.raw.configs >= 0.9
 
 
 def test_the_v5e_bands_the_estimates_show_are_generated_from_the_sweeps():

@@ -60,6 +60,13 @@ class Rates:
     ici: float = 0.0  # bytes per second over one ICI link (remote DMAs)
     hop: float = 0.0  # seconds of latency per remote DMA
     write: float = 0.0  # HBM bytes per second, written (0: `bandwidth`)
+    # Per vector unit (`ops.UNITS`), element ops per second: a step's vector work lasts as long as
+    # its busiest unit's. Empty: every unit's work weighted and added up at `vector` (the chip table
+    # says which chips have them measured).
+    units: Mapping[str, float] = field(default_factory=dict)
+    chain: float = 0.0  # with `units`: least seconds of a step with a lane reduction
+    serial: float = 0.0  # with `units`: share of the shorter of MXU and vector time not overlapped
+    dotless_step: float | None = None  # seconds per pipeline step without MXU work (None: `step`)
 
     @classmethod
     def of(cls, chip: ChipInfo) -> Rates:
@@ -75,6 +82,10 @@ class Rates:
             ici=chip.ici_bandwidth,
             hop=chip.ici_hop_seconds,
             write=chip.hbm_bandwidth * chip.hbm_write_efficiency,
+            units={unit: rate * chip.sublanes * 128 * chip.clock_hz for unit, rate in chip.vector_units},
+            chain=chip.reduction_chain_cycles / chip.clock_hz,
+            serial=chip.reduction_serial_share,
+            dotless_step=chip.dotless_step_cycles / chip.clock_hz if chip.dotless_step_cycles else None,
         )
 
     @classmethod
@@ -93,16 +104,45 @@ class Rates:
             tc, bandwidth=share, write=share, vector=sc.lanes * chip.clock_hz, cores=sc.cores
         )
 
-    def compute(self, mxu: Mapping[str, Any], vector: Any, after: Sequence[Wait] = ()) -> Any:
+    def compute(
+        self,
+        mxu: Mapping[str, Any],
+        vector: Any,
+        after: Sequence[Wait] = (),
+        units: Mapping[str, Any] | None = None,
+    ) -> Any:
         """Seconds of MXU work and of vector work overlap: the larger counts (arrays or floats).
         `after`: per dot that some of the vector work waits for (`barriers`), the MXU work issued
         up to the dot's end and the vector work that waits for it: the step lasts at least the two
         one after the other. (MXU work waiting for the dot needs no term of its own: it follows
-        the dot on the MXU, within the step's MXU time.)"""
+        the dot on the MXU, within the step's MXU time.) With the vector work per unit (`units`)
+        and the chip's per-unit rates: `_by_unit`."""
+        if units is not None and self.units:
+            return self._by_unit(mxu, vector, after, units)
         seconds = np.maximum(self._mxu_seconds(mxu, vector), vector / self.vector)
         for prefix, waiting in after:
             seconds = np.maximum(seconds, self._mxu_seconds(prefix, waiting) + waiting / self.vector)
         return seconds
+
+    def _by_unit(
+        self, mxu: Mapping[str, Any], vector: Any, after: Sequence[Wait], units: Mapping[str, Any]
+    ) -> Any:
+        """The units of the VLIW bundle issue side by side: vector work lasts as long as its busiest
+        unit's. A step with a lane reduction (a softmax's row max and sum) also lasts at least the
+        dependent chain through it (`chain`), and its MXU and vector work overlap only in part
+        (`serial`: the dot, the statistics and the second dot wait on each other). Work waiting
+        for a dot (`after`) takes its share of the vector time."""
+        mxu_seconds = self._mxu_seconds(mxu, vector)
+        busiest = 0.0 * vector
+        for unit, ops in units.items():
+            busiest = np.maximum(busiest, ops / self.units[unit])
+        reduces = np.asarray(units.get("xlu", 0.0 * vector)) > 0
+        seconds = np.maximum(mxu_seconds, busiest)
+        seconds = seconds + np.where(reduces, self.serial * np.minimum(mxu_seconds, busiest), 0.0)
+        per_op = np.divide(busiest, vector, out=np.zeros_like(busiest, dtype=float), where=vector > 0)
+        for prefix, waiting in after:
+            seconds = np.maximum(seconds, self._mxu_seconds(prefix, waiting) + waiting * per_op)
+        return np.where(reduces, np.maximum(seconds, self.chain), seconds)
 
     def _mxu_seconds(self, mxu: Mapping[str, Any], like: Any) -> Any:
         return sum((flops / self.mxu[kind] for kind, flops in mxu.items()), start=0.0 * like)
@@ -165,6 +205,7 @@ class Grid:
     notes: list[str] = field(default_factory=list)
     family: str = ""  # `families`: what kind of kernel, for how far its estimate is validated
     after: tuple[Wait, ...] = ()  # per step, per dot that work waits for: `Rates.compute`
+    units: dict[str, np.ndarray] | None = None  # per step, vector element ops per unit (`ops.UNITS`)
 
 
 def grid_steps(grid: Grid, rates: Rates) -> Steps:
@@ -172,7 +213,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     n = len(grid.core)
     start, seconds = np.zeros(n), np.zeros(n)
     copy, stall = np.zeros(n), np.zeros(n)
-    compute = rates.compute(grid.mxu, grid.vector.astype(float), grid.after)
+    compute = rates.compute(grid.mxu, grid.vector.astype(float), grid.after, grid.units)
     overhead = step_overhead(grid, rates)
     core_end, fills, drains = {}, {}, {}
     for c in range(int(grid.core.max()) + 1 if n else 0):
@@ -221,11 +262,16 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
 
 
 def step_overhead(grid: Grid, rates: Rates) -> np.ndarray:
-    """Per step: the fixed pipeline cost, the DMAs it starts and waits for, its scalar work."""
+    """Per step: the fixed pipeline cost (less in a step without MXU work where the chip says so:
+    no MXU to fill and drain), the DMAs it starts and waits for, its scalar work."""
     n = len(grid.core)
     dmas = grid.dmas if grid.dmas is not None else np.zeros(n)
     scalar = grid.scalar if grid.scalar is not None else np.zeros(n)
-    return rates.step + dmas * rates.dma + scalar * rates.scalar
+    fixed: Any = rates.step
+    if rates.dotless_step is not None:
+        dots = sum((flops for flops in grid.mxu.values()), start=np.zeros(n)) > 0
+        fixed = np.where(dots, rates.step, rates.dotless_step)
+    return fixed + dmas * rates.dma + scalar * rates.scalar
 
 
 # -- programs: events per core, simulated ------------------------------------------------------

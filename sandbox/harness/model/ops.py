@@ -4,6 +4,7 @@ whether a body synchronises; and `Acc`, the work collected while walking (see `w
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -26,24 +27,31 @@ def useful(flops: dict[str, Any]) -> Any:
 
 
 class Acc:
-    """Work collected so far: MXU flops per dot kind, vector element ops and scalar operations
-    (per step in grid mode). Per dot that vector work waits for (`barriers`): `after`, that work
-    (also in the total), and `prefix`, the MXU flops issued up to the dot's end."""
+    """Work collected so far: MXU flops per dot kind, vector element ops (VALU-equivalent, and per
+    unit: `UNITS`) and scalar operations (per step in grid mode). Per dot that vector work waits for
+    (`barriers`): `after`, that work (also in the total), and `prefix`, the MXU flops issued up to
+    the dot's end."""
 
     def __init__(self, zero: Any) -> None:
         self.zero = zero
         self.mxu: dict[str, Any] = {}
         self.vector: Any = zero
+        self.units: dict[str, Any] = {}  # element ops per vector unit, unweighted
         # A count, made an array over the steps only once a masked (branch-only) op is counted.
         self.scalar: Any = 0.0
         self.after: dict[int, Any] = {}
         self.prefix: dict[int, dict[str, Any]] = {}
 
-    def add(self, kind: str | None, flops: float, vector: float, mask: Any, wait: int = -1) -> None:
+    def add(
+        self, kind: str | None, flops: float, units: Mapping[str, float], mask: Any, wait: int = -1
+    ) -> None:
         if kind is not None:
             self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * mask
+        vector = weighted(units)
         if vector:
             self.vector = self.vector + vector * mask
+            for unit, ops in units.items():
+                self.units[unit] = self.units.get(unit, self.zero) + ops * mask
         if wait >= 0 and vector:
             self.after[wait] = self.after.get(wait, self.zero) + vector * mask
 
@@ -68,6 +76,8 @@ class Acc:
         for kind, flops in other.mxu.items():
             self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * times
         self.vector = self.vector + other.vector * times
+        for unit, ops in other.units.items():
+            self.units[unit] = self.units.get(unit, self.zero) + ops * times
         self.scalar = self.scalar + other.scalar * times
 
     def weight(self) -> Any:
@@ -139,22 +149,28 @@ def dot_flops(eqn: Any) -> int:
 # The VPU works on whole vregs of (sublanes, 128) 32-bit elements: a (128, 64) f32 tile takes
 # as many vreg operations as a (128, 128) one, and a (128, 1) row statistic as many as (128, 128).
 # So an operation's cost is its padded elements: leading dims x ceil(rows / sublanes) x
-# ceil(cols / 128) x a vreg's elements. Weights say what the operation costs in VALU issue slots:
-# transcendentals run on the EUP (one vreg per cycle where the VALUs issue two: weight 2; a `div`
-# is an EUP reciprocal and a multiply). A reduction over lanes is lowered as Mosaic's
-# apply_vector_layout lowers it (vector_multi_reduction_rule, jax-ml/jax@43d14af^): the source
-# vregs of each result vreg are combined element-wise on the VALU (one op per extra vreg, weight
-# 1), then the combined vreg goes once through the cross-lane unit (`tpu.all_reduce`, a
-# rotate-and-combine tree over 128 lanes, log2(128) = 7 steps: weight 7). At 128-wide tiles that
-# is 7 per vreg reduced; a (1024, 256) tile costs 128 x 1 + 128 x 7 vregs, not 256 x 7. The XLU
-# weight is an assumption from that structure (scaling-book, tpus.md: VPU, EUP and XLU are separate
-# units); transposes and scans count it per vreg. A `tile` or `concatenate` of whole vregs (the
-# running max tiled across a wide logits chunk) moves no data: the result is the same vregs.
-# The overall vector rate is fitted (chips.py).
+# ceil(cols / 128) x a vreg's elements, counted per unit that runs it (`UNITS`): the VALUs
+# ("alu"), the EUP ("eup": transcendentals; a `div` is an EUP reciprocal and a VALU multiply),
+# the cross-lane unit ("xlu"), VMEM loads and stores. A reduction over lanes is lowered as
+# Mosaic's apply_vector_layout lowers it (vector_multi_reduction_rule, jax-ml/jax@43d14af^): the
+# source vregs of each result vreg are combined element-wise on the VALU (one op per extra vreg),
+# then the combined vreg goes once through the cross-lane unit (`tpu.all_reduce`). At 128-wide
+# tiles that is one cross-lane vreg per vreg reduced; a (1024, 256) tile costs 128 x 1 VALU and
+# 128 cross-lane vregs, not 256. Transposes and scans count one cross-lane op per vreg. A `tile`
+# or `concatenate` of whole vregs (the running max tiled across a wide logits chunk) moves no
+# data: the result is the same vregs.
+# Two ways to turn the counts into time (`cost.Rates.compute`): each unit at its own rate, a
+# step's vector work as long as its busiest unit's (where the chip table has per-unit rates), or
+# all units added up in VALU issue slots at one fitted rate, with `UNIT_WEIGHTS`: a transcendental
+# 2 (the EUP issues one vreg per cycle where the VALUs issue two), a cross-lane op 7 (a
+# rotate-and-combine tree over 128 lanes, log2(128) = 7 steps), a load or store 1. The weights
+# are assumptions from that structure (scaling-book, tpus.md: VPU, EUP and XLU are separate units).
 LANES = 128
 LDST_WEIGHT = 1.0  # a VMEM load or store of one vreg, in VALU issue slots
 EUP_WEIGHT = 2.0
 XLU_WEIGHT = 7.0
+UNITS = ("alu", "eup", "xlu", "load", "store")
+UNIT_WEIGHTS = {"alu": 1.0, "eup": EUP_WEIGHT, "xlu": XLU_WEIGHT, "load": LDST_WEIGHT, "store": LDST_WEIGHT}
 TRANSCENDENTAL = frozenset(
     {"exp", "exp2", "log", "log1p", "tanh", "logistic", "rsqrt", "sqrt", "erf", "erf_inv", "pow"}
     | {"sin", "cos", "tan", "atan2", "expm1", "cbrt", "erfc"}
@@ -163,6 +179,11 @@ REDUCTIONS = frozenset({"reduce_max", "reduce_min", "reduce_sum", "reduce_prod",
 REDUCTIONS |= frozenset({"reduce_and", "reduce_or", "reduce_xor"})
 CROSS_LANE = frozenset({"transpose", "cumsum", "cummax", "cummin", "cumprod", "cumlogsumexp", "roll"})
 LAYOUT_FREE = frozenset({"reshape", "squeeze", "expand_dims", "bitcast_convert_type"})
+
+
+def weighted(units: Mapping[str, Any]) -> Any:
+    """VALU-equivalent element ops of per-unit counts (`UNIT_WEIGHTS`)."""
+    return sum((UNIT_WEIGHTS[unit] * ops for unit, ops in units.items()), start=0.0)
 
 
 def padded_elements(shape: Any, sublanes: int = 8, packing: int = 1, lanes: int = LANES) -> int:
@@ -177,37 +198,38 @@ def padded_elements(shape: Any, sublanes: int = 8, packing: int = 1, lanes: int 
 
 def vector_cost(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> float:
     """VALU-equivalent element ops of one vector equation (0 for scalars and layout no-ops)."""
+    return float(weighted(vector_units(eqn, sublanes, lanes)))
+
+
+def vector_units(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> dict[str, float]:
+    """Element ops of one vector equation per unit that runs it (empty for scalars and layout no-ops)."""
     name = eqn.primitive.name
     if name in LAYOUT_FREE:
-        return 0.0
+        return {}
     out = max((size(getattr(v.aval, "shape", ())) for v in eqn.outvars), default=0)
     if name in REDUCTIONS:
-        return _reduction_cost(eqn, sublanes, lanes)
+        combine, cross = reduction_parts(eqn, sublanes, lanes)
+        return {"alu": combine} if cross is None else {"alu": combine, "xlu": cross / XLU_WEIGHT}
     if name in {"tile", "concatenate"} and _whole_vregs(eqn, sublanes, lanes):
-        return 0.0
+        return {}
     if out <= 1:
-        return 0.0
+        return {}
     shape = max((getattr(v.aval, "shape", ()) for v in eqn.outvars), key=size)
-    elements = padded_elements(shape, sublanes, lanes=lanes)
+    elements = float(padded_elements(shape, sublanes, lanes=lanes))
     if name in TRANSCENDENTAL:
-        return elements * EUP_WEIGHT
+        return {"eup": elements}
     if name == "div":
-        return elements * (EUP_WEIGHT + 1.0)
+        return {"eup": elements, "alu": elements}
     if name in CROSS_LANE:
-        return elements * XLU_WEIGHT
-    return float(elements)
-
-
-def _reduction_cost(eqn: Any, sublanes: int, lanes: int) -> float:
-    combine, cross = reduction_parts(eqn, sublanes, lanes)
-    return combine + (cross or 0.0)
+        return {"xlu": elements}
+    return {"alu": elements}
 
 
 def reduction_parts(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> tuple[float, float | None]:
     """A reduction's element-wise part and, for one over the last (lane) axis, its cross-lane part
-    (None when the lanes are kept). Mosaic's lane reduction combines each result vreg's source
-    vregs element-wise (one VALU op per extra vreg), then sends the combined vreg once through the
-    cross-lane unit."""
+    in VALU-equivalent ops (None when the lanes are kept). Mosaic's lane reduction combines each
+    result vreg's source vregs element-wise (one VALU op per extra vreg), then sends the combined
+    vreg once through the cross-lane unit."""
     operand = getattr(eqn.invars[0].aval, "shape", ())
     if size(operand) <= 1:
         return 0.0, None
@@ -238,9 +260,10 @@ def _whole_vregs(eqn: Any, sublanes: int, lanes: int) -> bool:
 
 
 def memory_cost(shape: Any, dtype: Any, sublanes: int = 8, lanes: int = LANES) -> float:
-    """A VMEM load or store of `shape`: packed dtypes (bf16, int8) fill a vreg's sublanes 2 or 4 deep."""
+    """The element ops of a VMEM load or store of `shape` (unweighted: its unit is "load" or
+    "store"): packed dtypes (bf16, int8) fill a vreg's sublanes 2 or 4 deep."""
     width = max(int(getattr(dtype, "itemsize", 4) or 4), 1)
-    return LDST_WEIGHT * padded_elements(shape, sublanes, packing=max(4 // width, 1), lanes=lanes)
+    return float(padded_elements(shape, sublanes, packing=max(4 // width, 1), lanes=lanes))
 
 
 def padded_dot_flops(eqn: Any, mxu: int) -> int:

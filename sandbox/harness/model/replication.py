@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from sandbox.harness.model.evaluate import size
-from sandbox.harness.model.ops import LANES, padded_elements, vector_cost
+from sandbox.harness.model.ops import LANES, padded_elements, vector_units
 
 # Element-wise primitives: an output element depends on the same element of each operand.
 ELEMENTWISE = frozenset(
@@ -32,11 +32,11 @@ _SCALAR = (True, True)
 _FULL = (False, False)
 
 
-def replicated_costs(jaxpr: Any, sublanes: int = 8, lanes: int = LANES) -> dict[int, float]:
+def replicated_costs(jaxpr: Any, sublanes: int = 8, lanes: int = LANES) -> dict[int, dict[str, float]]:
     """Per equation index of `jaxpr` whose result Mosaic holds in fewer vregs than its shape: the
-    VALU-equivalent ops it costs (`vector_cost` scaled to the distinct vregs)."""
+    element ops it costs per unit (`vector_units` scaled to the distinct vregs)."""
     kinds: dict[Any, tuple[bool, bool]] = {}
-    costs: dict[int, float] = {}
+    costs: dict[int, dict[str, float]] = {}
     for index, eqn in enumerate(jaxpr.eqns):
         if len(eqn.outvars) != 1:
             continue
@@ -55,7 +55,7 @@ def replicated_costs(jaxpr: Any, sublanes: int = 8, lanes: int = LANES) -> dict[
             distinct[-1] = 1
         full = padded_elements(shape, sublanes, lanes=lanes)
         fewer = padded_elements(distinct, sublanes, lanes=lanes)
-        costs[index] = vector_cost(eqn, sublanes, lanes) * fewer / full
+        costs[index] = {unit: ops * fewer / full for unit, ops in vector_units(eqn, sublanes, lanes).items()}
     return costs
 
 

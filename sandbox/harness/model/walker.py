@@ -17,6 +17,7 @@ waits for (`barriers`): it cannot overlap that dot.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,7 @@ from sandbox.harness.model.ops import (
     padded_dot_flops,
     padded_elements,
     reduction_parts,
-    vector_cost,
+    vector_units,
 )
 from sandbox.harness.model.replication import replicated_costs
 from sandbox.harness.model.syncs import Synchronisation
@@ -143,13 +144,13 @@ class Walker(ControlFlow, Synchronisation):
             elif kind is _CALL:
                 self._call(eqn, env, extra)
             else:
-                cost, cross = extra
+                units, cross = extra
                 waits, wait = self._through(eqn, cross is not None) if self.codes else (-1, -1)
                 if waits != wait:  # a lane reduction of a dot's result: its cross-lane part waits
-                    self._work(None, 0, cost - cross, waits)
-                    self._work(None, 0, cross, wait)
-                elif cost:
-                    self._work(None, 0, cost, wait)
+                    self._work(None, 0, {u: ops for u, ops in units.items() if u != "xlu"}, waits)
+                    self._work(None, 0, {"xlu": units.get("xlu", 0.0)}, wait)
+                elif units:
+                    self._work(None, 0, units, wait)
         return [self._read(env, v) for v in jaxpr.outvars]
 
     def _read(self, env: dict[Any, Any], atom: Any) -> Any:
@@ -178,9 +179,9 @@ class Walker(ControlFlow, Synchronisation):
             elif name in CALLS:
                 plan.append((_CALL, eqn, eqn.params[CALLS[name]]))
             elif name not in FREE:  # costless ones too: a dot's result may pass through them
-                cost = fewer.get(index, vector_cost(eqn, self.sublanes, self.lanes))
+                units = fewer.get(index, vector_units(eqn, self.sublanes, self.lanes))
                 cross = reduction_parts(eqn, self.sublanes, self.lanes)[1] if name in REDUCTIONS else None
-                plan.append((_VECTOR, eqn, (cost, cross)))
+                plan.append((_VECTOR, eqn, (units, cross)))
         self._plans[id(jaxpr)] = (jaxpr, plan)  # the jaxpr is kept alive with its plan
         return plan
 
@@ -199,7 +200,7 @@ class Walker(ControlFlow, Synchronisation):
         """A VMEM load: its value's vregs (packed dtypes fill them deeper)."""
         out = eqn.outvars[0].aval
         if size(getattr(out, "shape", ())) > 1:
-            self._work(None, 0, memory_cost(out.shape, out.dtype, self.sublanes, self.lanes), wait)
+            self._work(None, 0, {"load": memory_cost(out.shape, out.dtype, self.sublanes, self.lanes)}, wait)
 
     def _scalar(self) -> None:
         """One scalar operation (index arithmetic, a comparison, an SMEM lookup) where it runs."""
@@ -208,12 +209,13 @@ class Walker(ControlFlow, Synchronisation):
         else:
             self.acc.scalar = self.acc.scalar + self.mask
 
-    def _work(self, kind: str | None, flops: float, vector: float, wait: int = -1) -> None:
-        """Work where it runs; `wait`: the dot it waits for the end of (`barriers`), -1 none."""
+    def _work(self, kind: str | None, flops: float, units: Mapping[str, float], wait: int = -1) -> None:
+        """Work where it runs: MXU flops of a dot `kind`, vector element ops per unit; `wait`: the
+        dot it waits for the end of (`barriers`), -1 none."""
         if self.sequential:
-            self.pending.add(kind, flops, vector, 1, wait)
+            self.pending.add(kind, flops, units, 1, wait)
         else:
-            self.acc.add(kind, flops, vector, self.mask, wait)
+            self.acc.add(kind, flops, units, self.mask, wait)
 
     def _sync(self) -> None:
         self._restart()
@@ -244,10 +246,10 @@ class Walker(ControlFlow, Synchronisation):
     def _dot_general(self, eqn: Any, env: dict[Any, Any]) -> None:
         kind, flops = dot_kind(eqn), dot_flops(eqn)
         number, wait = self._dot_code(eqn)
-        self._work(kind, flops, 0, wait)
+        self._work(kind, flops, {}, wait)
         padding = padded_dot_flops(eqn, self.mxu) - flops if self.mxu else 0
         if padding > 0:  # MXU time the padding costs, kept apart from the dot's useful flops
-            self._work(kind + PADDING, padding, 0, wait)
+            self._work(kind + PADDING, padding, {}, wait)
         (self.pending if self.sequential else self.acc).mark(number)
 
     def _multiple_of(self, eqn: Any, env: dict[Any, Any]) -> None:
@@ -302,7 +304,8 @@ class Walker(ControlFlow, Synchronisation):
                 self._load_code(ref, eqn.outvars[0])
             wait = self._store_code(ref, eqn.invars[1])
             if size(stored.shape) > 1:
-                self._work(None, 0, memory_cost(stored.shape, stored.dtype, self.sublanes, self.lanes), wait)
+                stores = memory_cost(stored.shape, stored.dtype, self.sublanes, self.lanes)
+                self._work(None, 0, {"store": stores}, wait)
             return
         self._scalar()
         if self.record is not None:
@@ -326,10 +329,10 @@ class Walker(ControlFlow, Synchronisation):
             ref.values = None
         else:
             added = eqn.invars[1].aval  # a load, an add and a store
-            load_store = 2 * memory_cost(added.shape, added.dtype, self.sublanes, self.lanes)
+            moved = memory_cost(added.shape, added.dtype, self.sublanes, self.lanes)
             wait = self._store_code(ref, eqn.invars[1], add=True)
-            ops = load_store + padded_elements(added.shape, self.sublanes, lanes=self.lanes)
-            self._work(None, 0, ops, wait)
+            adds = float(padded_elements(added.shape, self.sublanes, lanes=self.lanes))
+            self._work(None, 0, {"load": moved, "alu": adds, "store": moved}, wait)
 
     def _run_scoped(self, eqn: Any, env: dict[Any, Any]) -> None:
         body = jaxpr_of(eqn.params["jaxpr"])

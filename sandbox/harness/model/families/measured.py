@@ -6,7 +6,7 @@ from sandbox.harness.model.families.base import Band
 
 SOURCE = "Tune sweeps timed on the lent TPU v5e with JAX 0.12.0.1 (docs/tpu-measured.md)"
 MEASURED: tuple[Band, ...] = (
-    Band("matmul (pallas_call, BlockSpec pipeline)", "v5e", -0.0978, 0.1771, 73, SOURCE),
+    Band("matmul (pallas_call, BlockSpec pipeline)", "v5e", -0.0978, 0.1330, 73, SOURCE),
     Band(
         "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)",
         "v5e",
@@ -18,20 +18,20 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "pallas_call with reductions or transcendentals (attention, norms, softmax)",
         "v5e",
-        0.0471,
-        1.4820,
+        -0.1360,
+        0.1891,
         41,
         SOURCE,
     ),
     Band(
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5e",
-        -0.0439,
-        1.1411,
+        -0.1220,
+        0.3288,
         21,
         SOURCE,
     ),
-    Band("element-wise pallas_call", "v5e", 0.0024, 0.4756, 19, SOURCE),
+    Band("element-wise pallas_call", "v5e", -0.0876, 0.1148, 19, SOURCE),
     Band(
         "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)",
         "v5e",
@@ -41,5 +41,5 @@ MEASURED: tuple[Band, ...] = (
         SOURCE,
     ),
     Band("grouped matmul (grid sized by the inputs)", "v5e", -0.0505, 0.1121, 11, SOURCE),
-    Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0315, 0.1346, 10, SOURCE),
+    Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0315, 0.1344, 10, SOURCE),
 )

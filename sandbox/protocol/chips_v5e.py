@@ -1,0 +1,56 @@
+"""What the lent TPU v5e measured that no published figure gives: the time model's v5e-only rates and
+the chip's transcendental error bands (`sandbox.protocol.chips` puts them in its table; every other
+chip keeps the published or assumed figures there).
+
+Every figure was taken on the lent v5e with JAX 0.12.0.1 and libtpu 0.0.50.1 (bench/tpu/README.md).
+"""
+
+from __future__ import annotations
+
+# Writes to HBM on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06) ran at about two thirds of the
+# peak while reads ran at it: a DMA-driven copy (read n bytes, write n) took 0.40 ms for 2 x 134 MB where
+# the peak gives 0.33, an element-wise kernel (2 reads, 1 write) 1.15 ms for 805 MB (0.98), and the
+# BlockSpec matmuls the model called memory-bound (reads mostly) were at or above the peak's time. One
+# factor on writes fits all three; uniform slower HBM fits the first two and misses the third by 20 %.
+# Fitted on the fit half of bench/tpu/v5e/tune.jsonl (`bench/tpu/calibration.py`'s hash split): the
+# smallest median |log(estimate / measured)| on a grid of 0.50-1.00 by 0.05 (0.70: 0.069; 0.65: 0.067;
+# 0.60: 0.071; 1.00: 0.094). Other chips: not measured, writes at the peak.
+V5E_HBM_WRITE_EFFICIENCY = 0.65
+
+# The v5e's vector units issue side by side (the VLIW bundle's slots), measured on the lent v5e (JAX
+# 0.12.0.1, libtpu 0.0.50.1, 2026-12-06: bench/tpu/v5e/tune.jsonl): JAX's flash attention at 128-wide
+# blocks ran its kv step in about a quarter of the cycles the units' work added up at one rate gives,
+# while its 1024-wide steps took about 1.45x their MXU time. The rates per unit are the nominal ones,
+# not fitted: 2 VALU vregs per cycle (scaling-book, Appendix C), the EUP at half that (1), one
+# cross-lane vreg, one vector load and one vector store per cycle (ASSUMED: one slot each).
+# Three constants are fitted:
+# - V5E_REDUCTION_CHAIN_CYCLES: a step with a lane reduction lasts at least this (the dependent chain
+#   dot -> row max -> exp -> row sum -> rescale, whose latencies no throughput count has). FITTED, as
+#   VECTOR_VREGS_PER_CYCLE is under the one-rate rule, to JAX's flash attention at (32, 8, 512, 64)
+#   on a v5e (2.36 ms, jax-ml/jax#24633; tests/model/fit.py solves it). The sweeps' fit half alone
+#   puts it anywhere in 400-475 (mean |log error| within 0.001 of its best).
+# - V5E_REDUCTION_SERIAL_SHARE: in such a step the share of the shorter of MXU and vector time that
+#   does not overlap the longer (the second dot waits for exp, the statistics for the first dot);
+# - V5E_DOTLESS_STEP_CYCLES: the fixed cost of a step without MXU work (element-wise kernels, a
+#   softmax, a masked-out block): STEP_CYCLES, fitted to a matmul, holds the MXU's fill and drain
+#   between dependent steps.
+#   These two FITTED on the fit half of the sweeps (`bench/tpu/calibration.py`'s hash split), the chain
+#   fixed: the smallest mean |log(estimate / measured)| over flash, splash, softmax and element-wise on
+#   a grid of 0.20-0.50 by 0.05 and 120-240 cycles by 15 (fit-half mean 0.077, 0.325 with the one-rate
+#   rule and STEP_CYCLES for every step).
+# Other chips: not measured, the one-rate rule.
+V5E_VECTOR_UNITS = (("alu", 2.0), ("eup", 1.0), ("xlu", 1.0), ("load", 1.0), ("store", 1.0))
+V5E_REDUCTION_CHAIN_CYCLES = 432.8
+V5E_REDUCTION_SERIAL_SHARE = 0.30
+V5E_DOTLESS_STEP_CYCLES = 135.0
+
+# Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
+# the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.
+V5E_TRANSCENDENTALS = (
+    ("exp", 5.0e-6),
+    ("tanh", 8.2e-5),
+    ("log", 2.6e-4),
+    ("logistic", 3.6e-6),
+    ("rsqrt", 1.4e-7),
+    ("reciprocal(approx=True)", 1.7e-5),
+)
