@@ -21,8 +21,10 @@ from typing import Any
 from sandbox.catalog.entries import load_catalog
 from sandbox.harness import sweep_plan, usercode
 from sandbox.harness.model.estimate import chip_context, estimate_jaxpr, known_values, target_inputs, trace
+from sandbox.harness.model.runs import estimate_xla
+from sandbox.harness.target import Target
 from sandbox.jobs import sweeps
-from sandbox.protocol import SweepSpec, chip_info
+from sandbox.protocol import InterpretOptions, SweepSpec, chip_info
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,6 +38,11 @@ class Timed:
     make_inputs: Callable[[dict[str, int]], Any]
     mutable: tuple[int, ...]
     baseline: Callable[..., Any] | None
+
+
+def where(row: dict[str, Any]) -> str:
+    """What names a timed sweep: its file and size."""
+    return json.dumps([row["file"], row["size"]], sort_keys=True)
 
 
 def key(row: dict[str, Any]) -> str:
@@ -70,14 +77,25 @@ class Estimator:
     def estimate(self, row: dict[str, Any]) -> dict[str, Any]:
         """{"key", "estimated_seconds", "bound"} of a record's config, by today's model."""
         timed = self.plan(row)
-        where = json.dumps([row["file"], row["size"]], sort_keys=True)
-        if where not in self._inputs:
-            self._inputs[where] = target_inputs(lambda: tuple(timed.make_inputs(timed.spec.size)))
-        args = self._inputs[where]
+        args = self._target_args(row, timed)
         fn = sweep_plan.bound(timed.kernel, row["params"], timed.mutable)
         closed = trace(fn, args, chip_context(self.chip))
         found = estimate_jaxpr(closed, known_values(args), self.chip, timeline=False)
         return {"key": key(row), "estimated_seconds": found.seconds, "bound": found.bound}
+
+    def estimate_baseline(self, row: dict[str, Any]) -> dict[str, Any]:
+        """{"where", "xla_estimated_seconds"}: the model's costing of XLA's own op at a sweep's size,
+        as the sweep's job estimates it (`model.runs.estimate_xla`; None where it cannot be costed)."""
+        timed = self.plan(row)
+        args = self._target_args(row, timed)
+        target = Target(chip=self.chip.name, interpret=True, options=InterpretOptions())
+        seconds = estimate_xla(timed.baseline, args, target) if timed.baseline is not None else None
+        return {"where": where(row), "xla_estimated_seconds": seconds}
+
+    def _target_args(self, row: dict[str, Any], timed: Timed) -> Any:
+        if where(row) not in self._inputs:
+            self._inputs[where(row)] = target_inputs(lambda: tuple(timed.make_inputs(timed.spec.size)))
+        return self._inputs[where(row)]
 
     def _module(self, path: str) -> ModuleType:
         if path not in self._modules:

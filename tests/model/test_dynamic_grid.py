@@ -61,7 +61,8 @@ def test_a_grid_sized_by_group_sizes_gets_an_estimate():
     # + the table, once; + XLA's ops computing it from the group sizes (16 bytes in; the 8-entry
     # table, 32 bytes, and the grid size, 4, out).
     assert e.hbm_bytes == 6 * x_tile + 3 * w_block + 6 * o_tile + 8 * 4 + e.outside_bytes
-    assert e.outside_bytes == 52 and e.outside_seconds == pytest.approx(52 / V5E.hbm_bandwidth)
+    written = 36 / (V5E.hbm_bandwidth * V5E.hbm_write_efficiency)  # writes at the v5e's measured share
+    assert e.outside_bytes == 52 and e.outside_seconds == pytest.approx(16 / V5E.hbm_bandwidth + written)
     assert e.flops == 6 * 2 * BM * K * N
     assert any("sized by values computed from the inputs" in n for n in e.notes)
 
