@@ -21,6 +21,7 @@ from typing import Any
 from sandbox.catalog.entries import load_catalog
 from sandbox.harness import sweep_plan, usercode
 from sandbox.harness.model.estimate import chip_context, estimate_jaxpr, known_values, target_inputs, trace
+from sandbox.harness.model.outside import xla_kind
 from sandbox.harness.model.runs import estimate_xla
 from sandbox.harness.target import Target
 from sandbox.jobs import sweeps
@@ -84,13 +85,16 @@ class Estimator:
         return {"key": key(row), "estimated_seconds": found.seconds, "bound": found.bound}
 
     def estimate_baseline(self, row: dict[str, Any]) -> dict[str, Any]:
-        """{"where", "xla_estimated_seconds"}: the model's costing of XLA's own op at a sweep's size,
+        """{"where", "xla_estimated_seconds", "kind"}: the model's costing of XLA's own op at a sweep's size,
         as the sweep's job estimates it (`model.runs.estimate_xla`; None where it cannot be costed)."""
         timed = self.plan(row)
         args = self._target_args(row, timed)
         target = Target(chip=self.chip.name, interpret=True, options=InterpretOptions())
-        seconds = estimate_xla(timed.baseline, args, target) if timed.baseline is not None else None
-        return {"where": where(row), "xla_estimated_seconds": seconds}
+        if timed.baseline is None:
+            return {"where": where(row), "xla_estimated_seconds": None, "kind": None}
+        seconds = estimate_xla(timed.baseline, args, target)
+        kind = xla_kind(trace(timed.baseline, args, chip_context(self.chip)))
+        return {"where": where(row), "xla_estimated_seconds": seconds, "kind": kind}
 
     def _target_args(self, row: dict[str, Any], timed: Timed) -> Any:
         if where(row) not in self._inputs:

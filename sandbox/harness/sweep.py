@@ -39,7 +39,7 @@ from sandbox.harness.lowering import check as lowering
 from sandbox.harness.lowering.chip_checks import facts as chip_facts
 from sandbox.harness.lowering.chip_checks import vmem_refusal
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
-from sandbox.harness.model.runs import estimate_xla
+from sandbox.harness.model.runs import estimate_xla, xla_validation
 from sandbox.harness.phases import USER_FILES, JobSession
 from sandbox.harness.target import Target
 from sandbox.protocol import ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
@@ -85,6 +85,7 @@ class SweepSession(JobSession):
         self.array_bytes_left = MAX_JOB_ARRAY_BYTES  # what the outputs of all configs may take
         self.xla_seconds: float | None = None
         self.xla_measured_seconds: float | None = None
+        self.xla_validation = ""
 
     def _load(self) -> SweepPlan:
         entry = self.job.entry
@@ -127,6 +128,7 @@ class SweepSession(JobSession):
         # XLA's own op at the target size, the baseline every config is shown against: estimated
         # everywhere, and on a TPU host also timed, once, before the configs.
         self.xla_seconds = estimate_xla(plan.baseline, target_args, target) if plan.baseline else None
+        self.xla_validation = xla_validation(plan.baseline, target_args, target) if plan.baseline else ""
         if plan.baseline is not None and not target.interpret:
             self.xla_measured_seconds = self._measure_xla(target, plan)
         selected = self.spec.configs()
@@ -199,7 +201,9 @@ class SweepSession(JobSession):
             bound=estimate.bound,
             roofline_fraction=estimate.roofline_fraction,
             steps=sum(k.steps for k in estimate.kernels),
-            estimate=dataclasses.replace(estimate, xla_seconds=self.xla_seconds),
+            estimate=dataclasses.replace(
+                estimate, xla_seconds=self.xla_seconds, xla_validation=self.xla_validation
+            ),
         )
 
     def _lower(

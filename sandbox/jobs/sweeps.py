@@ -217,7 +217,8 @@ def baseline_text(config: ConfigResult) -> str:
     text = f"; XLA's own op (the reference) estimated at {_ms(xla)}"
     if config.estimated_seconds:
         text += f", the kernel's estimate {config.estimated_seconds / xla:.2f}x it"
-    return text
+    validation = config.estimate.xla_validation if config.estimate is not None else ""
+    return text + (f" ({validation})" if validation else "")
 
 
 def _ms(seconds: float | None) -> str:

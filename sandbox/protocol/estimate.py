@@ -96,6 +96,8 @@ class Estimate:
     # XLA's own op as the baseline: the entry's plain-jnp reference at the same size, costed by the
     # model's XLA costing on the same chip (None without a reference, or where it cannot be costed).
     xla_seconds: float | None = None
+    # How far that costing held for XLA ops of its kind on this chip, where timed there (`runs.xla_validation`).
+    xla_validation: str = ""
     # XLA's ops outside the kernels (transposes, casts, reductions, dots around them), costed as fused
     # loops at the chip's HBM bandwidth (`sandbox.harness.model.outside`): part of `seconds` and of
     # `memory_seconds`, and of `hbm_bytes` and `flops`, reported apart here.

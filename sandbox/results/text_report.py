@@ -67,6 +67,8 @@ def render(result: RunResult, ir: str | None = None) -> str:
                 f"    XLA's own op (the reference) estimated on a TPU {e.chip}: {e.xla_seconds * 1e6:.2f} µs; "
                 f"the kernel {e.seconds / e.xla_seconds:.2f}x its time"
             )
+            if e.xla_validation:
+                lines.append(f"      ({e.xla_validation})")
         if e.host_dispatch_seconds:
             lines.append(
                 f"    device time only: timed from the host, each call also pays ~{e.host_dispatch_seconds * 1e6:.1f} µs "

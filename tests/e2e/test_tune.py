@@ -169,7 +169,10 @@ def test_the_baseline_line_compares_measured_with_measured_and_else_estimates(js
     line_id, text = js("tune.js", body, {"configs": measured})
     assert line_id == "tune-baseline" and "on v5e" in text
     assert "estimated 1 ms, measured 500 µs on the chip" in text and "0.98× its time (both measured)" in text
-    estimated = [{"index": 0, "estimate": {"xla_seconds": 1e-3}, "estimated_seconds": 2e-3}]
+    said = "XLA's dots and element-wise ops: not timed on a real TPU v6e"
+    estimated = [
+        {"index": 0, "estimate": {"xla_seconds": 1e-3, "xla_validation": said}, "estimated_seconds": 2e-3}
+    ]
     text = js("tune.js", "return m.baselineLine(arg, arg[0], 'v6e').textContent;", estimated)
-    assert "estimate is 2× its time" in text and "measured" not in text
+    assert "estimate is 2× its time" in text and "measured" not in text and f"({said})" in text
     assert js("tune.js", "return m.baselineLine(arg, null, 'v5e');", [{"index": 0}]) is None

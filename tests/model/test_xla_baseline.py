@@ -14,7 +14,7 @@ import jax
 import pytest
 
 from sandbox.catalog.entries import load_catalog
-from sandbox.harness.model.runs import estimate_xla
+from sandbox.harness.model.runs import estimate_xla, xla_validation
 from sandbox.harness.target import Target
 from sandbox.protocol import InterpretOptions
 
@@ -44,3 +44,19 @@ def test_the_xla_baseline_estimate_against_the_chip(record):
     assert estimate is not None
     error = estimate / record["reference_device_seconds"] - 1
     assert abs(error) <= BAND, f"{entry.slug}: {error:+.1%}"
+
+
+def test_an_estimate_of_xla_own_op_says_how_far_ops_of_its_kind_held_on_the_chip():
+    # Dots and element-wise loops ran as the model costs them on the v5e; softmax's row reductions did
+    # not (XLA reads and writes in several passes): the text says which, from the sweeps' records.
+    x = jax.ShapeDtypeStruct((1024, 1024), jax.numpy.float32)
+    v5e = Target(chip="v5e", interpret=True, options=InterpretOptions())
+    dot = xla_validation(lambda a: a @ a + 1.0, (x,), v5e)
+    assert dot.startswith("XLA's dots and element-wise ops: the model's costing was ") and "TPU v5e" in dot
+    softmax = xla_validation(lambda a: jax.nn.softmax(a, axis=-1), (x,), v5e)
+    assert softmax.startswith("XLA's reductions") and "% to " in softmax
+    v6e = Target(chip="v6e", interpret=True, options=InterpretOptions())
+    assert (
+        xla_validation(lambda a: a @ a, (x,), v6e)
+        == "XLA's dots and element-wise ops: not timed on a real TPU v6e (Trillium)"
+    )

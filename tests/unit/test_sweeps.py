@@ -174,13 +174,18 @@ def test_a_measured_sweep_shows_its_measured_column_and_xla_measured_against_mea
 def test_off_the_chip_the_baseline_is_the_models_estimate_against_the_kernels():
     estimated = dataclasses.replace(
         config(0, seconds=2e-3),
-        estimate=types.SimpleNamespace(xla_seconds=1e-3, low_seconds=None, validation=""),
+        estimate=types.SimpleNamespace(xla_seconds=1e-3, low_seconds=None, validation="", xla_validation=""),
     )
     assert (
         sweeps.baseline_text(estimated)
         == "; XLA's own op (the reference) estimated at 1 ms, the kernel's estimate 2.00x it"
     )
     assert sweeps.baseline_text(config(0)) == ""  # no baseline: nothing said
+    said = dataclasses.replace(
+        estimated,
+        estimate=types.SimpleNamespace(xla_seconds=1e-3, xla_validation="not timed on a real TPU v6e"),
+    )
+    assert sweeps.baseline_text(said).endswith("2.00x it (not timed on a real TPU v6e)")
     head, _ = sweeps.rows(
         SweepResult(
             chip="v5e",

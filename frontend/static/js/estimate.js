@@ -72,7 +72,7 @@ export function estimateSection(estimate, chipTitle) {
     ),
     estimate.validation ? h("p", { id: "estimate-band", dataset: { low: estimate.low_seconds ?? "", high: estimate.high_seconds ?? "" } }, bandText(estimate)) : null,
     estimate.outside_seconds ? h("p", { id: "estimate-outside", dataset: { seconds: estimate.outside_seconds, bytes: estimate.outside_bytes } }, `Includes ${seconds(estimate.outside_seconds)} of XLA ops outside the kernels (${bytes(estimate.outside_bytes)} moved: transposes, casts, reductions around them, at HBM bandwidth).`) : null,
-    estimate.xla_seconds > 0 ? h("p", { id: "estimate-baseline", dataset: { seconds: estimate.xla_seconds } }, `XLA's own op (the reference, plain jnp) estimated on this chip: ${seconds(estimate.xla_seconds)}; the kernel ${num(estimate.seconds / estimate.xla_seconds)}× its time.`) : null,
+    estimate.xla_seconds > 0 ? h("p", { id: "estimate-baseline", dataset: { seconds: estimate.xla_seconds } }, `XLA's own op (the reference, plain jnp) estimated on this chip: ${seconds(estimate.xla_seconds)}; the kernel ${num(estimate.seconds / estimate.xla_seconds)}× its time.${estimate.xla_validation ? ` (${estimate.xla_validation})` : ""}`) : null,
     estimate.host_dispatch_seconds ? h("p", { id: "estimate-host" }, `Device time only: timed from the host, each call also pays ~${seconds(estimate.host_dispatch_seconds)} of host dispatch.`) : null,
     splitBar(estimate),
     estimate.classes?.length

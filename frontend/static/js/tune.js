@@ -18,9 +18,10 @@ import { CONFIG_TEXT } from "./vocab.js";
 export function baselineLine(configs, best, chip) {
   const estimated = configs.map((c) => c.estimate?.xla_seconds).find((v) => v > 0);
   const measured = configs.map((c) => c.xla_measured_seconds).find((v) => v > 0);
+  const validation = configs.map((c) => c.estimate?.xla_validation).find((v) => v) ?? "";
   if (!estimated && !measured) return null;
   const parts = [];
-  if (estimated) parts.push(`estimated ${seconds(estimated)}`);
+  if (estimated) parts.push(`estimated ${seconds(estimated)}${validation ? ` (${validation})` : ""}`);
   if (measured) parts.push(`measured ${seconds(measured)} on the chip`);
   let ratio = "";
   if (best && measured && best.measured_seconds > 0) ratio = ` The best config takes ${num(best.measured_seconds / measured)}× its time (both measured).`;

@@ -278,9 +278,10 @@ def step_overhead(grid: Grid, rates: Rates) -> np.ndarray:
 #
 # Events are tuples, first item the kind:
 #   ("step", label)                     a pipeline step begins (costs rates.step)
-#   ("work", {kind: flops}, vector_ops, scalar_ops[, after]) compute between two synchronisation
-#                                       points; `after`: per dot that some of its vector work waits
-#                                       for, as `Rates.compute` takes it
+#   ("work", {kind: flops}, vector_ops, scalar_ops[, after[, units]]) compute between two
+#                                       synchronisation points; `after`: per dot that some of its
+#                                       vector work waits for, `units`: its vector ops per unit, as
+#                                       `Rates.compute` takes them
 #   ("dma", bytes, semaphore, way)      a DMA starts; way "in" (HBM→VMEM), "out" (VMEM→HBM), "hbm"
 #                                       (HBM→HBM), or "" (on-chip: assumed free)
 #   ("wait", semaphore, bytes)          wait until `bytes` of DMAs on `semaphore` have landed

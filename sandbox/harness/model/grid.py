@@ -104,7 +104,10 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         sublanes=chip.sublanes,
         mxu=chip.mxu_size,
     )
-    walker.run(body, dict(env))
+    # The grid-mode walk forgets SMEM it cannot track per step (`Walker._swap`): it walks copies of the
+    # scalar-prefetch refs, so a self-synchronising body's step-by-step walk (`_program`) starts from
+    # their values (JAX's paged attention reads its init flag and buffer index there).
+    walker.run(body, _body_env(body, [_smem_copy(r) for r in prefetch], operands, mapping))
     notes += sorted(n for n in walker.notes if n)
     inputs, outputs = operands[: mapping.num_inputs], operands[mapping.num_inputs :]
     changed = {id(o): _changed(o.index, core, steps) for o in operands}
@@ -206,6 +209,10 @@ def _smem_ref(key: Any, var: Any, value: Any) -> Ref:
     aval = inner(var.aval)
     values = np.asarray(value) if value is not None else None
     return Ref(key, tuple(aval.shape), aval.dtype, "smem", values)
+
+
+def _smem_copy(ref: Ref) -> Ref:
+    return Ref(ref.key, ref.shape, ref.dtype, ref.space, None if ref.values is None else ref.values.copy())
 
 
 def _user_axes(mapping: Any, grid: tuple[int, ...]) -> list[int]:

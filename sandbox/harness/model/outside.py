@@ -51,6 +51,28 @@ COLLECTIVES = frozenset(
 )
 MATMULS = frozenset({"dot_general", "conv_general_dilated", "ragged_dot_general"})
 
+# XLA's own op as a baseline comes in two kinds the chip tells apart (bench/tpu/v5e/xla.jsonl): dots and
+# element-wise loops, which run as the model costs them, and ops XLA runs in several passes or below
+# the MXU's peak (row reductions and what is built on them: softmax, attention's statistics; gathers;
+# ragged dots), which the model's one pass at the peak makes too fast.
+PASSES = frozenset(
+    {"reduce_max", "reduce_min", "reduce_sum", "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin"}
+    | {"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "sort", "gather", "ragged_dot_general"}
+)
+XLA_PLAIN = "XLA's dots and element-wise ops"
+XLA_PASSES = "XLA's reductions, gathers or ragged dots (softmax, attention, grouped dots)"
+
+
+def xla_kind(closed: Any) -> str:
+    """Which kind of XLA op a traced plain-JAX function is: `XLA_PASSES` if anything in it is one of
+    `PASSES`, else `XLA_PLAIN`."""
+    pending, seen = [jaxpr_of(closed)], set()
+    while pending:
+        for eqn in pending.pop().eqns:
+            seen.add(eqn.primitive.name)
+            pending.extend(sub_jaxprs(eqn))
+    return XLA_PASSES if seen & PASSES else XLA_PLAIN
+
 
 @dataclass
 class Outside:

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, trace
-from sandbox.harness.model.outside import outside_work
+from sandbox.harness.model.families import registry
+from sandbox.harness.model.outside import outside_work, xla_kind
 from sandbox.harness.target import Target
 from sandbox.protocol import Estimate, chip_info
 
@@ -34,3 +35,14 @@ def estimate_xla(fn: Callable[..., Any], args: Sequence[Any], target: Target) ->
     except Exception:  # the model's limits are not the run's failure
         return None
     return float(found.seconds) or None
+
+
+def xla_validation(fn: Callable[..., Any], args: Sequence[Any], target: Target) -> str:
+    """How far `estimate_xla` held for XLA ops of this kind on this chip, where they were timed on it
+    (`registry.xla_validation`); "" when the function cannot be traced."""
+    try:
+        kind = xla_kind(trace(fn, args, target.chip_context()))
+    except Exception:  # the model's limits are not the run's failure
+        return ""
+    chip = chip_info(target.chip)
+    return registry.xla_validation(kind, chip.name, chip.title)

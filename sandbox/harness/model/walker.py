@@ -223,8 +223,11 @@ class Walker(ControlFlow, Synchronisation):
             work: tuple[Any, ...] = (
                 "work", dict(self.pending.mxu), float(self.pending.vector), float(self.pending.scalar),
             )  # fmt: skip
-            if self.pending.after:  # work that waits for a dot's end (`barriers`)
-                work += (tuple((prefix, float(ops)) for prefix, ops in self.pending.later()),)
+            after = tuple((prefix, float(ops)) for prefix, ops in self.pending.later())
+            if after or self.pending.units:  # work that waits for a dot's end (`barriers`), per unit
+                work += (after,)
+            if self.pending.units:
+                work += ({unit: float(ops) for unit, ops in self.pending.units.items()},)
             self.events.append(work)
             self.pending = Acc(0.0)
 

@@ -51,3 +51,14 @@ MEASURED: tuple[Band, ...] = (
         SOURCE,
     ),
 )
+XLA_MEASURED: tuple[Band, ...] = (
+    Band("XLA's dots and element-wise ops", "v5e", -0.0537, 0.1353, 15, SOURCE),
+    Band(
+        "XLA's reductions, gathers or ragged dots (softmax, attention, grouped dots)",
+        "v5e",
+        -0.9839,
+        -0.3027,
+        9,
+        SOURCE,
+    ),
+)

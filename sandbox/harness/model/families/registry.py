@@ -30,7 +30,7 @@ from sandbox.harness.model.families import (
     sparse_core,
 )
 from sandbox.harness.model.families.base import Band, Family, Traits
-from sandbox.harness.model.families.measured import MEASURED
+from sandbox.harness.model.families.measured import MEASURED, XLA_MEASURED
 
 # Each traced kernel matches exactly one (tests/model/test_families.py checks every combination of
 # `Traits`), so the order is only the order bands and docs list them in.
@@ -119,6 +119,18 @@ def validation(families: Iterable[str], chip: str, title: str) -> Validation:
         )
     )
     return Validation(family, "; ".join(texts), band)
+
+
+def xla_validation(kind: str, chip: str, title: str) -> str:
+    """What the model's costing of XLA's own op (`outside.xla_kind`'s `kind`) was off the chip's time,
+    where such ops were timed on it (`measured.XLA_MEASURED`)."""
+    band = next((b for b in XLA_MEASURED if b.family == kind and b.chip == chip), None)
+    if band is None:
+        return f"{kind}: not timed on a real {title}"
+    return (
+        f"{kind}: the model's costing was {_seen(band)} off XLA's own time at {band.points} sizes timed "
+        f"on a real {title}"
+    )
 
 
 def _worst(band: Band) -> str:
