@@ -310,7 +310,9 @@ class Checker:
             expects_kernel=expects_kernel,
             on_chip=self.job.mode == "tpu",
         )
-        return [new_event("config", t=event.t, result=result, done=ran.done, of=ran.of)]
+        # Progress is counted here, not taken from the process: the configs judged of the job's own.
+        of = len(self.job.sweep.configs()) if self.job.sweep is not None else 0
+        return [new_event("config", t=event.t, result=result, done=min(len(self._configs), of), of=of)]
 
     def _warn_once(self, what: str) -> None:
         """One log line per kind of lie and job: a process that floods them cannot flood the log."""

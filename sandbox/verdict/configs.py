@@ -14,15 +14,16 @@ the checker's, from the spec and the reference, never the process's word.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
+from typing import Any
 
-from sandbox.protocol import ConfigResult, OutputCheck, Tolerance
+from sandbox.protocol import ConfigResult, Estimate, OutputCheck, Tolerance
 from sandbox.protocol.arrays import MAX_CASE_ARRAY_BYTES, MAX_JOB_ARRAY_BYTES
 from sandbox.protocol.events import ConfigRan
 from sandbox.protocol.sweep import ParamValue
 from sandbox.verdict import arrays
 from sandbox.verdict.compare import compare
-from sandbox.verdict.judge import INPUTS_DIFFER, Expected
+from sandbox.verdict.judge import INPUTS_DIFFER, Expected, layout_note
 from sandbox.verdict.tolerances import output_tolerance
 
 # The statuses a process reports for a config that reached its check: the checker decides them.
@@ -79,6 +80,8 @@ def judge_config(
 # How much of the process's account a row keeps: its chips' lowering verdicts, its phases' times.
 MAX_LOWERINGS = 8
 MAX_PHASES = 16
+MAX_DIMS = 16  # a check size's dimensions
+MAX_NOTES = 8  # an estimate's notes, assumptions, kernels and step classes
 
 
 def bounded(result: ConfigResult, *, on_chip: bool) -> ConfigResult:
@@ -89,6 +92,10 @@ def bounded(result: ConfigResult, *, on_chip: bool) -> ConfigResult:
     phases = list(result.host_seconds.items())[:MAX_PHASES]
     return replace(
         result,
+        check_size={
+            str(k)[:40]: v for k, v in list(result.check_size.items())[:MAX_DIMS] if _count(v) is not None
+        },
+        estimate=_bounded_estimate(result.estimate),
         reason=result.reason[:WORDS],
         bound=result.bound[:40] if result.bound is not None else None,
         estimated_seconds=_seconds(result.estimated_seconds),
@@ -101,6 +108,38 @@ def bounded(result: ConfigResult, *, on_chip: bool) -> ConfigResult:
         measured_host_seconds=_seconds(result.measured_host_seconds) if measured is not None else None,
         xla_measured_seconds=_seconds(result.xla_measured_seconds) if on_chip else None,
         host_seconds={str(k)[:40]: v for k, v in phases if _seconds(v) is not None},
+    )
+
+
+def _bounded_estimate(e: Estimate | None) -> Estimate | None:
+    """A config's estimate as the page may show it: none where its time is not a time; its words,
+    lists and other times held like the row's (a sweep's estimates carry no timeline)."""
+    if e is None or _seconds(e.seconds) is None:
+        return None
+    words = lambda text: text[:WORDS]  # noqa: E731
+    optional = ("low_seconds", "high_seconds", "xla_seconds", "host_dispatch_seconds")
+    # Every time and count: finite and not negative, else nothing (None where it may be unknown, else 0).
+    numbers: dict[str, Any] = {
+        f.name: _seconds(v)
+        if f.name in optional
+        else (_seconds(v) or 0.0)
+        if isinstance(v, float)
+        else (_count(v) or 0)
+        for f in fields(e)
+        if isinstance(v := getattr(e, f.name), (int, float)) and not isinstance(v, bool)
+    }
+    return replace(
+        e,
+        **numbers,
+        chip=e.chip[:40],
+        family=words(e.family),
+        validation=words(e.validation),
+        xla_validation=words(e.xla_validation),
+        notes=tuple(map(words, e.notes[:MAX_NOTES])),
+        assumptions=tuple(map(words, e.assumptions[:MAX_NOTES])),
+        kernels=e.kernels[:MAX_NOTES],
+        classes=e.classes[:MAX_NOTES],
+        timeline=(),
     )
 
 
@@ -124,6 +163,8 @@ def _compare(ran: ConfigRan, expected: Expected, declared: dict[str, Tolerance])
     ]
     if len(got) != len(want):
         raise arrays.ChannelError(f"the kernel returned {len(got)} output(s), the reference {len(want)}")
+    if layout := layout_note([n for n, _ in got], [n for n, _ in want]):
+        raise arrays.ChannelError(layout)  # equal elements in another structure or shape: not the reference's
     return checks
 
 

@@ -64,7 +64,7 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
         if i < len(got)
     )
     same_inputs = ran.inputs_digest == expected.event.inputs_digest
-    layout = _layout_note([n for n, _ in got], [n for n, _ in want])
+    layout = layout_note([n for n, _ in got], [n for n, _ in want])
     passed = (
         len(got) == len(want)
         and all(c.passed for c in checks)
@@ -138,7 +138,7 @@ SAMPLING = re.compile(r"(?:\[::\d+\]|\.ravel\(\)\[::\d+\])$")
 MUTATED = "(mutated in place)"
 
 
-def _layout_note(got: Sequence[str], want: Sequence[str]) -> str:
+def layout_note(got: Sequence[str], want: Sequence[str]) -> str:
     """Why outputs that compare equal element by element are still not the reference's: another
     structure (a tuple of one array, a dict, for one array) or another sampling (an output of another
     shape, which `sampled` cuts with another stride to the same shape). An in-place entry's mutated

@@ -6,6 +6,8 @@ checker says `ok`. Each row is what a lying or broken process sends and the row 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -158,3 +160,51 @@ def test_every_field_of_a_processs_account_is_held_to_what_a_real_one_can_be():
     ruled_out = ran(account(status="error", reason="y" * 100_000))
     [row] = rows(reference(), ruled_out)
     assert row.status == "error" and len(row.reason) == 300
+
+
+def test_a_configs_estimate_and_progress_are_held_to_what_a_real_one_can_be():
+    """The estimate a sweep's process attaches to a config (shown in the row's title and the baseline
+    line) is its own word: an estimate whose time is not a time is dropped, every other number made
+    finite and not negative, its words and lists clipped. Progress is counted by the checker."""
+    from sandbox.protocol import Estimate
+
+    lying = Estimate(
+        chip="v5e" * 100, seconds=1e-3, bound="compute", roofline_seconds=float("nan"), roofline_fraction=-3.0,
+        flops=-1, hbm_bytes=2**70, min_hbm_bytes=0, compute_seconds=float("inf"), memory_seconds=0.0,
+        overhead_seconds=0.0, launch_seconds=0.0, notes=("n" * 10_000,) * 100, validation="v" * 10_000,
+        xla_seconds=-1.0, xla_validation="x" * 10_000, low_seconds=float("nan"),
+    )  # fmt: skip
+    events = checking.Checker(JOB, reference()).rewrite(finished(ran(account(estimate=lying)))).events
+    [row] = [e for e in events if e.kind == "config"]
+    e = row.data["result"]["estimate"]
+    numbers = ("roofline_seconds", "roofline_fraction", "flops", "hbm_bytes", "compute_seconds")
+    assert [e[k] for k in numbers] == [0] * 5 and (e["xla_seconds"], e["low_seconds"]) == (None, None)
+    assert len(e["notes"]) == 8 and len(e["chip"]) == 40
+    assert max(len(e["validation"]), len(e["xla_validation"]), *map(len, e["notes"])) == 300
+    assert (row.data["done"], row.data["of"]) == (1, 2)  # counted here, as the process said
+    nowhere = account(estimate=dataclasses.replace(lying, seconds=float("nan")))
+    [row] = [
+        e
+        for e in checking.Checker(JOB, reference()).rewrite(finished(ran(nowhere))).events
+        if e.kind == "config"
+    ]
+    assert row.data["result"]["estimate"] is None
+    # Without a reference the check size is the process's word too: a few dimensions that are sizes.
+    wide = dataclasses.replace(account(), check_size={f"d{i}": i for i in range(1000)} | {"neg": -1})
+    [row] = [
+        e
+        for e in checking.Checker(JOB, reference(of=0)).rewrite(finished(ran(wide))).events
+        if e.kind == "config"
+    ]
+    assert len(row.data["result"]["check_size"]) == 16 and "neg" not in row.data["result"]["check_size"]
+
+
+def test_a_config_returning_the_right_elements_in_another_structure_is_not_ok():
+    # The reference returns one array ("out"); a kernel returning it inside a tuple ("out[0]") or a
+    # dict has the same elements but is not what the entry's callers get (as a run's check says).
+    tupled = new_event(
+        "config_outputs", result=account(), done=1, of=2, ran=True, how="generic interpreter",
+        inputs_digest="in", outputs=arrays.encode([("out[0]", WANT)]),
+    )  # fmt: skip
+    [row] = rows(reference(), tupled)
+    assert row.status == "error" and "return the same structure" in row.reason
