@@ -38,7 +38,12 @@ class RunOptions(Wire):
     detect_races: bool | None = Field(None, description="Run the interpret-mode race detector.")
     uninitialized_memory: Literal["nan", "zero"] | None = Field(None, description="Fill of fresh buffers.")
     dma_execution_mode: Literal["on_wait", "eager"] | None = Field(None, description="When DMAs move data.")
-    random_seed: int | None = Field(None, description="Randomise the order of parallel grid steps.")
+    random_seed: int | None = Field(
+        None,
+        ge=0,
+        lt=2**32,
+        description="Randomise the order of parallel grid steps (a 32-bit seed, as numpy's).",
+    )
     out_of_bounds_reads: Literal["raise", "uninitialized"] | None = Field(
         None, description="A read past a buffer: raise, or return the uninitialised fill."
     )

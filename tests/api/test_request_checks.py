@@ -92,3 +92,15 @@ def test_a_run_in_both_modes_needs_this_servers_chip(tmp_path, settings, chip, t
     assert response.status_code == 422 and response.json()["title"] == title, response.text
     assert all(word in response.json()["detail"] for word in words), response.json()["detail"]
     assert backend.jobs == []
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 10**400])
+def test_a_random_seed_numpy_cannot_take_is_refused_before_any_job(tmp_path, seed):
+    backend = FakeBackend()
+    app = create_app(Settings(data_dir=tmp_path, slots=1, rate_per_minute=0), backend=backend)
+    with TestClient(app) as client:
+        response = client.post("/api/runs", json=body("/api/runs", {"options": {"random_seed": seed}}))
+    assert response.status_code == 422 and response.headers["content-type"].startswith(
+        "application/problem+json"
+    )
+    assert "random_seed" in response.text and backend.jobs == []
