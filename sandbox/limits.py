@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sandbox.protocol import Limits
+from sandbox.protocol import Job, Limits
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -23,6 +23,11 @@ SCRATCH_BYTES = 64 * MIB
 # A sweep job checks many configs in one child: its wall and CPU limits grow with its configs.
 SWEEP_WALL_SECONDS_PER_CONFIG = 10.0
 SWEEP_CPU_SECONDS_PER_CONFIG = 20
+# On a chip a config also compiles natively, at its check size and at the target size, and is timed
+# there. Measured on the lent v5e (2026-12-06): 2.5 s a config for a BlockSpec matmul, about 20 s for
+# megablox's gmm, 30-45 s for JAX's paged attention (the model's walk of its 16k-step grid included);
+# at 10 s a config a 6-config paged-attention sweep was stopped before its first config was judged.
+SWEEP_CHIP_WALL_SECONDS_PER_CONFIG = 30.0
 # The hardened backend's CPU quota per job (a cgroup quota, in cores), beside the CPU-time limit:
 # None is every core of the host. A job alone may then use an idle machine (XLA's compile and the
 # interpreter's callbacks run on threads of their own: a first call takes 1.4 s of CPU on 1.0 s of
@@ -56,6 +61,17 @@ def default_limits(**overrides: float | int) -> Limits:
 def for_tpu(limits: Limits) -> Limits:
     """`limits` for a job that owns chips: room for libtpu's threads; everything else unchanged."""
     return dataclasses.replace(limits, processes=max(limits.processes, TPU_PROCESSES))
+
+
+def on_chip(job: Job) -> Job:
+    """`job` as it runs on a chip slot: `for_tpu`'s room for libtpu, and a sweep's wall-clock allowance
+    per config raised to what configs take on a chip."""
+    limits = for_tpu(job.limits)
+    if job.sweep is not None:
+        configs = len(job.sweep.only) if job.sweep.only else job.sweep.total
+        more = (SWEEP_CHIP_WALL_SECONDS_PER_CONFIG - SWEEP_WALL_SECONDS_PER_CONFIG) * configs
+        limits = dataclasses.replace(limits, wall_seconds=limits.wall_seconds + more)
+    return dataclasses.replace(job, limits=limits)
 
 
 def sweep_limits(base: Limits, configs: int) -> Limits:

@@ -109,6 +109,7 @@ class HardenedBackend:
         if not on_chip and self.cpu_slots == 0:
             return never_ran("this job runner has no CPU slots for interpret-mode runs")
         kind = self.table.chip_slots if on_chip else self.table.cpu_slots
+        job = default_limits.on_chip(job) if on_chip else job
 
         def attempt() -> Execution:
             execution = never_ran(None, cancelled=True)

@@ -33,7 +33,7 @@ from sandbox.backends.chip_wait import run_waiting_for_chip
 from sandbox.backends.watch import Outcome, Pipes, Watch, close_quietly
 from sandbox.host.jobenv import base_environment, job_environment
 from sandbox.host.tpuhost import TpuHostError, TpuSlot, host_slots, runs_on_chip
-from sandbox.limits import JOB_NICE, NICE, for_tpu
+from sandbox.limits import JOB_NICE, NICE, on_chip
 from sandbox.protocol import Execution, Job, never_ran, to_json_dict
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class LocalBackend:
             if cancel.is_set():
                 return never_ran(None, cancelled=True)
         try:
-            chip_job = replace(job, limits=for_tpu(job.limits))
+            chip_job = on_chip(job)
             ran = run_waiting_for_chip(lambda: self._run_once(chip_job, slot, on_event, cancel), cancel)
             return replace(ran, on_chip=True)  # the host's word: this job had the chip
         finally:

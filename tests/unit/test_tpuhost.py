@@ -181,6 +181,22 @@ def test_a_chip_slot_job_gets_room_for_libtpus_threads():
     assert for_tpu(limits).memory_bytes == limits.memory_bytes
 
 
+def test_a_sweep_on_a_chip_slot_gets_the_time_its_configs_take_there():
+    # On the v5e a config compiles natively twice and is timed: 10 s a config (enough in the simulator)
+    # stopped a 6-config paged-attention sweep before its first config; a chip slot gives 30.
+    from sandbox.jobs import sweeps
+    from sandbox.jobs.build import make_job, make_sweep_job
+    from sandbox.limits import SWEEP_CHIP_WALL_SECONDS_PER_CONFIG, TPU_PROCESSES, WALL_SECONDS, on_chip
+
+    spec = sweeps.make_spec(None, params={"ppcb": [1, 2, 4, 8, 16, 32]}, size={"s": 2048})
+    swept = on_chip(make_sweep_job("def kernel(x): ...\n", spec))
+    assert swept.limits.wall_seconds == WALL_SECONDS + 6 * SWEEP_CHIP_WALL_SECONDS_PER_CONFIG
+    assert swept.limits.processes == TPU_PROCESSES
+    shard = on_chip(make_sweep_job("def kernel(x): ...\n", sweeps.shards(spec, 3)[0]))
+    assert shard.limits.wall_seconds == WALL_SECONDS + 2 * SWEEP_CHIP_WALL_SECONDS_PER_CONFIG
+    assert on_chip(make_job("def kernel(x): ...\n")).limits.wall_seconds == WALL_SECONDS  # a run: as it was
+
+
 def test_a_runner_that_cannot_pin_memory_or_lacks_a_node_is_refused(tmp_path, monkeypatch):
     import resource
 
