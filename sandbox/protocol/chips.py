@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sandbox.protocol.chips_v5e import (
+    V5E_DMA_ISSUE_CYCLES,
     V5E_DOTLESS_STEP_CYCLES,
     V5E_HBM_WRITE_EFFICIENCY,
     V5E_REDUCTION_CHAIN_CYCLES,
     V5E_REDUCTION_SERIAL_SHARE,
+    V5E_STEP_CYCLES,
     V5E_TRANSCENDENTALS,
     V5E_VECTOR_UNITS,
 )
@@ -154,6 +156,8 @@ class ChipInfo:
 # - dma_issue_seconds: DMA_ISSUE_CYCLES / clock per DMA a step starts (descriptor, semaphore wait);
 #   scalar_seconds: 1 cycle per scalar op (index maps, SMEM lookups, branches): ASSUMED from the
 #   scalar unit's one-op-per-bundle issue; not separable from STEP_CYCLES in published timings.
+#   The v5e's own DMA cost and step cost were measured on its sweeps (chips_v5e.py: 6 and 394.9
+#   cycles); STEP_CYCLES stays the other chips' figure, solved at the assumed DMA cost.
 # - ici_bandwidth: one ICI link, one way: v5e 4.5e10 B/s, v5p and v6e 9e10 B/s (scaling-book,
 #   tpus.md, "TPU Networking" table and worked problem 5), which the published ppermute sweep on
 #   v5p-8 and v6e-8 matches (86.3 and 86.8 GB/s for large payloads, marin-community/marin#6736,
@@ -210,6 +214,8 @@ def _model_rates(
     sublanes: int = 8,
     vregs_per_cycle: float = VECTOR_VREGS_PER_CYCLE,
     mxu_efficiency: float = 1.0,
+    step_cycles: float = STEP_CYCLES,
+    dma_cycles: float = DMA_ISSUE_CYCLES,
 ) -> dict[str, Any]:
     """The time model's per-chip rates from the chip's clock (sources above)."""
     return {
@@ -218,9 +224,9 @@ def _model_rates(
         "sublanes": sublanes,
         "mxu_efficiency": mxu_efficiency,
         "vector_ops": vregs_per_cycle * sublanes * 128 * clock,
-        "step_seconds": STEP_CYCLES / clock,
+        "step_seconds": step_cycles / clock,
         "launch_seconds": LAUNCH_SECONDS,
-        "dma_issue_seconds": DMA_ISSUE_CYCLES / clock,
+        "dma_issue_seconds": dma_cycles / clock,
         "scalar_seconds": SCALAR_CYCLES / clock,
         "ici_bandwidth": ici,
         "ici_hop_seconds": ICI_HOP_SECONDS,
@@ -240,7 +246,7 @@ _TABLE = (
         bf16_flops=197e12,
         sparse_core=None,
         int8_ops=394e12,
-        **_model_rates(1.5e9, 4.5e10, mxu=128, sublanes=8),
+        **_model_rates(1.5e9, 4.5e10, step_cycles=V5E_STEP_CYCLES, dma_cycles=V5E_DMA_ISSUE_CYCLES),
         host_dispatch_seconds=V5E_HOST_DISPATCH,
         scoped_vmem_bytes=16 << 20,
         transcendental_bands=V5E_TRANSCENDENTALS,

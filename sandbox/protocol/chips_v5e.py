@@ -27,22 +27,42 @@ V5E_HBM_WRITE_EFFICIENCY = 0.65
 # - V5E_REDUCTION_CHAIN_CYCLES: a step with a lane reduction lasts at least this (the dependent chain
 #   dot -> row max -> exp -> row sum -> rescale, whose latencies no throughput count has). FITTED, as
 #   VECTOR_VREGS_PER_CYCLE is under the one-rate rule, to JAX's flash attention at (32, 8, 512, 64)
-#   on a v5e (2.36 ms, jax-ml/jax#24633; tests/model/fit.py solves it). The sweeps' fit half alone
-#   puts it anywhere in 400-475 (mean |log error| within 0.001 of its best).
+#   on a v5e (2.36 ms, jax-ml/jax#24633; tests/model/fit.py solves it with V5E_STEP_CYCLES below;
+#   432.8 at 32 cycles a DMA). The sweeps' fit half alone puts it anywhere in 400-475 (mean |log
+#   error| within 0.001 of its best). It holds in a `pl.kernel` program's steps too (JAX's paged
+#   attention: a flash step per loop iteration).
 # - V5E_REDUCTION_SERIAL_SHARE: in such a step the share of the shorter of MXU and vector time that
 #   does not overlap the longer (the second dot waits for exp, the statistics for the first dot);
 # - V5E_DOTLESS_STEP_CYCLES: the fixed cost of a step without MXU work (element-wise kernels, a
-#   softmax, a masked-out block): STEP_CYCLES, fitted to a matmul, holds the MXU's fill and drain
+#   softmax, a masked-out block): V5E_STEP_CYCLES, fitted to a matmul, holds the MXU's fill and drain
 #   between dependent steps.
-#   These two FITTED on the fit half of the sweeps (`bench/tpu/calibration.py`'s hash split), the chain
-#   fixed: the smallest mean |log(estimate / measured)| over flash, splash, softmax and element-wise on
-#   a grid of 0.20-0.50 by 0.05 and 120-240 cycles by 15 (fit-half mean 0.077, 0.325 with the one-rate
-#   rule and STEP_CYCLES for every step).
+#   The serial share FITTED on the fit half of the sweeps (`bench/tpu/calibration.py`'s hash split):
+#   the smallest mean |log(estimate / measured)| over flash, splash, softmax and element-wise on a grid
+#   of 0.20-0.50 by 0.05 (fit-half mean 0.077, 0.325 with the one-rate rule and STEP_CYCLES for every
+#   step). The dotless step re-FITTED with V5E_DMA_ISSUE_CYCLES below (it was 135 at 32 cycles a DMA).
 # Other chips: not measured, the one-rate rule.
 V5E_VECTOR_UNITS = (("alu", 2.0), ("eup", 1.0), ("xlu", 1.0), ("load", 1.0), ("store", 1.0))
-V5E_REDUCTION_CHAIN_CYCLES = 432.8
+V5E_REDUCTION_CHAIN_CYCLES = 446.0
 V5E_REDUCTION_SERIAL_SHARE = 0.30
-V5E_DOTLESS_STEP_CYCLES = 135.0
+V5E_DOTLESS_STEP_CYCLES = 210.0
+
+# What starting a DMA costs the v5e, measured (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06): JAX's paged
+# attention (bench/tpu/sweeps/paged.py) starts 2 x ppcb page DMAs per loop step, 4 to 64, on one
+# semaphore per buffer and waits once per buffer. Its loop steps took about 650-700 cycles plus about
+# 11 a DMA (least squares over its 9 configs, the DMAs' 2 scalar operations each included), where
+# the chips' assumed 32 cycles per DMA (`chips.DMA_ISSUE_CYCLES`) made the model +7 ... +272 % slow.
+# - V5E_DMA_ISSUE_CYCLES: FITTED on the fit half of every v5e sweep (`bench/tpu/calibration.py`'s hash
+#   split), jointly with V5E_DOTLESS_STEP_CYCLES, V5E_STEP_CYCLES and the chain re-solved at each
+#   candidate: the smallest mean |log(estimate / measured)| on a grid of 0-16 cycles (0, 2, 4, 6, 8, 12,
+#   16) by 90-255 cycles by 15 (fit-half mean 0.0742 at (6, 210); 0.0746 or less anywhere in 4-6 x
+#   195-225; 0.0848 at (32, 135)).
+# - V5E_STEP_CYCLES: the v5e's own fixed step cost, SOLVED like STEP_CYCLES on the matmul guide's
+#   4096^3 128-block matmul (11.77 ms less host dispatch) with the v5e's DMA cost and vector units: a
+#   cheaper DMA start leaves more of that step to the fixed cost (`python -m tests.model.fit` prints
+#   it and V5E_REDUCTION_CHAIN_CYCLES, solved alternately; the flash point stays where it was).
+# Other chips: not measured, STEP_CYCLES and DMA_ISSUE_CYCLES.
+V5E_DMA_ISSUE_CYCLES = 6.0
+V5E_STEP_CYCLES = 394.9
 
 # Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
 # the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.

@@ -1,4 +1,4 @@
-"""Solve the time model's two fitted constants from their two named published points, and print them.
+"""Solve the time model's fitted constants from their two named published points, and print them.
 
 `python -m tests.model.fit` prints STEP_CYCLES and VECTOR_VREGS_PER_CYCLE for `sandbox/protocol/
 chips.py`: the step cost that puts the matmul guide's 4096^3 128-block matmul on a v5e at its
@@ -32,6 +32,7 @@ def _chip(step_cycles: float, vregs_per_cycle: float, *, one_rate: bool = False)
     return dataclasses.replace(
         v5e,
         step_seconds=step_cycles / v5e.clock_hz,
+        dma_issue_seconds=chips.DMA_ISSUE_CYCLES / v5e.clock_hz,  # the chips' assumed figure, not v5e's own
         vector_ops=vregs_per_cycle * 1024 * v5e.clock_hz,
         vector_units=() if one_rate else v5e.vector_units,
     )
@@ -72,12 +73,31 @@ def solve() -> tuple[float, float]:
     return step, rate
 
 
-def solve_chain() -> float:
-    """The v5e's reduction chain (`chips.V5E_REDUCTION_CHAIN_CYCLES`, its vector units costed apart)
-    that puts the same flash point at its published time, the table's other constants as they are."""
+def _v5e(step_cycles: float, chain_cycles: float) -> chips.ChipInfo:
     v5e = chips.chip_info("v5e")
-    at = lambda cycles: _flash(dataclasses.replace(v5e, reduction_chain_cycles=cycles))  # noqa: E731
-    return _root(at, 0.0, 2000.0, FLASH_SECONDS, 24)
+    return dataclasses.replace(
+        v5e, step_seconds=step_cycles / v5e.clock_hz, reduction_chain_cycles=chain_cycles
+    )
+
+
+def _v5e_matmul_at(step: float, *, chain: float) -> float:
+    return _matmul(_v5e(step, chain))
+
+
+def _v5e_flash_at(chain: float, *, step: float) -> float:
+    return _flash(_v5e(step, chain))
+
+
+def solve_v5e() -> tuple[float, float]:
+    """The v5e's own step cost and reduction chain (`chips_v5e.V5E_STEP_CYCLES`,
+    `V5E_REDUCTION_CHAIN_CYCLES`), given its measured DMA issue cost and vector units: the step that
+    puts the same matmul point, and the chain that puts the same flash point, at their published times."""
+    v5e = chips.chip_info("v5e")
+    step, chain = v5e.step_seconds * v5e.clock_hz, v5e.reduction_chain_cycles
+    for _ in range(3):
+        step = _root(functools.partial(_v5e_matmul_at, chain=chain), 0.0, 2000.0, MATMUL_SECONDS, 24)
+        chain = _root(functools.partial(_v5e_flash_at, step=step), 0.0, 2000.0, FLASH_SECONDS, 24)
+    return step, chain
 
 
 # -- a chip's own vector rate and MXU efficiency, fitted on half of its published points ---------
@@ -146,4 +166,5 @@ if __name__ == "__main__":
     else:
         step, rate = solve()
         print(f"STEP_CYCLES = {step:.1f}\nVECTOR_VREGS_PER_CYCLE = {rate:.4f}")
-        print(f"V5E_REDUCTION_CHAIN_CYCLES = {solve_chain():.1f}")
+        v5e_step, chain = solve_v5e()
+        print(f"V5E_STEP_CYCLES = {v5e_step:.1f}\nV5E_REDUCTION_CHAIN_CYCLES = {chain:.1f}")

@@ -6,7 +6,7 @@ import pytest
 from jax._src import tpu_info
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.protocol import chips
+from sandbox.protocol import chips, chips_v5e
 from sandbox.protocol.chips import CHIPS, chip_info
 
 
@@ -47,7 +47,10 @@ def test_chip_table_matches_jax_tpu_info(chip):
     vregs = ours.vector_ops / (jax_info.num_sublanes * jax_info.num_lanes * ours.clock_hz)
     own = {"v6e": chips.V6E_VECTOR_VREGS, "tpu7x": chips.TPU7X_VECTOR_VREGS}  # fitted to their own points
     assert vregs == pytest.approx(own.get(chip, chips.VECTOR_VREGS_PER_CYCLE))
-    assert ours.step_seconds * ours.clock_hz == pytest.approx(chips.STEP_CYCLES)
+    steps = {"v5e": chips_v5e.V5E_STEP_CYCLES}  # the v5e's own, with its measured DMA issue cost
+    assert ours.step_seconds * ours.clock_hz == pytest.approx(steps.get(chip, chips.STEP_CYCLES))
+    dmas = {"v5e": chips_v5e.V5E_DMA_ISSUE_CYCLES}
+    assert ours.dma_issue_seconds * ours.clock_hz == pytest.approx(dmas.get(chip, chips.DMA_ISSUE_CYCLES))
 
 
 def test_tpu8_chips_are_offered():

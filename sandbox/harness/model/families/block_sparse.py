@@ -16,6 +16,6 @@ def _matches(t: Traits) -> bool:
 FAMILY = Family(
     NAME,
     _matches,
-    bands=(Band(NAME, "v5e", -0.2453, -0.0457, 2, "the JAX Pallas TPU block-sparse guide (2024-09-16)"),),
+    bands=(Band(NAME, "v5e", -0.2496, -0.0325, 2, "the JAX Pallas TPU block-sparse guide (2024-09-16)"),),
     validation_points=("dsd_matmul", "masked_matmul"),
 )

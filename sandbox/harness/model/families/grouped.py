@@ -20,7 +20,7 @@ FAMILY = Family(
     NAME,
     _matches,
     bands=(
-        Band(NAME, "v5e", -0.0096, 0.1764, 9, _TOKAMAX),
+        Band(NAME, "v5e", -0.0090, 0.1768, 9, _TOKAMAX),
         Band(NAME, "v5p", -0.1295, 0.3972, 26, _TOKAMAX),
         Band(
             NAME,

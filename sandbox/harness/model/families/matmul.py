@@ -15,6 +15,6 @@ def _matches(t: Traits) -> bool:
 FAMILY = Family(
     NAME,
     _matches,
-    bands=(Band(NAME, "v5e", -0.0412, 0.0449, 17, "the JAX Pallas TPU matmul guide (2024-02-27)"),),
+    bands=(Band(NAME, "v5e", -0.0418, 0.0450, 17, "the JAX Pallas TPU matmul guide (2024-02-27)"),),
     validation_points=("matmul",),
 )

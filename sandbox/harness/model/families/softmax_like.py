@@ -16,7 +16,7 @@ FAMILY = Family(
     NAME,
     _matches,
     bands=(
-        Band(NAME, "v5e", -0.0148, 0.0246, 3, "JAX's flash attention forward, jax-ml/jax#24633 (2024-10-31)"),
+        Band(NAME, "v5e", -0.0073, 0.0383, 3, "JAX's flash attention forward, jax-ml/jax#24633 (2024-10-31)"),
     ),
     validation_points=("flash_attention",),
 )
