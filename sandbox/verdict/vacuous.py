@@ -40,6 +40,10 @@ def _zeros(want: np.ndarray) -> np.ndarray:
 
 
 def _constant(want: np.ndarray) -> np.ndarray:
+    if np.issubdtype(want.dtype, np.integer) or want.dtype == np.bool_:
+        # One of its own values: a median through float64 may not fit the dtype (uint64 near 2**64).
+        flat = np.sort(np.asarray(want).ravel())
+        return np.full(want.shape, flat[flat.size // 2], dtype=want.dtype)
     values = as_float64(np.asarray(want))
     finite = values[np.isfinite(values)]
     level = float(np.median(finite)) if finite.size else 0.0
