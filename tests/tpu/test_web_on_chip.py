@@ -147,6 +147,9 @@ def test_a_sweep_from_the_tune_tab_is_timed_on_the_chip(socket_path):
         assert len(configs) == 2 and all(
             c["measured_seconds"] and c["measured_seconds"] > 0 for c in configs
         ), result
+        # XLA's own op timed once on the chip beside the configs, and the estimate's word on its kind.
+        assert all(c["xla_measured_seconds"] and c["xla_measured_seconds"] > 0 for c in configs), configs
+        assert all(c["estimate"]["xla_validation"].startswith("XLA's dots") for c in configs), configs
 
 
 def test_the_page_asks_for_both_runs_and_gets_them(socket_path):
