@@ -161,3 +161,12 @@ def test_runs_in_both_modes_on_the_chip_gave_the_simulators_verdicts():
     assert unwritten["agree"] and unwritten["simulated_status"] == "mismatch"
     (case,) = unwritten["cases"]
     assert [(o["mismatch_count"], o["nonfinite_mismatches"]) for o in case["outputs"]] == [(1, 1)]
+
+
+def test_the_newest_chip_tier_ran_every_chip_test_and_all_passed():
+    """The chip tier (`bench/tpu/on-chip.sh tests`) as last run on the lent v5e: every test of tests/tpu
+    ran there (none skipped: a test added since would be missing from the count) and passed."""
+    newest = sorted(records.HERE.glob("tier-2026-*.txt"))[-1]
+    said = newest.read_text()
+    chip_tests = sum(p.read_text().count("\ndef test_") for p in (ROOT / "tests" / "tpu").glob("test_*.py"))
+    assert f"{chip_tests} passed" in said and "failed" not in said and "skipped" not in said, newest.name
