@@ -124,6 +124,7 @@ class SweepReport:
     best_right: bool  # the model's fastest config is the chip's fastest
     ranked_pairs: int  # pairs more than RANK_MARGIN apart on the chip
     ranked_right: int
+    pick_loss: float = 0.0  # how much slower on the chip the model's fastest config is than the chip's
 
 
 def sweeps(rows: list[dict[str, Any]]) -> list[SweepReport]:
@@ -145,5 +146,6 @@ def sweeps(rows: list[dict[str, Any]]) -> list[SweepReport]:
             == (a["estimated_seconds"] < b["estimated_seconds"])
             for a, b in pairs
         )
-        reports.append(SweepReport(kernel, size, len(group), by_model is by_chip, len(pairs), right))
+        loss = by_model["measured_device_seconds"] / by_chip["measured_device_seconds"] - 1
+        reports.append(SweepReport(kernel, size, len(group), by_model is by_chip, len(pairs), right, loss))
     return reports
