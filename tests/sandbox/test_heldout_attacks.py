@@ -225,10 +225,10 @@ def kernel(x):
     return (pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x),)
 """
 
-HINT_FLOOD = """
-import gc
+# A scratch file whose kernel writes on the harness's event channel itself (its writer, found by gc).
+FORGER = """
+import gc, os, time
 import numpy as np
-from sandbox.protocol.arrays import ArrayBytes
 from sandbox.verdict.arrays import encode
 
 _writer = next(o for o in gc.get_objects() if type(o).__name__ == "EventWriter")
@@ -238,34 +238,30 @@ def make_inputs(seed):
 
 def reference(x):
     return x * 2
+"""
 
+HINT_FLOOD = (
+    FORGER
+    + """
 def kernel(x):
     _writer.emit("case_outputs", index=0, case="scratch", seconds=float("nan"), inputs_digest="x",
                  kernels=1, outputs=encode([("out", np.zeros(8, np.float32))]),
                  mismatch_hint="h" * (12 << 20), chip_bands=(("exp", 1.0),) * 20000)
-    import time
     time.sleep(30)
     return x * 2
 """
+)
 
-HUGE_NUMBER = """
-import gc, os, time
-import numpy as np
-
-_writer = next(o for o in gc.get_objects() if type(o).__name__ == "EventWriter")
-
-def make_inputs(seed):
-    return (np.arange(8, dtype=np.float32),)
-
-def reference(x):
-    return x * 2
-
+HUGE_NUMBER = (
+    FORGER
+    + """
 def kernel(x):
     with _writer._lock:
         os.write(_writer._fd, b'{"kind":"compiled","data":{"first_call_seconds":1' + b'0' * 400 + b'}}\\n')
     time.sleep(30)
     return x * 2
 """
+)
 
 VICTIM = "import time\ntime.sleep(1.0)\n" + PASSING_KERNEL
 
