@@ -35,7 +35,6 @@ class Acc:
     def __init__(self, zero: Any) -> None:
         self.zero = zero
         self.mxu: dict[str, Any] = {}
-        self.vector: Any = zero
         self.units: dict[str, Any] = {}  # element ops per vector unit, unweighted
         # A count, made an array over the steps only once a masked (branch-only) op is counted.
         self.scalar: Any = 0.0
@@ -49,7 +48,6 @@ class Acc:
             self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * mask
         vector = weighted(units)
         if vector:
-            self.vector = self.vector + vector * mask
             for unit, ops in units.items():
                 self.units[unit] = self.units.get(unit, self.zero) + ops * mask
         if wait >= 0 and vector:
@@ -75,10 +73,14 @@ class Acc:
                 self.after[dot] = waiting * last
         for kind, flops in other.mxu.items():
             self.mxu[kind] = self.mxu.get(kind, self.zero) + flops * times
-        self.vector = self.vector + other.vector * times
         for unit, ops in other.units.items():
             self.units[unit] = self.units.get(unit, self.zero) + ops * times
         self.scalar = self.scalar + other.scalar * times
+
+    @property
+    def vector(self) -> Any:
+        """VALU-equivalent element ops of the vector work (`units` weighted by `UNIT_WEIGHTS`)."""
+        return weighted(self.units) + self.zero
 
     def weight(self) -> Any:
         return sum(self.mxu.values(), start=self.zero) + self.vector
