@@ -31,7 +31,7 @@ from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.errors import notes, translate
 from sandbox.harness.given import case_inputs
 from sandbox.harness.lowering import check as lowering
-from sandbox.harness.model.runs import estimate_call, estimate_xla, xla_validation
+from sandbox.harness.model.runs import estimate_call, xla_baseline
 from sandbox.harness.monitor import hooks as monitor_hooks
 from sandbox.harness.monitor.core import UnfinishedKernelError
 from sandbox.harness.monitor.deadlock import Deadlock, DeadlockError
@@ -305,11 +305,8 @@ class Session(JobSession):
         )
         estimate = estimate_call(call.fn, call.args, target)  # the TPU time model (sandbox.harness.model)
         if estimate is not None and plan.baseline is not None:
-            estimate = replace(
-                estimate,
-                xla_seconds=estimate_xla(plan.baseline, inputs, target),
-                xla_validation=xla_validation(plan.baseline, inputs, target),
-            )
+            xla_seconds, validation = xla_baseline(plan.baseline, inputs, target)
+            estimate = replace(estimate, xla_seconds=xla_seconds, xla_validation=validation)
         if estimate is not None:
             self.events.emit("estimate", estimate=estimate)
 

@@ -29,17 +29,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import jax
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.harness import calls, devicetime, sweep_plan, usercode
+from sandbox.harness import calls, devicetime, measure, sweep_plan, usercode
 from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.given import made_inputs
 from sandbox.harness.lowering import check as lowering
 from sandbox.harness.lowering.chip_checks import facts as chip_facts
 from sandbox.harness.lowering.chip_checks import vmem_refusal
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
-from sandbox.harness.model.runs import estimate_xla, xla_validation
+from sandbox.harness.model.runs import xla_baseline
 from sandbox.harness.phases import USER_FILES, JobSession
 from sandbox.harness.target import Target
 from sandbox.protocol import ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
@@ -127,8 +126,8 @@ class SweepSession(JobSession):
         target_args = self._phase("make_inputs", lambda: self._target_inputs(plan), plan.files)
         # XLA's own op at the target size, the baseline every config is shown against: estimated
         # everywhere, and on a TPU host also timed, once, before the configs.
-        self.xla_seconds = estimate_xla(plan.baseline, target_args, target) if plan.baseline else None
-        self.xla_validation = xla_validation(plan.baseline, target_args, target) if plan.baseline else ""
+        if plan.baseline is not None:
+            self.xla_seconds, self.xla_validation = xla_baseline(plan.baseline, target_args, target)
         if plan.baseline is not None and not target.interpret:
             self.xla_measured_seconds = self._measure_xla(target, plan)
         selected = self.spec.configs()
@@ -347,27 +346,21 @@ class SweepSession(JobSession):
         return _replace(result, measured_seconds=found[0], measured_host_seconds=found[1])
 
     def _measure_xla(self, target: Target, plan: SweepPlan) -> float | None:
-        """XLA's own op, jitted as a user would call it, timed on the chip at the target size
-        like a config; None where it does not run there (an eager-only reference, too large a size):
-        the log says why, and the sweep goes on without a measured baseline."""
+        """XLA's own op at the target size, timed on the chip as a run's reference is
+        (`measure.reference_device_time`); None where it does not run there (an eager-only reference,
+        too large a size): the log says so, and the sweep goes on without a measured baseline."""
         assert plan.baseline is not None
-        baseline = plan.baseline
-        t0 = time.perf_counter()
         try:
             inputs = made_inputs(lambda: plan.make_inputs(self.spec.size), native=True)
-            jitted = jax.jit(baseline)
-            with target.chip_context():
-                jax.block_until_ready(jitted(*inputs))
-                found = devicetime.device_or_wall(
-                    lambda: jax.block_until_ready(jitted(*inputs)), MEASURE_REPEATS, MEASURE_WARMUP
-                )
         except Exception as exc:
             self.events.emit("log", text=f"XLA's own op was not timed at the target size: {_first_line(exc)}")
             return None
-        self.events.emit(
-            "log", text=f"XLA's own op timed at the target size in {time.perf_counter() - t0:.1f} s"
-        )
-        return found[0]
+        found = measure.reference_device_time(target, plan.baseline, inputs)
+        if found is None:
+            self.events.emit(
+                "log", text="XLA's own op was not timed at the target size: it did not run jitted"
+            )
+        return found
 
 
 @contextlib.contextmanager

@@ -25,24 +25,27 @@ def estimate_call(fn: Callable[..., Any], args: Sequence[Any], target: Target) -
         return None
 
 
-def estimate_xla(fn: Callable[..., Any], args: Sequence[Any], target: Target) -> float | None:
-    """The device time of a plain-XLA function (the entry's reference: what a user would run instead of
-    the kernel) on the job's chip, by the model's costing of XLA's ops (`outside.outside_work`: fusions
-    at HBM bandwidth, dots at the MXU's peak); None when it cannot be costed or costs nothing."""
+def xla_baseline(fn: Callable[..., Any], args: Sequence[Any], target: Target) -> tuple[float | None, str]:
+    """XLA's own op on the job's chip (a plain-XLA function: the entry's reference, or what a user would
+    run instead of the kernel), from one trace: its device time by the model's costing of XLA's ops
+    (`outside.outside_work`: fusions at HBM bandwidth, dots at the MXU's peak; None when it costs
+    nothing), and how far that costing held for ops of its kind where they were timed on this chip
+    (`registry.xla_validation`). (None, "") when it cannot be traced or costed."""
     try:
         closed = trace(fn, args, target.chip_context())
-        found = outside_work(closed, chip_info(target.chip))
+        chip = chip_info(target.chip)
+        found = outside_work(closed, chip)
+        validation = registry.xla_validation(xla_kind(closed), chip.name, chip.title)
     except Exception:  # the model's limits are not the run's failure
-        return None
-    return float(found.seconds) or None
+        return None, ""
+    return float(found.seconds) or None, validation
+
+
+def estimate_xla(fn: Callable[..., Any], args: Sequence[Any], target: Target) -> float | None:
+    """`xla_baseline`'s device time alone."""
+    return xla_baseline(fn, args, target)[0]
 
 
 def xla_validation(fn: Callable[..., Any], args: Sequence[Any], target: Target) -> str:
-    """How far `estimate_xla` held for XLA ops of this kind on this chip, where they were timed on it
-    (`registry.xla_validation`); "" when the function cannot be traced."""
-    try:
-        kind = xla_kind(trace(fn, args, target.chip_context()))
-    except Exception:  # the model's limits are not the run's failure
-        return ""
-    chip = chip_info(target.chip)
-    return registry.xla_validation(kind, chip.name, chip.title)
+    """`xla_baseline`'s word on how far its costing held on this chip, alone."""
+    return xla_baseline(fn, args, target)[1]
