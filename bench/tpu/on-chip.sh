@@ -14,6 +14,10 @@
 #   bench/tpu/on-chip.sh sweeps-d OUT   part 4: JAX's paged attention (decode), two shapes
 #   bench/tpu/on-chip.sh sweeps-e OUT   part 5: megablox gmm's second shape, then XLA's own op at every
 #                                       sweep's size timed so far (xla_baselines.py; OUT of part 4 again)
+#   bench/tpu/on-chip.sh sweeps-f OUT   part 6, held out of every fit: f32 operands at HIGHEST, int8
+#                                       operands, a bf16 RMS norm (two shapes), flash attention at head dim 64
+#   bench/tpu/on-chip.sh sweeps-g OUT   part 7, held out too: JAX's ragged paged attention (mixed prefill
+#                                       and decode, trip counts from data)
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -41,7 +45,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -73,6 +77,18 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
             --param ppcb=1,2,4,8,16,32 --check-size s=512
         sweep bench/tpu/sweeps/paged.py 150 --size b=8,h=32,kvh=8,s=8192,page=32,d=128 \
             --param ppcb=2,4,8,16,32 --check-size s=512
+    elif [ "$what" = sweeps-f ]; then
+        sweep bench/tpu/sweeps/rmsnorm.py 60 --size m=16384,n=4096 --param br=8,32,128,256,512 --bind br=m
+        sweep bench/tpu/sweeps/rmsnorm.py 60 --size m=65536,n=1024 --param br=64,256,1024,2048 --bind br=m
+        sweep bench/tpu/sweeps/matmul_f32.py 110 --size m=2048,k=2048,n=2048 --param bm=256,512 \
+            --param bk=256,512 --param bn=512,1024 --bind bm=m,bk=k,bn=n
+        sweep bench/tpu/sweeps/matmul_int8.py 110 --size m=4096,k=4096,n=4096 --param bm=256,512,1024 \
+            --param bk=512,1024 --param bn=512,1024 --bind bm=m,bk=k,bn=n
+        sweep bench/tpu/sweeps/flash.py 120 --size b=4,h=16,s=2048,d=64 --check-size b=1,h=2,s=256,d=64 \
+            --param bq=256,512,1024 --param bk=256,512,1024 --bind bq=s,bk=s
+    elif [ "$what" = sweeps-g ]; then
+        sweep bench/tpu/sweeps/ragged.py 420 --size s=16,q=128,kv=2048,page=16,h=32,kvh=8,d=128 --check-size kv=512 \
+            --param ppb=8,16,32 --param qpb=16,32,64
     elif [ "$what" = sweeps-e ]; then
         sweep bench/tpu/sweeps/grouped.py 280 --size m=16384,k=1024,n=4096,g=16 --param tm=256,512 \
             --param tk=512,1024 --param tn=1024,2048 --bind tk=k,tn=n
