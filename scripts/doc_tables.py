@@ -1,5 +1,6 @@
 """The docs' tables of numbers the code holds, generated from it so they cannot drift: the time model's
-validation bands (`sandbox.harness.model.families.BANDS`), the chip's transcendental bands
+validation bands (`sandbox/harness/model/families/published.py`, itself generated from the published
+timings by `python -m tests.model.bands --write`), the chip's transcendental bands
 (`sandbox.protocol.chips`) and the checker's default tolerances (`sandbox.verdict.compare`). Each table
 sits between two markers in its page; `python scripts/doc_tables.py --write` rewrites them, and
 tests/unit/test_doc_tables.py fails while a page differs from what this writes."""
@@ -15,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sandbox.harness.model.families import BANDS, WITHIN_15_PERCENT  # noqa: E402
+from sandbox.harness.model.families.published import PUBLISHED, WITHIN_15_PERCENT  # noqa: E402
 from sandbox.protocol.chips import CHIP_TABLE, chip_info  # noqa: E402
 from sandbox.verdict.compare import DEFAULT_TOLERANCES, EXACT  # noqa: E402
 
@@ -37,13 +38,13 @@ def _percent(share: float) -> str:
 
 def bands_table() -> str:
     """The model's error on published kernels, per family and chip, as every estimate shows it."""
-    points = sum(b.points for b in BANDS)
+    points = sum(b.points for b in PUBLISHED)
     rows = [
         "| family | chip | points | model vs published |",
         "|---|---|---|---|",
         *(
             f"| {b.family} | {_chip(b.chip)} | {b.points} | {_percent(b.low)} … {_percent(b.high)} |"
-            for b in BANDS
+            for b in PUBLISHED
         ),
         f"| **all validation points** | | **{points}** | "
         f"**{round(WITHIN_15_PERCENT * points)} ({WITHIN_15_PERCENT:.1%}) within ±15 %** |".replace(

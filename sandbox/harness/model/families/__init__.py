@@ -1,11 +1,13 @@
 """Kernel families: what kind of kernel an estimate is of, and how far the model is validated on it.
 
-One module per family, each a `base.Family` (its name, `matches(traits)`, its bands per chip and the
-published kernels they come from), the way compiler-explorer keeps each compiler family in its own
+One module per family, each a `base.Family` (its name, `matches(traits)` and the published kernels
+its bands come from), the way compiler-explorer keeps each compiler family in its own
 folder; `registry` lists them all and is what the rest of the model asks.
 
     base.py               the interface: `Family`, `Band`, and a traced kernel's `Traits`
     registry.py           every family in one list; classify, validation text, time range
+    published.py          the model's error on published kernels per family and chip (generated)
+    measured.py           ... on the Tune sweeps timed on the lent v5e (generated)
     matmul.py             a BlockSpec pipeline around dots
     block_sparse.py       ... with scalar-prefetched block tables
     softmax_like.py       ... with reductions or transcendentals (attention, norms, softmax)
@@ -19,6 +21,7 @@ folder; `registry` lists them all and is what the rest of the model asks.
 """
 
 from sandbox.harness.model.families.base import Band, Family, Traits, primitives
+from sandbox.harness.model.families.published import WITHIN_15_PERCENT
 from sandbox.harness.model.families.registry import (
     BANDS,
     BLOCK_SPARSE,
@@ -34,7 +37,6 @@ from sandbox.harness.model.families.registry import (
     SOFTMAX_LIKE,
     SPARSE_ATTENTION,
     SPARSE_CORE,
-    WITHIN_15_PERCENT,
     Validation,
     classify,
     seconds_range,

@@ -1,9 +1,10 @@
 """The interface every kernel family implements, and what its classification reads from a traced kernel.
 
 A family (`Family`) is one kind of kernel as far as trusting an estimate goes: the text every estimate
-shows (`name`), whether a traced kernel is of it (`matches`, on the kernel's `Traits`), the model's
-error on published kernels of it per chip (`bands`, `band(chip)`), and which published kernels those
-bands come from (`validation_points`: `kernel` names in tests/data/published_tpu_timings.toml).
+shows (`name`), whether a traced kernel is of it (`matches`, on the kernel's `Traits`), and which
+published kernels the model's error on it is measured on (`validation_points`: `kernel` names in
+tests/data/published_tpu_timings.toml). That error per chip, a `Band`, is generated from the
+measurements into `published.py` (and from the v5e sweeps into `measured.py`), never typed in.
 Each family lives in its own module beside this one; `registry.FAMILIES` lists them.
 """
 
@@ -29,7 +30,7 @@ Form = Literal["grid", "program", "sparse_core"]
 
 @dataclass(frozen=True)
 class Band:
-    """The model's signed error (estimate / published - 1) over `points` published kernels."""
+    """The model's signed error (estimate / measured - 1) over `points` measured kernels of a family."""
 
     family: str
     chip: str
@@ -79,21 +80,11 @@ class Traits:
 
 @dataclass(frozen=True)
 class Family:
-    """One kind of kernel: its name, how to recognise it, and how far the model is validated on it."""
+    """One kind of kernel: its name, how to recognise it, and the published kernels it is validated on."""
 
     name: str
     matches: Callable[[Traits], bool]
-    bands: tuple[Band, ...] = ()
     validation_points: tuple[str, ...] = ()  # the published kernels its bands are the errors on
-
-    def __post_init__(self) -> None:
-        chips = [b.chip for b in self.bands]
-        if any(b.family != self.name for b in self.bands) or len(set(chips)) != len(chips):
-            raise ValueError(f"{self.name}: each band must be of this family and of a chip of its own")
-
-    def band(self, chip: str) -> Band | None:
-        """The model's error on published kernels of this family on `chip`, if any were published."""
-        return next((b for b in self.bands if b.chip == chip), None)
 
 
 def primitives(jaxpr: Any) -> set[str]:

@@ -4,7 +4,7 @@ blocks it visits (with softmax-like work too it is `sparse_attention`; with a gr
 
 from __future__ import annotations
 
-from sandbox.harness.model.families.base import Band, Family, Traits
+from sandbox.harness.model.families.base import Family, Traits
 
 NAME = "block-sparse matmul (scalar-prefetched block tables)"
 
@@ -13,9 +13,4 @@ def _matches(t: Traits) -> bool:
     return t.form == "grid" and t.dots and t.prefetch and not (t.dynamic or t.softmax_like)
 
 
-FAMILY = Family(
-    NAME,
-    _matches,
-    bands=(Band(NAME, "v5e", -0.2496, -0.0325, 2, "the JAX Pallas TPU block-sparse guide (2024-09-16)"),),
-    validation_points=("dsd_matmul", "masked_matmul"),
-)
+FAMILY = Family(NAME, _matches, validation_points=("dsd_matmul", "masked_matmul"))

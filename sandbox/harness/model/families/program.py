@@ -5,7 +5,7 @@ program is a `collective`."""
 
 from __future__ import annotations
 
-from sandbox.harness.model.families.base import Band, Family, Traits
+from sandbox.harness.model.families.base import Family, Traits
 
 NAME = "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)"
 MATMUL_NAME = "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)"
@@ -21,16 +21,5 @@ MATMUL = Family(MATMUL_NAME, lambda t: _local(t) and t.dots and not t.softmax_li
 SOFTMAX_LIKE = Family(
     SOFTMAX_LIKE_NAME,
     lambda t: _local(t) and t.dots and t.softmax_like,
-    bands=(
-        Band(
-            SOFTMAX_LIKE_NAME,
-            "tpu7x",
-            -0.1057,
-            0.0325,
-            34,
-            "tokamax's autotuned fused linear + softmax cross-entropy forward winners (openxla/tokamax@783ea95), "
-            "a pl.kernel running one emit_pipeline (docs/tpu-time-model.md)",
-        ),
-    ),
     validation_points=("linear_softmax_cross_entropy",),  # a pl.kernel running one emit_pipeline
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandbox.harness.model.families.base import Band, Family, Traits
+from sandbox.harness.model.families.base import Family, Traits
 
 NAME = "quantized grouped matmul (fp8 or int8 dots, grid sized by the inputs)"
 
@@ -11,19 +11,4 @@ def _matches(t: Traits) -> bool:
     return t.form == "grid" and t.dots and t.dynamic and t.quantized
 
 
-FAMILY = Family(
-    NAME,
-    _matches,
-    bands=(
-        Band(
-            NAME,
-            "tpu7x",
-            -0.0830,
-            0.0939,
-            4,
-            "tokamax's autotuned fp8 grouped-matmul winners of an unmerged pull request (openxla/tokamax#876), "
-            "tokamax's quantized body costed (docs/tpu-time-model.md)",
-        ),
-    ),
-    validation_points=("quantized_gmm",),
-)
+FAMILY = Family(NAME, _matches, validation_points=("quantized_gmm",))

@@ -8,8 +8,9 @@ on v5e", and a range of times. Elsewhere it says "not validated for … on …" 
 
 The bands are the model's own errors on `tests/data/published_tpu_timings.toml` (the model's device
 time, plus the measurements' host dispatch where the timing includes it, against the printed time;
-the points a constant was fitted to left out); `tests/model/test_validation.py` recomputes them from that file and fails if
-this table drifts from them.
+the points a constant was fitted to left out), generated into `published.py` by
+`python -m tests.model.bands --write`; `tests/model/test_validation.py` fails while that file is not
+what the model gives today.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from sandbox.harness.model.families import (
 )
 from sandbox.harness.model.families.base import Band, Family, Traits
 from sandbox.harness.model.families.measured import MEASURED, XLA_MEASURED
+from sandbox.harness.model.families.published import PUBLISHED
 
 # Each traced kernel matches exactly one (tests/model/test_families.py checks every combination of
 # `Traits`), so the order is only the order bands and docs list them in.
@@ -48,7 +50,6 @@ FAMILIES: tuple[Family, ...] = (
     program.FAMILY,
     collective.FAMILY,
 )
-_BY_NAME = {f.name: f for f in FAMILIES}
 
 # The names every estimate shows (`Estimate.family`).
 MATMUL = matmul.NAME
@@ -64,10 +65,8 @@ PROGRAM_SOFTMAX_LIKE = program.SOFTMAX_LIKE_NAME
 COLLECTIVE = collective.NAME
 SPARSE_CORE = sparse_core.NAME
 
-BANDS: tuple[Band, ...] = tuple(b for f in FAMILIES for b in f.bands)
-# Of every published point that fitted nothing (134), the share the model puts within ±15 %
-# (tests/model/test_validation.py checks it stays there).
-WITHIN_15_PERCENT = 119 / 134
+# The model's error on published kernels, per family and chip, in the order of `FAMILIES`.
+BANDS: tuple[Band, ...] = PUBLISHED
 
 
 @dataclass(frozen=True)
@@ -91,9 +90,7 @@ def validation(families: Iterable[str], chip: str, title: str) -> Validation:
         kinds = "; ".join(distinct) or "no kernel"
         return Validation("mixed", f"not validated as a whole: kernels of several families ({kinds})", None)
     family = distinct[0]
-    found = _BY_NAME.get(family)
-    published = found.band(chip) if found is not None else None
-    on_chip = next((b for b in MEASURED if b.family == family and b.chip == chip), None)
+    published, on_chip = _band(PUBLISHED, family, chip), _band(MEASURED, family, chip)
     texts = []
     if published is not None:
         texts.append(
@@ -124,13 +121,17 @@ def validation(families: Iterable[str], chip: str, title: str) -> Validation:
 def xla_validation(kind: str, chip: str, title: str) -> str:
     """What the model's costing of XLA's own op (`outside.xla_kind`'s `kind`) was off the chip's time,
     where such ops were timed on it (`measured.XLA_MEASURED`)."""
-    band = next((b for b in XLA_MEASURED if b.family == kind and b.chip == chip), None)
+    band = _band(XLA_MEASURED, kind, chip)
     if band is None:
         return f"{kind}: not timed on a real {title}"
     return (
         f"{kind}: the model's costing was {_seen(band)} off XLA's own time at {band.points} sizes timed "
         f"on a real {title}"
     )
+
+
+def _band(bands: tuple[Band, ...], family: str, chip: str) -> Band | None:
+    return next((b for b in bands if (b.family, b.chip) == (family, chip)), None)
 
 
 def _worst(band: Band) -> str:
