@@ -32,7 +32,7 @@ E1001 = re.compile(
     r"Scoped allocation with size ([\d.]+)([KMG]) and limit ([\d.]+)([KMG]) "
     r"exceeded scoped vmem limit by ([\d.]+)([KMG])"
 )
-ITEMSIZE = {"bfloat16": 2, "float32": 4}
+ITEMSIZE = {"bfloat16": 2, "float32": 4, "int8": 1}
 CATALOG = {"tiled_matmul_pallas_call": "matmul", "hbm_manual_dma": "streamed_matmul"}  # slug -> entry point
 
 
@@ -134,14 +134,66 @@ def followup_configs() -> list[Config]:
     return configs
 
 
-CONFIG_SETS = {"grid": all_configs, "followup": followup_configs}
+# Sweep files' kernels (bench/tpu/sweeps/NAME.py) the dtype set compiles: their size names (the order
+# of a config's shape) and each input's shape at that size.
+SWEEPS = {
+    "matmul_int8": (("m", "k", "n"), lambda m, k, n: [(m, k), (k, n)]),
+    "rmsnorm": (("m", "n"), lambda m, n: [(m, n), (1, n)]),
+}
+
+
+def dtype_configs() -> list[Config]:
+    """Dot operand kinds and packed dtypes the grid never compiled (2026-12-06, after Tune on the chip
+    refused an f32 HIGHEST matmul the playground passed: 512x512x1024 blocks, 12 MiB counted):
+    - f32 at HIGHEST (the catalog's matmul takes f32 operands at HIGHEST): left operands of 0.25 to
+      2 MiB, counted 8 to 16 MiB, so a refusal's E1001 size gives the compiler's own copies;
+    - int8 operands into int32 (bench/tpu/sweeps/matmul_int8.py): counted 10 to 19 MiB;
+    - a bf16 RMS norm (bench/tpu/sweeps/rmsnorm.py) whose blocks count exactly 16 MiB, and its neighbours.
+    """
+    configs = []
+    for bm, bk, bn in [
+        (512, 512, 1024),
+        (512, 512, 768),
+        (256, 1024, 1024),
+        (1024, 256, 1024),
+        (1024, 512, 512),
+        (512, 1024, 512),
+        (256, 256, 2048),
+        (1024, 512, 256),
+        (512, 256, 1536),
+        (2048, 256, 256),
+    ]:
+        m, k, n = 4096, 4096, 6144 if bn in (768, 1536) else 4096
+        mib = matmul_mib(m, k, n, "float32", bm, bk, bn)
+        configs.append(
+            Config("tiled_matmul_pallas_call", (m, k, n), "float32", {"bm": bm, "bk": bk, "bn": bn}, mib)
+        )
+    for bm, bk, bn in [
+        (1024, 1024, 1024),
+        (1024, 2048, 1024),
+        (512, 4096, 1024),
+        (2048, 1024, 512),
+        (2048, 512, 1024),
+        (1024, 1024, 1536),
+    ]:
+        m, k, n = 4096, 4096, 6144 if bn == 1536 else 4096
+        mib = (2 * (bm * bk + bk * bn) + 2 * bm * bn * 4) / MIB
+        configs.append(Config("matmul_int8", (m, k, n), "int8", {"bm": bm, "bk": bk, "bn": bn}, mib))
+    for rows, width in [(512, 4096), (256, 8192), (2048, 1024), (384, 4096), (480, 4096), (1024, 2048)]:
+        mib = (4 * rows * width * 2 + 2 * 16 * width * 2) / MIB
+        configs.append(Config("rmsnorm", (32 * rows, width), "bfloat16", {"br": rows}, mib))
+    return configs
+
+
+CONFIG_SETS = {"grid": all_configs, "followup": followup_configs, "dtypes": dtype_configs}
 
 
 @functools.cache
 def catalog(slug: str):
-    spec = importlib.util.spec_from_file_location(
-        f"catalog_{slug}", ROOT / "kernels_catalog" / slug / "kernel.py"
-    )
+    path = ROOT / "bench" / "tpu" / "sweeps" / f"{slug}.py"
+    if slug not in SWEEPS:
+        path = ROOT / "kernels_catalog" / slug / "kernel.py"
+    spec = importlib.util.spec_from_file_location(f"catalog_{slug}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -191,6 +243,10 @@ def build(config: Config):
         m, k, n = config.shape
         fn = functools.partial(getattr(catalog(config.kernel), CATALOG[config.kernel]), **config.params)
         args = [(m, k), (k, n)]
+    elif config.kernel in SWEEPS:
+        _, shapes = SWEEPS[config.kernel]
+        fn = functools.partial(catalog(config.kernel).kernel, **config.params)
+        args = shapes(*config.shape)
     else:
         fn = vector_kernel(config.kernel, config.params["rows"])
         args = [config.shape] * (2 if config.kernel == "add_blocks" else 1)
