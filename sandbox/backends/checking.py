@@ -27,7 +27,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from sandbox.backends import scratch_reference
+from sandbox.backends import reported, scratch_reference
 from sandbox.backends.base import Backend
 from sandbox.backends.kept_references import Reference, ReferenceCache, cache_key, cache_of, nbytes_of
 from sandbox.protocol import ErrorInfo, Event, Execution, Job, new_event
@@ -194,7 +194,7 @@ class Checker:
             self._warn_once(f"its process wrote a {event.kind!r} event of its own; ignored")
             return []
         if event.kind not in JUDGED_KINDS:
-            return [event]
+            return [reported.bounded(event)]  # the process's own report, every field bounded
         with self._lock:
             if nth is not None:
                 return self._judged_upto(nth, event)

@@ -26,9 +26,25 @@ MAX_RANK = 8
 MAX_ARRAYS = 64  # outputs (or inputs) of one case; a catalog entry has a handful
 MAX_NAME_CHARS = 200
 # ml_dtypes' low-precision types (numpy kind "V"), by name; everything else must be bool/int/float/complex.
+# Every one JAX can return (a float8 "fnuz", a float4 or an int2 output was an unknown dtype: an error
+# however right it was); each compares through float32, which holds all of its values exactly.
 EXTRA_DTYPES = frozenset(
     name
-    for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "int4", "uint4")
+    for name in (
+        "bfloat16",
+        *(
+            f"float8_{kind}"
+            for kind in ("e4m3fn", "e5m2", "e4m3b11fnuz", "e4m3fnuz", "e5m2fnuz", "e4m3", "e3m4")
+        ),
+        "float8_e8m0fnu",
+        "float6_e2m3fn",
+        "float6_e3m2fn",
+        "float4_e2m1fn",
+        "int4",
+        "uint4",
+        "int2",
+        "uint2",
+    )
     if hasattr(ml_dtypes, name)
 )
 # The only dtype names a header may carry: as `str(dtype)` writes them, looked up, never parsed.

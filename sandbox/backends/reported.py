@@ -1,0 +1,87 @@
+"""What a kernel's process reports beside its outputs, bounded before anything reads it (issue 41).
+
+The checker judges outputs; every other event a job's process writes (its timing, memory figures,
+versions, estimate, progress, trace, lowering checks, its error) passes through to `classify`, the
+run's result, its followers and whatever keeps the result (a share, the class board). Those events
+fit their schema (`sandbox.protocol.events.read_event`), but a schema says only "a number" or "a
+string": a forged `memory` event carried a list of 1,000 warnings of 10,000 characters (a 10 MB
+result), 10**300 as a count and "nan" as a time. Here each such event is rebuilt field by field:
+every float finite (else None where the field may be null, else 0), every integer within int64,
+every string and list clipped (generously where the harness itself sends long text: IR, traces,
+tracebacks), the event's own time finite. What is left is still the process's word, and shown as such.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import types
+import typing
+from typing import Any
+
+from sandbox.protocol import Event, to_json_dict
+from sandbox.protocol.codec import DecodeError
+from sandbox.protocol.events import payload
+
+INT_BOUND = 2**63 - 1
+# (characters per string, items per list) per kind; the harness's own caps are below these.
+LIMITS: dict[str, tuple[int, int]] = {
+    "trace": (4_000, 50_000),  # MAX_EVENTS events, their steps and grid visits
+    "estimate": (1_000, 4_000),  # a timeline of MAX_TIMELINE steps
+    "lowering": (250_000, 64),  # IR texts of MAX_IR_CHARS, one check per chip
+    "error": (20_000, 64),  # a traceback trimmed to the user's frames
+}
+DEFAULT_LIMITS = (2_000, 32)  # timing, memory, versions, progress, ...: a few short words each
+
+
+def bounded(event: Event) -> Event:
+    """`event` with every field bounded (see the module doc); unchanged if it does not decode."""
+    try:
+        typed = payload(event)
+    except (DecodeError, KeyError):
+        return event
+    chars, items = LIMITS.get(event.kind, DEFAULT_LIMITS)
+    data = to_json_dict(_bound(typed, chars, items, nullable=False))
+    t = event.t if math.isfinite(event.t) and 0 <= event.t < 1e9 else 0.0
+    return Event(kind=event.kind, data=data, t=t)
+
+
+def _bound(value: Any, chars: int, items: int, *, nullable: bool) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        hints = _hints(type(value))
+        return dataclasses.replace(
+            value,
+            **{
+                f.name: _bound(getattr(value, f.name), chars, items, nullable=_nullable(hints[f.name]))
+                for f in dataclasses.fields(value)
+                if f.init
+            },
+        )
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else (None if nullable else 0.0)
+    if isinstance(value, int):
+        return max(-INT_BOUND, min(INT_BOUND, value))
+    if isinstance(value, str):
+        return value if len(value) <= chars else value[: chars - 1] + "…"
+    if isinstance(value, tuple | list):
+        return type(value)(_bound(v, chars, items, nullable=False) for v in value[:items])
+    if isinstance(value, dict):
+        kept = list(value.items())[:items]
+        return {
+            _bound(k, 200, items, nullable=False): _bound(v, chars, items, nullable=False) for k, v in kept
+        }
+    return value
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _nullable(annotation: Any) -> bool:
+    return (
+        typing.get_origin(annotation) is typing.Union or isinstance(annotation, types.UnionType)
+    ) and type(None) in typing.get_args(annotation)
