@@ -194,7 +194,8 @@ class Checker:
             self._warn_once(f"its process wrote a {event.kind!r} event of its own; ignored")
             return []
         if event.kind not in JUDGED_KINDS:
-            return [reported.bounded(event)]  # the process's own report, every field bounded
+            kept = reported.bounded(event)  # the process's own report, every field bounded
+            return [kept] if kept is not None else []
         with self._lock:
             if nth is not None:
                 return self._judged_upto(nth, event)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import math
 import types
 import typing
@@ -23,6 +24,8 @@ from typing import Any
 from sandbox.protocol import Event, to_json_dict
 from sandbox.protocol.codec import DecodeError
 from sandbox.protocol.events import payload
+
+log = logging.getLogger(__name__)
 
 INT_BOUND = 2**63 - 1
 # (characters per string, items per list) per kind; the harness's own caps are below these.
@@ -35,16 +38,18 @@ LIMITS: dict[str, tuple[int, int]] = {
 DEFAULT_LIMITS = (2_000, 32)  # timing, memory, versions, progress, ...: a few short words each
 
 
-def bounded(event: Event) -> Event:
-    """`event` with every field bounded (see the module doc); unchanged if it does not decode."""
+def bounded(event: Event) -> Event | None:
+    """`event` with every field bounded (see the module doc); None (the event is dropped) if it
+    cannot be read or rebuilt. Never raises: it runs while the job does, and an exception there
+    would be the checker's, not the run's."""
     try:
-        typed = payload(event)
-    except (DecodeError, KeyError):
-        return event
-    chars, items = LIMITS.get(event.kind, DEFAULT_LIMITS)
-    data = to_json_dict(_bound(typed, chars, items, nullable=False))
-    t = event.t if math.isfinite(event.t) and 0 <= event.t < 1e9 else 0.0
-    return Event(kind=event.kind, data=data, t=t)
+        chars, items = LIMITS.get(event.kind, DEFAULT_LIMITS)
+        data = to_json_dict(_bound(payload(event), chars, items, nullable=False))
+        t = event.t if math.isfinite(event.t) and 0 <= event.t < 1e9 else 0.0
+        return Event(kind=event.kind, data=data, t=t)
+    except (DecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        log.warning("a %s event of a job's process could not be bounded; dropped: %r", event.kind, exc)
+        return None
 
 
 def _bound(value: Any, chars: int, items: int, *, nullable: bool) -> Any:

@@ -103,6 +103,16 @@ def test_a_forged_report_beside_the_outputs_is_bounded_in_the_result(kind):
     assert all(e.t == 0.0 for e in seen)
 
 
+def test_an_event_that_cannot_be_rebuilt_is_dropped_not_raised():
+    """Events the reader did not make (a backend's own) may not fit their schema: never a raise."""
+    from sandbox.protocol import Event
+
+    checker = checking.Checker(JOB, _reference([("out", WANT)]))
+    assert checker.see(Event("memory", {"memory": "not a record"})) == []
+    assert checker.see(Event("timing", {"timing": None}, t=float("nan"))) == []
+    assert checker.broken is None
+
+
 LOW_PRECISION = [
     name
     for name in (
