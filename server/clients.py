@@ -3,8 +3,14 @@
 The address is the peer's, unless the peer is a configured trusted proxy: then it is the last
 address in `X-Forwarded-For` (or `Forwarded: for=`) that is not itself a trusted proxy, so a class
 behind the school's reverse proxy is still told apart, while a client cannot choose its address by
-sending the header itself. The browser id (`X-Playground-Client`, minted by the page) only
-subdivides its address's share: an address that mints a new id per request gains nothing.
+sending the header itself. Where a request carries both headers and they name different clients,
+one of them is the client's own invention (a proxy writes one kind and passes the other through), so
+neither is believed: the request is the proxy's own. The browser id (`X-Playground-Client`, minted by
+the page) only subdivides its address's share: an address that mints a new id per request gains nothing.
+
+An IPv6 client is its /64 (`IPV6_PREFIX`): one subscriber holds a whole /64 at least and may send
+from any of its 2**64 addresses, so a per-address cap counted per IPv6 address caps nothing. An
+IPv4 address written as IPv6 (`::ffff:192.0.2.1`) is that IPv4 address.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 _BROWSER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _FORWARDED_FOR = re.compile(r'for="?\[?([^\]";,]+)', re.IGNORECASE)
+IPV6_PREFIX = 64
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,14 @@ def in_class_session(class_id: str, student_id: str, owner: str) -> Client:
     return Client(f"class:{owner}", f"{class_id}.{student_id}", in_class=True)
 
 
+def with_its_classes(client: Client, owner: str) -> Client:
+    """A client whose address started classes (`owner`: their key, as the class store keeps it), as its
+    own runs count: in the same address as its classes' runs, so the per-address cap, the class budget
+    and the queue's round robin each see the two together (one address cannot hold its own cap and its
+    classes' budget beside it)."""
+    return Client(f"class:{owner}", client.browser)
+
+
 def parse_networks(text: str) -> tuple[Network, ...]:
     """`"10.0.0.0/8 127.0.0.1"` → networks; raises ValueError naming a bad entry."""
     return tuple(ipaddress.ip_network(part, strict=False) for part in text.split())
@@ -50,21 +65,49 @@ def identify(peer: str | None, headers: dict[str, str], trusted: Iterable[Networ
     trusted = tuple(trusted)
     address = _normal(peer) or "unknown"
     if trusted and _within(address, trusted):
-        chain = _forwarded_chain(headers)
-        for hop in reversed(chain):  # nearest first: the first hop we do not trust is the client
-            address = hop
-            if not _within(hop, trusted):
-                break
+        named = {_client_in(address, chain, trusted) for chain in _forwarded_chains(headers)}
+        address = named.pop() if len(named) == 1 else address
     browser = headers.get("x-playground-client", "")
-    return Client(address, browser if _BROWSER_ID.fullmatch(browser) else "")
+    return Client(subscriber(address), browser if _BROWSER_ID.fullmatch(browser) else "")
 
 
-def _forwarded_chain(headers: dict[str, str]) -> list[str]:
-    """Addresses from the proxy headers, farthest first; malformed entries end the chain there."""
+def subscriber(address: str) -> str:
+    """The unit per-address limits count: an IPv4 address, or an IPv6 address's /64."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, IPV6_PREFIX), strict=False))
+    return str(ip)
+
+
+def _client_in(peer: str, chain: list[str], trusted: tuple[Network, ...]) -> str:
+    """The nearest hop of `chain` that is not a trusted proxy (the peer when the chain is empty)."""
+    address = peer
+    for hop in reversed(chain):  # nearest first: the first hop we do not trust is the client
+        address = hop
+        if not _within(hop, trusted):
+            break
+    return address
+
+
+def _forwarded_chains(headers: dict[str, str]) -> list[list[str]]:
+    """Each proxy header's addresses, farthest first."""
+    chains = []
     if "forwarded" in headers:
-        raw = _FORWARDED_FOR.findall(headers["forwarded"])
-    else:
-        raw = [part.strip() for part in headers.get("x-forwarded-for", "").split(",") if part.strip()]
+        chains.append(_chain(_FORWARDED_FOR.findall(headers["forwarded"])))
+    if "x-forwarded-for" in headers:
+        chains.append(
+            _chain([part.strip() for part in headers["x-forwarded-for"].split(",") if part.strip()])
+        )
+    return chains
+
+
+def _chain(raw: list[str]) -> list[str]:
+    """Addresses farthest first; malformed entries end the chain there."""
     chain: list[str] = []
     for item in raw:
         normal = _normal(item)
@@ -78,7 +121,9 @@ def _forwarded_chain(headers: dict[str, str]) -> list[str]:
 def _normal(text: str | None) -> str | None:
     if not text:
         return None
-    candidate = text.strip().strip("[]")
+    candidate = text.strip()
+    if candidate.startswith("[") and "]" in candidate:  # "[2001:db8::1]:443": IPv6 with a port
+        candidate = candidate[1 : candidate.index("]")]
     if candidate.count(":") == 1 and "." in candidate:  # IPv4 with a port
         candidate = candidate.split(":")[0]
     try:

@@ -11,7 +11,7 @@ from sandbox.catalog.entries import Catalog
 from sandbox.host.runtimes import RuntimeSet
 from server import versions
 from server.classroom.room import Classroom
-from server.clients import Client, identify
+from server.clients import Client, identify, with_its_classes
 from server.queue.interface import RunQueue
 from server.runtimes import Matrices
 from server.settings import Settings
@@ -84,7 +84,22 @@ def _classes(request: Request) -> ClassStore:
 def _client(request: Request) -> Client:
     """Who a run belongs to, for fairness: a network address and, within it, the browser's own id."""
     peer = request.client.host if request.client else None
-    return identify(peer, dict(request.headers), request.app.state.trusted_proxies)
+    return identify(peer, header_fields(request), request.app.state.trusted_proxies)
+
+
+def header_fields(request: Request) -> dict[str, str]:
+    """The request's headers, each field's lines joined as one (RFC 9110 5.3): a proxy may add its
+    `X-Forwarded-For` as a line of its own after the client's, and `dict(request.headers)` keeps only
+    the first line, the one the client wrote."""
+    return {key: ", ".join(request.headers.getlist(key)) for key in request.headers}
+
+
+def _run_client(request: Request) -> Client:
+    """Who a run counts against: the requester, or, where its address started classes, that address
+    as its classes' owner (`with_its_classes`)."""
+    client = _client(request)
+    owner = _classes(request).owner_key_if_teacher(client.address)
+    return client if owner is None else with_its_classes(client, owner)
 
 
 def _quota(request: Request) -> StoreQuota:
@@ -99,6 +114,7 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 QueueDep = Annotated[RunQueue, Depends(_runner)]
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
 ClientDep = Annotated[Client, Depends(_client)]
+RunClientDep = Annotated[Client, Depends(_run_client)]
 SharesDep = Annotated[ShareStore, Depends(_shares)]
 LessonsDep = Annotated[LessonStore, Depends(_lessons)]
 ClassesDep = Annotated[ClassStore, Depends(_classes)]
@@ -113,5 +129,6 @@ ClassroomDep = Annotated[Classroom, Depends(_classroom)]
 
 # The same objects for code that has the request but is not a route (the MCP server's tools).
 client_of = _client
+run_client_of = _run_client
 classes_of = _classes
 classroom_of = _classroom

@@ -82,7 +82,7 @@ async def lower_kernel(call: Call, body: RunRequest) -> Output:
 async def tune_kernel(call: Call, body: SweepRequest) -> Output:
     state = call.state
     jobs, spec = sweep_jobs(body, state.settings, state.catalog)
-    client = deps.client_of(call.request)
+    client = deps.run_client_of(call.request)
     sweep = await start_sweep(state.sweeps, call.queue, jobs, spec, client, fresh=body.fresh)
     await follow_sweep(state.sweeps, call.queue, sweep, call.progress)
     result = sweep.result or {}
@@ -146,7 +146,7 @@ async def _run(call: Call, body: RunRequest) -> tuple[str, RunResult]:
         catalog=state.catalog,
         runtimes=state.runtimes,
         queue=call.queue,
-        client=deps.client_of(call.request),
+        client=deps.run_client_of(call.request),
         admit=class_admission(deps.classes_of(call.request), call.queue, deps.classroom_of(call.request)),
     )
     await call.progress(0, None, f"run {view.id} {view.state}")

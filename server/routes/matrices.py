@@ -15,7 +15,7 @@ from sandbox.host.runtimes import version_key
 from sandbox.protocol import CHIPS, RunResult, from_json_dict
 from sandbox.results import matrix as outcomes
 from sandbox.results import rundiff
-from server.deps import CatalogDep, ClientDep, MatricesDep, QueueDep, RuntimesDep, SettingsDep
+from server.deps import CatalogDep, MatricesDep, QueueDep, RunClientDep, RuntimesDep, SettingsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.interface import RunQueue, RunView
 from server.queue.problems import queue_problems
@@ -42,7 +42,7 @@ async def create_matrix(
     queue: QueueDep,
     catalog: CatalogDep,
     settings: SettingsDep,
-    client: ClientDep,
+    client: RunClientDep,
     runtimes: RuntimesDep,
     matrices: MatricesDep,
     response: Response,

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
 from server.classroom.runs import class_admission
-from server.deps import CatalogDep, ClassesDep, ClassroomDep, ClientDep, QueueDep, RuntimesDep, SettingsDep
+from server.deps import CatalogDep, ClassesDep, ClassroomDep, QueueDep, RunClientDep, RuntimesDep, SettingsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.interface import QueueUnavailableError, RunQueue, RunView
 from server.queue.problems import queue_problems
@@ -27,7 +27,7 @@ async def create_run(
     queue: QueueDep,
     catalog: CatalogDep,
     settings: SettingsDep,
-    client: ClientDep,
+    client: RunClientDep,
     runtimes: RuntimesDep,
     classes: ClassesDep,
     room: ClassroomDep,

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
-from server.deps import CatalogDep, ClientDep, QueueDep, SettingsDep, SweepsDep
+from server.deps import CatalogDep, QueueDep, RunClientDep, SettingsDep, SweepsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.problems import queue_problems
 from server.sweeps import Sweep, SweepRegistry, start_sweep, sweep_jobs
@@ -33,7 +33,7 @@ async def create_sweep(
     queue: QueueDep,
     catalog: CatalogDep,
     settings: SettingsDep,
-    client: ClientDep,
+    client: RunClientDep,
     response: Response,
 ) -> SweepCreated:
     jobs, spec = sweep_jobs(body, settings, catalog)

@@ -124,6 +124,12 @@ class ClassStore:
         rows = self.database.rows("SELECT owner FROM class_owners WHERE class_id = ?", (class_id,))
         return str(rows[0][0]) if rows and rows[0][0] else f"class-{class_id}"
 
+    def owner_key_if_teacher(self, address: str) -> str | None:
+        """The key `owner_of` gives the classes `address` started, if it started any."""
+        key = self._owner_key(address)
+        rows = self.database.rows("SELECT 1 FROM class_owners WHERE owner = ? LIMIT 1", (key,))
+        return key if rows else None
+
     def _owner_key(self, address: str) -> str:
         return hashlib.sha256(f"{self.database.salt}\nclass owner\n{address}".encode()).hexdigest()[:24]
 

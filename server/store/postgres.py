@@ -18,6 +18,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from server.store.sqlite import (
+    CLASS_OWNER_INDEX,
     CLASS_OWNER_TABLES,
     CLASS_STEP_TABLES,
     CLASS_TABLES,
@@ -51,6 +52,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CLASS_STEP_TABLES,  # class steps' setup and marks (deadlines, the class board)
     MEASUREMENT_ADDER_TABLES,  # who added each measurement (a salted hash of the address)
     CLASS_OWNER_TABLES,  # who started each class (a salted hash of the address)
+    CLASS_OWNER_INDEX,  # an owner's classes, found from the owner
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key: "playground migrations".

@@ -68,6 +68,10 @@ MEASUREMENT_ADDER_TABLES: tuple[str, ...] = (
 CLASS_OWNER_TABLES: tuple[str, ...] = (
     "CREATE TABLE IF NOT EXISTS class_owners (class_id TEXT PRIMARY KEY, owner TEXT NOT NULL)",
 )
+# The classes of an owner, found from the owner: an owner's own runs count against its classes' budget.
+CLASS_OWNER_INDEX: tuple[str, ...] = (
+    "CREATE INDEX IF NOT EXISTS class_owners_by_owner ON class_owners (owner)",
+)
 # A class's steps as the teacher set them up (exercise, assignment with a deadline, challenge on a
 # chip, its board hidden or not), and per student and step when the latest run was submitted (late
 # or not) and the best correct kernel's time (the class board).
@@ -106,6 +110,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CLASS_STEP_TABLES,
     MEASUREMENT_ADDER_TABLES,
     CLASS_OWNER_TABLES,
+    CLASS_OWNER_INDEX,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = frozenset({"shares", "lessons", "measurements"})

@@ -39,8 +39,11 @@ class MeasurementLine(Wire):
     kernel_sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the kernel's source.")
     case: str = Field(..., max_length=200, description="The case that was timed.")
     verdict: Verdict
-    device_seconds: float | None = Field(..., description="The kernel's time on the device (profiler).")
-    wall_seconds: float | None = Field(None, ge=0)
+    # No infinity or NaN (a line's 1e400 reads as inf, which no JSON can store): a 422, never a 500.
+    device_seconds: float | None = Field(
+        ..., description="The kernel's time on the device (profiler).", allow_inf_nan=False
+    )
+    wall_seconds: float | None = Field(None, ge=0, allow_inf_nan=False)
     method: Literal["profiler", "wall_clock"]
 
 

@@ -23,7 +23,7 @@ PROXY = parse_networks("10.0.0.5/32 10.1.0.0/16")
             "10.0.0.5",
             {"forwarded": 'for=192.0.2.60;proto=https, for="[2001:db8::1]:443"'},
             PROXY,
-            Client("2001:db8::1"),
+            Client("2001:db8::/64"),
         ),
         ("10.0.0.5", {"x-forwarded-for": "not-an-ip"}, PROXY, Client("10.0.0.5")),
         ("10.0.0.5", {}, PROXY, Client("10.0.0.5")),
@@ -31,10 +31,45 @@ PROXY = parse_networks("10.0.0.5/32 10.1.0.0/16")
         ("203.0.113.7", {"x-playground-client": "x" * 65}, (), Client("203.0.113.7")),
         ("203.0.113.7", {"x-playground-client": "a/b"}, (), Client("203.0.113.7")),
         (None, {}, (), Client("unknown")),
+        # An IPv6 client is its /64 (issue 41): any address of it is the same client.
+        ("2001:db8:0:7::1", {}, (), Client("2001:db8:0:7::/64")),
+        ("2001:db8:0:7:ffff:ffff:ffff:ffff", {}, (), Client("2001:db8:0:7::/64")),
+        ("10.0.0.5", {"x-forwarded-for": "2001:db8:0:7::beef"}, PROXY, Client("2001:db8:0:7::/64")),
+        ("10.0.0.5", {"x-forwarded-for": "[2001:db8:0:7::beef]:8443"}, PROXY, Client("2001:db8:0:7::/64")),
+        # An IPv4 address written as IPv6 is that address.
+        ("::ffff:192.0.2.44", {}, (), Client("192.0.2.44")),
+        ("10.0.0.5", {"x-forwarded-for": "::ffff:192.0.2.44"}, PROXY, Client("192.0.2.44")),
+        # Both headers, naming different clients: one is the client's own; the request is the proxy's.
+        (
+            "10.0.0.5",
+            {"x-forwarded-for": "192.0.2.44", "forwarded": "for=198.51.100.9"},
+            PROXY,
+            Client("10.0.0.5"),
+        ),
+        (
+            "10.0.0.5",
+            {"x-forwarded-for": "198.51.100.9", "forwarded": "for=192.0.2.44"},
+            PROXY,
+            Client("10.0.0.5"),
+        ),
+        # Both, naming the same client (a proxy that writes both): that client.
+        (
+            "10.0.0.5",
+            {"x-forwarded-for": "192.0.2.44", "forwarded": "for=192.0.2.44"},
+            PROXY,
+            Client("192.0.2.44"),
+        ),
     ],
 )
 def test_identify(peer, headers, trusted, expected):
     assert identify(peer, headers, trusted) == expected
+
+
+def test_addresses_of_one_ipv6_subscriber_are_one_client_for_every_limit():
+    """Per-address caps (queue, joins, lookups, saves, measurements) all count `Client.address`."""
+    seen = {identify(f"2001:db8:1:2:{i:x}::{i:x}", {}).address for i in range(1, 500)}
+    assert seen == {"2001:db8:1:2::/64"}
+    assert identify("2001:db8:1:3::1", {}).address != identify("2001:db8:1:2::1", {}).address
 
 
 def test_a_client_key_includes_the_browser_only_when_there_is_one():
@@ -45,3 +80,15 @@ def test_a_client_key_includes_the_browser_only_when_there_is_one():
 def test_bad_proxy_settings_are_refused():
     with pytest.raises(ValueError):
         parse_networks("10.0.0.0/8 not-a-network")
+
+
+def test_a_proxys_own_forwarded_for_line_after_the_clients_is_read_too():
+    """A proxy (HAProxy's `option forwardfor`) may add its `X-Forwarded-For` as a line after the
+    client's own; reading only the first line believed the client's."""
+    from starlette.requests import Request
+
+    from server.deps import header_fields
+
+    lines = [(b"x-forwarded-for", b"6.6.6.6"), (b"x-forwarded-for", b"192.0.2.44"), (b"host", b"p")]
+    headers = header_fields(Request({"type": "http", "headers": lines}))
+    assert identify("10.0.0.5", headers, PROXY) == Client("192.0.2.44")
