@@ -47,7 +47,8 @@ class InProcessQueue(InProcessEngine):
         # Our ids count the run's events: one we never issued (malformed, huge, past the end) replays
         # the run from the start, so a reconnecting client always ends with `done`. A done run's log
         # lacks its live-only events (`server.queue.kept`): a follower goes on from the next kept one.
-        last = int(after) if after and after.isdigit() and len(after) <= 9 else -1
+        # ASCII digits only: "²" is a digit to `str.isdigit` and not to `int` (a header is Latin-1).
+        last = int(after) if after and after.isascii() and after.isdigit() and len(after) <= 9 else -1
         last = last if last < run.next_id else -1
         while True:
             while (event := _after(run.events, last)) is not None:

@@ -47,7 +47,7 @@ from server.queue.redis_state import RedisState
 from server.settings import Settings
 
 log = logging.getLogger(__name__)
-STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
+STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}", re.ASCII)  # a header's "١-١" is no id Redis takes
 # How often a follower of a queued run looks at its place, and how long it waits otherwise.
 POSITION_SECONDS = 1.0
 KEEPALIVE_SECONDS = 15.0

@@ -78,7 +78,9 @@ async def sweep_events(
     sweep = _find(registry, sweep_id)
     # An id that is not one of ours (malformed, huge, past the end) replays from the start.
     after = (
-        int(last_event_id) if last_event_id and last_event_id.isdigit() and len(last_event_id) < 10 else -1
+        int(last_event_id)
+        if last_event_id and last_event_id.isascii() and last_event_id.isdigit() and len(last_event_id) < 10
+        else -1
     )
     after = after if after < len(sweep.events) else -1
     return StreamingResponse(

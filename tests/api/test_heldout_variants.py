@@ -165,3 +165,33 @@ def test_a_teachers_own_runs_count_against_its_classes_budget(tmp_path):
                 assert other.post("/api/runs", json={"source": "block v\n", "chip": "v5e"}).status_code == 201
         finally:
             backend.release.set()
+
+
+# -- event streams resumed after an id that is digits only to `str.isdigit` ------------------------------
+
+
+def _events_after(http: httpx.Client, url: str, last: bytes) -> str:
+    with http.stream("GET", url, headers=[(b"Last-Event-ID", last)]) as answer:
+        assert answer.status_code == 200
+        return answer.read().decode()
+
+
+@pytest.mark.parametrize("last", [b"\xb2", b"\xb9\xb2\xb3", b"1\xbd"], ids=["²", "¹²³", "1½"])
+def test_a_last_event_id_of_latin1_digits_replays_the_stream(server, last):
+    """A header is Latin-1: "²" passed `str.isdigit()` and then broke `int()`, and the stream with it."""
+    with from_address(server, "10.41.7.1") as http:
+        run = http.post("/api/runs", json={"source": "x = 1\n", "chip": "v5e"}).json()
+        while http.get(run["url"]).json()["state"] != "done":
+            pass
+        assert "event: done" in _events_after(http, run["events_url"], last)
+        sweep = http.post(
+            "/api/sweeps",
+            json={
+                "source": "def kernel(x):\n    return x\n",
+                "chip": "v5e",
+                "params": {"bm": [128]},
+                "size": {"m": 256},
+            },
+        )
+        assert sweep.status_code == 201, sweep.text
+        assert "event: " in _events_after(http, sweep.json()["events_url"], last)
