@@ -255,7 +255,8 @@ def vector_kernel(kind: str, rows: int):
 
 
 def padded_kernel(kind: str, rows: int, pad_mib: int):
-    """A row-blocked kernel with a `pad_mib` MiB VMEM scratch it never uses but the compiler counts:
+    """A row-blocked kernel with a `pad_mib` MiB VMEM scratch it writes 8 rows of (an untouched scratch is
+    not allocated: the first run of this set compiled every config at 14-28 MiB counted):
     a copy, an RMS norm (f32 math on its block) or 2x + 1 on f32."""
     import jax
     import jax.numpy as jnp
@@ -263,6 +264,7 @@ def padded_kernel(kind: str, rows: int, pad_mib: int):
     from jax.experimental.pallas import tpu as pltpu
 
     def body(x_ref, o_ref, pad_ref):
+        pad_ref[0:8, :] = jnp.zeros((8, 1024), jnp.float32)  # used, so the compiler keeps (and counts) it
         if kind == "copy_pad":
             o_ref[...] = x_ref[...]
         elif kind == "rmsnorm_pad":
