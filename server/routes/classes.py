@@ -30,6 +30,7 @@ from server.wire.classes import (
     ClassJoined,
     ClassProgress,
     StudentRename,
+    nickname,
 )
 
 router = APIRouter(prefix="/api/classes", tags=["classes"], responses=problem_responses(400, 404, 422))
@@ -87,7 +88,7 @@ async def join_class(
             f"this network address joined classes too often; try again in {math.ceil(wait)} s",
             headers={"Retry-After": str(math.ceil(wait))},
         )
-    name = body.name.strip() or "student"
+    name = nickname(body.name)
     try:
         session, student, token = await asyncio.to_thread(store.join, code, name, settings.class_students)
     except UnknownClassError:
@@ -158,7 +159,7 @@ async def rename_student(
 ) -> Response:
     """Give a student another nickname (the grid, the CSV and the board show it; their page too)."""
     await asyncio.to_thread(teacher_session, store, class_id, authorization)
-    if not await asyncio.to_thread(store.rename, class_id, student_id, body.name.strip() or "student"):
+    if not await asyncio.to_thread(store.rename, class_id, student_id, nickname(body.name)):
         raise _unknown_student(class_id, student_id)
     await room.live.publish(class_id, "students")
     return Response(status_code=204)

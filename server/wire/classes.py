@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -12,6 +13,17 @@ from server.wire.schemas import Wire
 
 # A student's name as the wire takes it; the store clips to the same length.
 NAME_CHARS = 40
+
+
+def nickname(name: str) -> str:
+    """A nickname as the grid, the board and the CSV show it: its compatibility forms folded (NFKC:
+    "ｃａｌｃ" is "calc", "＝1+1" is "=1+1", which the CSV then escapes), no control or format
+    characters (a bidi override that reorders what the teacher reads, zero-width characters that make
+    two names look alike or a name look empty), blanks collapsed; "student" when nothing is left."""
+    folded = unicodedata.normalize("NFKC", name)
+    shown = "".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in folded)
+    return " ".join(shown.split())[:NAME_CHARS] or "student"
+
 
 # What a cell of the teacher's grid can say: how far its run got, a run's status (`RunStatus`, the one
 # list), the run forgotten before it was read, or the student editing the step since.

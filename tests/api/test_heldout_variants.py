@@ -9,7 +9,9 @@ takes.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import itertools
 import json
 from collections.abc import Iterator
@@ -19,7 +21,7 @@ import pytest
 
 from server.app import create_app
 from server.settings import Settings
-from tests.api.test_class_live import ClassFake, join, start_class
+from tests.api.test_class_live import ClassFake, bearer, join, start_class
 from tests.live import serving
 
 JOINS = 5
@@ -76,6 +78,41 @@ def test_an_ipv4_address_written_as_ipv6_is_that_address(server):
         with from_address(server, address) as http:
             answers.append(http.head("/c/ZZZZZZ").status_code)
     assert answers[-1] == 429, answers
+
+
+# -- nicknames as the teacher reads them ------------------------------------------------------------------
+
+NAMES = {
+    "\u202eada": "ada",  # a right-to-left override: the rest of the row reads backwards
+    "\u200b\u200b": "student",  # zero-width: a name that looks empty
+    "ad\u200ba": "ad a",  # ... or like another student's
+    "\x1b[2J": "[2J",  # a terminal escape, for whoever `cat`s the CSV
+    "\uff1d1+1": "'=1+1",  # a full-width equals sign, folded, then escaped as any formula
+    "\uff43\uff41\uff4c\uff43": "calc",
+    "a\nb": "a b",
+    "Zo\u00eb \u674e": "Zo\u00eb \u674e",
+}
+
+
+def test_a_nickname_is_shown_as_it_reads_in_the_grid_and_the_csv(server):
+    with from_address(server, "10.41.8.1") as http:
+        room = start_class(http)
+        for i, name in enumerate(NAMES):
+            with from_address(server, f"10.41.9.{i + 1}") as student:  # joins are limited per address
+                join(student, room, name)
+        teacher = bearer(room["teacher_token"])
+        grid = http.get(f"/api/classes/{room['id']}/progress", headers=teacher).json()
+        exported = http.get(f"/api/classes/{room['id']}/progress.csv", headers=teacher).text
+        student = grid["students"][0]["id"]
+        renamed = http.patch(
+            f"/api/classes/{room['id']}/students/{student}", json={"name": "\u202e\u200b"}, headers=teacher
+        )
+        assert renamed.status_code == 204
+        after = http.get(f"/api/classes/{room['id']}/progress", headers=teacher).json()
+    shown = [s["name"] for s in grid["students"]]
+    assert shown == [w.lstrip("'") for w in NAMES.values()], shown
+    assert [row[0] for row in csv.reader(io.StringIO(exported))][1:] == list(NAMES.values())
+    assert after["students"][0]["name"] == "student"
 
 
 # -- measurements --------------------------------------------------------------------------------------
