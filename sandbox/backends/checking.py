@@ -147,7 +147,11 @@ def _ended_well(execution: Execution) -> bool:
 
 
 def _reference(job: Job, execution: Execution) -> Reference:
-    events = [from_json_dict(CaseExpected, e.data) for e in execution.events if e.kind == "expected"]
+    events = [
+        reported.expected(from_json_dict(CaseExpected, e.data))
+        for e in execution.events
+        if e.kind == "expected"
+    ]
     expected = {e.index: Expected.of(e) for e in events}
     declared = job.entry.tolerances if job.entry is not None else (events[0].tolerances if events else {})
     nbytes = nbytes_of(expected)  # the inputs it gives count too, kept on disk or not

@@ -23,7 +23,7 @@ from typing import Any
 
 from sandbox.protocol import Event, to_json_dict
 from sandbox.protocol.codec import DecodeError
-from sandbox.protocol.events import payload
+from sandbox.protocol.events import CaseExpected, payload
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,9 @@ LIMITS: dict[str, tuple[int, int]] = {
     "error": (20_000, 64),  # a traceback trimmed to the user's frames
 }
 DEFAULT_LIMITS = (2_000, 32)  # timing, memory, versions, progress, ...: a few short words each
+# What a scratch file's `make_inputs` printed, as the harness caps it (`sandbox.harness.reference`).
+PRINTED_CHARS = 64 << 10
+MAX_INPUTS, MAX_RANK = 64, 8
 
 
 def bounded(event: Event) -> Event | None:
@@ -50,6 +53,21 @@ def bounded(event: Event) -> Event | None:
     except (DecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
         log.warning("a %s event of a job's process could not be bounded; dropped: %r", event.kind, exc)
         return None
+
+
+def expected(event: CaseExpected) -> CaseExpected:
+    """A reference's case with the fields its process chose bounded (a scratch file's reference is
+    user code): the case's name and dims, the inputs' shapes, what `make_inputs` printed. Its arrays
+    are the checker's to vet (`sandbox.verdict.arrays`)."""
+    return dataclasses.replace(
+        event,
+        case=_bound(event.case, 500, 32, nullable=False),
+        input_shapes=tuple(
+            tuple(max(0, min(n, INT_BOUND)) for n in shape[:MAX_RANK])
+            for shape in event.input_shapes[:MAX_INPUTS]
+        ),
+        printed=event.printed[:PRINTED_CHARS],
+    )
 
 
 def _bound(value: Any, chars: int, items: int, *, nullable: bool) -> Any:

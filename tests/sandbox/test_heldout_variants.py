@@ -70,6 +70,7 @@ def _forged() -> dict:
 
 
 FORGED = _forged()
+BIG = 10**300
 
 
 def _strict(value: object) -> str:
@@ -111,6 +112,25 @@ def test_an_event_that_cannot_be_rebuilt_is_dropped_not_raised():
     assert checker.see(Event("memory", {"memory": "not a record"})) == []
     assert checker.see(Event("timing", {"timing": None}, t=float("nan"))) == []
     assert checker.broken is None
+
+
+def test_a_scratch_references_own_fields_are_bounded_too():
+    """A scratch file's reference is user code: its case name, dims, input shapes and printed text
+    reached every run judged by it (its arrays were already vetted)."""
+    from sandbox.protocol import Case, new_event
+    from sandbox.protocol.events import CaseExpected
+
+    case = Case(name="n" * 1_000_000, dtype="float32", seed=0, dims={f"d{i}": BIG for i in range(10_000)})
+    made = CaseExpected(
+        0, 1, case, "in", ((BIG,) * 100,) * 1000, arrays.encode([("out", WANT)]), printed="p" * (8 << 20)
+    )
+    execution = finished(new_event("expected", **to_json_dict(made)))
+    reference = checking._reference(JOB, execution)
+    event = reference.expected[0].event
+    assert len(_strict(to_json_dict(event.case))) < 10_000 and len(event.printed) <= 64 << 10
+    assert len(event.input_shapes) <= 64 and all(len(s) <= 8 and max(s) < 2**63 for s in event.input_shapes)
+    result = classify(JOB, checking.Checker(JOB, reference).rewrite(finished(_ran([("out", WANT)]))))
+    assert result.status is RunStatus.PASSED and len(_strict(to_json_dict(result))) < 100_000
 
 
 LOW_PRECISION = [
