@@ -131,7 +131,9 @@ class StepSetupPublic(Wire):
 
 class StepSetupChange(Wire):
     kind: StepKind = "exercise"
-    deadline: float | None = Field(None, description="Seconds since the epoch; only for an assignment.")
+    deadline: float | None = Field(
+        None, description="Seconds since the epoch; only for an assignment.", allow_inf_nan=False
+    )
     chip: Chip | Literal[""] = Field(
         "", description="Only for a challenge: the chip to rank on ('': the step's)."
     )

@@ -232,3 +232,16 @@ def test_a_last_event_id_of_latin1_digits_replays_the_stream(server, last):
         )
         assert sweep.status_code == 201, sweep.text
         assert "event: " in _events_after(http, sweep.json()["events_url"], last)
+
+
+@pytest.mark.parametrize("deadline", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_deadline_that_is_no_time_is_refused(server, deadline):
+    """Python's JSON reads these as floats; a NaN deadline was stored and shown as none."""
+    with from_address(server, "10.41.10.1") as http:
+        room = start_class(http)
+        answer = http.put(
+            f"/api/classes/{room['id']}/steps/1",
+            content=f'{{"kind": "assignment", "deadline": {deadline}}}',
+            headers={**bearer(room["teacher_token"]), "Content-Type": "application/json"},
+        )
+    assert answer.status_code == 422 and "deadline" in answer.text, answer.text
