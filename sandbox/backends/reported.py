@@ -42,15 +42,20 @@ MAX_INPUTS, MAX_RANK = 64, 8
 
 
 def bounded(event: Event) -> Event | None:
-    """`event` with every field bounded (see the module doc); None (the event is dropped) if it
-    cannot be read or rebuilt. Never raises: it runs while the job does, and an exception there
-    would be the checker's, not the run's."""
+    """`event` with every field bounded (see the module doc). Never raises: it runs while the job
+    does, and an exception there would be the checker's, not the run's. An event that does not fit
+    its schema is left as it is (the reader refuses those from a job, so it is our own fault, which
+    `classify` reports as such); one that fits but cannot be rebuilt is dropped (None)."""
+    try:
+        typed = payload(event)
+    except (DecodeError, KeyError, TypeError, RecursionError):
+        return event
     try:
         chars, items = LIMITS.get(event.kind, DEFAULT_LIMITS)
-        data = to_json_dict(_bound(payload(event), chars, items, nullable=False))
+        data = to_json_dict(_bound(typed, chars, items, nullable=False))
         t = event.t if math.isfinite(event.t) and 0 <= event.t < 1e9 else 0.0
         return Event(kind=event.kind, data=data, t=t)
-    except (DecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         log.warning("a %s event of a job's process could not be bounded; dropped: %r", event.kind, exc)
         return None
 

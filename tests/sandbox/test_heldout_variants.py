@@ -104,14 +104,18 @@ def test_a_forged_report_beside_the_outputs_is_bounded_in_the_result(kind):
     assert all(e.t == 0.0 for e in seen)
 
 
-def test_an_event_that_cannot_be_rebuilt_is_dropped_not_raised():
-    """Events the reader did not make (a backend's own) may not fit their schema: never a raise."""
+def test_an_event_that_does_not_fit_its_schema_passes_unchanged_and_is_our_error():
+    """The reader refuses such events from a job; one a backend made itself is its own fault, which
+    `classify` reports as ours (never a raise while the job runs)."""
     from sandbox.protocol import Event
 
     checker = checking.Checker(JOB, _reference([("out", WANT)]))
-    assert checker.see(Event("memory", {"memory": "not a record"})) == []
-    assert checker.see(Event("timing", {"timing": None}, t=float("nan"))) == []
-    assert checker.broken is None
+    odd = Event("timing", {"timing": {"kernel": "fast"}}, t=float("nan"))
+    assert checker.see(odd) == [odd] and checker.broken is None
+    from sandbox.backends.execute import finish
+
+    result = finish(JOB, checker.rewrite(finished(odd, _ran([("out", WANT)]))), cancelled=False).result
+    assert result.status is RunStatus.ERROR and "report could not be read" in result.summary
 
 
 def test_a_scratch_references_own_fields_are_bounded_too():
