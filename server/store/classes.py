@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from server.store.lessons import new_token, token_hash
 from server.store.sqlite import RecordDatabase
-from server.wire.classes import CELL_PROGRESS, NAME_CHARS
+from server.wire.classes import CELL_PROGRESS, NAME_CHARS, plain_line
 
 # Join codes avoid letters a room misreads off a projector (0/O, 1/I/L).
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -74,8 +74,10 @@ class ClassTokenError(Exception):
 
 
 def clip(headline: str) -> str:
-    """A headline as stored: at most HEADLINE_CHARS, with an ellipsis where it was cut."""
-    return headline if len(headline) <= HEADLINE_CHARS else headline[: HEADLINE_CHARS - 1] + "…"
+    """A headline as stored: one plain line (a student's own error message may carry a bidi override
+    that reorders the teacher's grid), at most HEADLINE_CHARS, with an ellipsis where it was cut."""
+    line = plain_line(headline)
+    return line if len(line) <= HEADLINE_CHARS else line[: HEADLINE_CHARS - 1] + "…"
 
 
 def new_code() -> str:

@@ -20,9 +20,13 @@ def nickname(name: str) -> str:
     "ｃａｌｃ" is "calc", "＝1+1" is "=1+1", which the CSV then escapes), no control or format
     characters (a bidi override that reorders what the teacher reads, zero-width characters that make
     two names look alike or a name look empty), blanks collapsed; "student" when nothing is left."""
-    folded = unicodedata.normalize("NFKC", name)
-    shown = "".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in folded)
-    return " ".join(shown.split())[:NAME_CHARS] or "student"
+    return plain_line(unicodedata.normalize("NFKC", name))[:NAME_CHARS] or "student"
+
+
+def plain_line(text: str) -> str:
+    """`text` as one line of what it reads: control and format characters (line breaks, bidi
+    overrides, zero-width characters) as blanks, blanks collapsed."""
+    return " ".join("".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in text).split())
 
 
 # What a cell of the teacher's grid can say: how far its run got, a run's status (`RunStatus`, the one

@@ -245,3 +245,14 @@ def test_a_deadline_that_is_no_time_is_refused(server, deadline):
             headers={**bearer(room["teacher_token"]), "Content-Type": "application/json"},
         )
     assert answer.status_code == 422 and "deadline" in answer.text, answer.text
+
+
+def test_a_runs_headline_is_kept_as_one_plain_line_for_the_grid():
+    """A student's own error message is the grid's headline: its bidi override reordered the row."""
+    from server.store.classes import HEADLINE_CHARS, clip
+
+    assert (
+        clip("error in kernel: ValueError: \u202eda\u200b\nx\x1b[2J")
+        == "error in kernel: ValueError: da x [2J"
+    )
+    assert len(clip("\u202e" + "x" * 1000)) == HEADLINE_CHARS
