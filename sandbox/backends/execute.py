@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sandbox.backends import both, checking, pairing, references
+from sandbox.backends import both, checking, pairing, references, reported
 from sandbox.backends.base import Backend, StopJob
 from sandbox.backends.pairing import RunSlots
 from sandbox.backends.phases import PhaseClock, with_phases
@@ -202,9 +202,10 @@ def _reference_cause(failed: checking.ReferenceFailed) -> str:
 
 
 def finish(job: Job, execution: Execution, *, cancelled: bool) -> Finished:
-    """Classify raw facts; a classifier fault is our error, logged with the facts, never raised."""
+    """Classify raw facts; a classifier fault is our error, logged with the facts, never raised. Every
+    string of the result is valid Unicode (a job's report may carry a lone surrogate)."""
     try:
-        result = classify(job, execution)
+        result = reported.valid_unicode(classify(job, execution))
     except Exception:
         log.exception("job %s: the result could not be classified; raw facts: %s", job.id, facts(execution))
         result = internal_error(job, "the job's report could not be read")

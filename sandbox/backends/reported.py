@@ -14,9 +14,11 @@ tracebacks), the event's own time finite. What is left is still the process's wo
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import logging
 import math
+import re
 import types
 import typing
 from typing import Any
@@ -28,6 +30,9 @@ from sandbox.protocol.events import CaseExpected, payload
 log = logging.getLogger(__name__)
 
 INT_BOUND = 2**63 - 1
+# JSON's "\ud800" decodes to a lone surrogate, which no UTF-8 can carry: a result holding one made
+# every answer that showed it a 500 (`GET /api/runs/{id}`, a share of it).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # (characters per string, items per list) per kind; the harness's own caps are below these.
 LIMITS: dict[str, tuple[int, int]] = {
     "trace": (4_000, 50_000),  # MAX_EVENTS events, their steps and grid visits
@@ -75,6 +80,27 @@ def expected(event: CaseExpected) -> CaseExpected:
     )
 
 
+def text(value: str) -> str:
+    """`value` as valid Unicode: a lone surrogate as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", value)
+
+
+def valid_unicode[T](value: T) -> T:
+    """`value` (a result, its events: dataclasses, tuples, dicts) with every string valid Unicode."""
+    if isinstance(value, enum.Enum):  # a str enum (`RunStatus`) stays itself
+        return value
+    if isinstance(value, str):
+        return typing.cast(T, text(value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: valid_unicode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        return typing.cast(T, dataclasses.replace(value, **changed))
+    if isinstance(value, tuple | list):
+        return typing.cast(T, type(value)(valid_unicode(v) for v in value))
+    if isinstance(value, dict):
+        return typing.cast(T, {valid_unicode(k): valid_unicode(v) for k, v in value.items()})
+    return value
+
+
 def _bound(value: Any, chars: int, items: int, *, nullable: bool) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         hints = _hints(type(value))
@@ -93,7 +119,7 @@ def _bound(value: Any, chars: int, items: int, *, nullable: bool) -> Any:
     if isinstance(value, int):
         return max(-INT_BOUND, min(INT_BOUND, value))
     if isinstance(value, str):
-        return value if len(value) <= chars else value[: chars - 1] + "…"
+        return text(value if len(value) <= chars else value[: chars - 1] + "…")
     if isinstance(value, tuple | list):
         return type(value)(_bound(v, chars, items, nullable=False) for v in value[:items])
     if isinstance(value, dict):

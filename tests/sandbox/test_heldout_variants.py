@@ -137,6 +137,29 @@ def test_a_scratch_references_own_fields_are_bounded_too():
     assert result.status is RunStatus.PASSED and len(_strict(to_json_dict(result))) < 100_000
 
 
+SURROGATES = {
+    "timing": '{"kind": "timing", "data": {"timing": {"first_call_seconds": 1, "compile_seconds": null, '
+    '"kernel": null, "reference": null, "ratio_to_reference": null, "simulated": true, "roofline_seconds": null, '
+    '"flops": null, "bytes_accessed": null, "case": "\\ud800", "note": "x\\udfff"}}}',
+    "error": '{"kind": "error", "data": {"error": {"type": "E\\ud800", "message": "m\\ud800", "traceback": '
+    '"t\\udbff", "line": null, "phase": "p", "limitation": false}, "fault": "", "memory": false}}',
+}
+
+
+@pytest.mark.parametrize("kind", SURROGATES)
+def test_a_lone_surrogate_in_a_report_never_reaches_the_result(kind):
+    """JSON's "\\ud800" decodes to a lone surrogate, which no UTF-8 can carry: `GET /api/runs/{id}`
+    of such a result answered 500, and so did a share of it."""
+    from sandbox.backends.execute import finish
+
+    forged = read_event(SURROGATES[kind].encode())
+    noted = _ran([("out", WANT)], notes=["n\ud800"], mismatch_hint="h\udc00")
+    execution = checking.Checker(JOB, _reference([("out", WANT)])).rewrite(finished(forged, noted))
+    result = finish(JOB, execution, cancelled=False).result
+    json.dumps(to_json_dict(result), ensure_ascii=False).encode()  # raises on a lone surrogate
+    assert "\ufffd" in json.dumps(to_json_dict(result), ensure_ascii=False)
+
+
 LOW_PRECISION = [
     name
     for name in (
