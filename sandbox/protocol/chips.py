@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from sandbox.protocol.chips_v5e import (
     V5E_DMA_ISSUE_CYCLES,
+    V5E_DMA_LATENCY_CYCLES,
     V5E_DOTLESS_STEP_CYCLES,
     V5E_HBM_WRITE_EFFICIENCY,
     V5E_REDUCTION_CHAIN_CYCLES,
@@ -61,6 +62,8 @@ class ChipInfo:
     mxu_size: int = 128  # MXU columns (get_tpu_info's mxu_column_size): dots pad K and N to it
     sublanes: int = 8  # vreg sublanes (get_tpu_info's num_sublanes); lanes are 128 on every chip
     dma_issue_seconds: float = 0.0  # the scalar core's cost to start one DMA and wait for it
+    # From a DMA's last byte to its semaphore seen by a waiting core, in cycles (measured where set)
+    dma_latency_cycles: float = 0.0
     scalar_seconds: float = 0.0  # one scalar operation (index maps, SMEM lookups, branches)
     ici_bandwidth: float = 0.0  # bytes per second, one ICI link, one way (remote DMAs)
     ici_hop_seconds: float = 0.0  # latency of one ICI hop
@@ -158,6 +161,8 @@ class ChipInfo:
 #   scalar unit's one-op-per-bundle issue; not separable from STEP_CYCLES in published timings.
 #   The v5e's own DMA cost and step cost were measured on its sweeps (chips_v5e.py: 6 and 394.9
 #   cycles); STEP_CYCLES stays the other chips' figure, solved at the assumed DMA cost.
+# - dma_latency_cycles: from a DMA's last byte to its semaphore, in a simulated program: v5e 500,
+#   FITTED on its sweeps (chips_v5e.py); 0 elsewhere (not measured).
 # - ici_bandwidth: one ICI link, one way: v5e 4.5e10 B/s, v5p and v6e 9e10 B/s (scaling-book,
 #   tpus.md, "TPU Networking" table and worked problem 5), which the published ppermute sweep on
 #   v5p-8 and v6e-8 matches (86.3 and 86.8 GB/s for large payloads, marin-community/marin#6736,
@@ -256,6 +261,7 @@ _TABLE = (
         reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
         reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
         dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
+        dma_latency_cycles=V5E_DMA_LATENCY_CYCLES,
     ),
     ChipInfo(
         name="v5p",

@@ -64,6 +64,22 @@ V5E_DOTLESS_STEP_CYCLES = 210.0
 V5E_DMA_ISSUE_CYCLES = 6.0
 V5E_STEP_CYCLES = 394.9
 
+# When a DMA's semaphore says it landed, on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06):
+# `tiled_matmul`'s emit_pipeline at 256-wide blocks took 919 cycles a step where its copies keep the
+# engine busy 480 and its fixed cost, DMA starts and MXU work add up to about 700: the copies did not
+# land under the step that started them, as the model's engine (bytes at the HBM rate, nothing else)
+# had them do (it was -10 ... -20 % fast there, and the copy program at 128 KiB blocks -14 ... -22 %).
+# - V5E_DMA_LATENCY_CYCLES: from a DMA's last byte moved to its semaphore seen by the core that waits
+#   (the completion's trip back); the engine is free for the next copy meanwhile, so a stream of copies
+#   keeps its bandwidth and only a wait that comes soon after its copy started pays it. FITTED on the fit
+#   half of every v5e sweep (`bench/tpu/calibration.py`'s hash split; only programs' copies are
+#   simulated with it): the smallest mean |log(estimate / measured)| over the programs' fit half on a
+#   grid of 200-700 by 100 (0.0897 at 500; 0.0906 at 600, 0.0924 at 400; 0.1094 without), the dotless
+#   step applied to a program's steps without MXU work as to a grid's (0.0987 at 500 without it).
+#   The copy program's 16 KiB blocks disagree (the chip ran their step in 345 cycles, 2 copies each):
+#   the latency may grow with the copy, which the sweeps do not separate. Other chips: not measured, 0.
+V5E_DMA_LATENCY_CYCLES = 500.0
+
 # Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
 # the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.
 V5E_TRANSCENDENTALS = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -98,6 +100,32 @@ def test_program_dma_engine_serialises_copies_and_waits_block():
     assert steps.total == pytest.approx(6 * US)
     assert steps.seconds == pytest.approx([4 * US])
     assert steps.hbm_bytes == 3000
+
+
+def test_program_dma_latency_delays_a_wait_not_the_engine():
+    """A copy lands `latency` after its last byte; the engine starts the next copy meanwhile."""
+    rates = dataclasses.replace(RATES, latency=1.5 * US)
+    events = [
+        ("dma", 2000, "a", "in"),  # bytes moved by 4 us, landed at 5.5
+        ("dma", 1000, "b", "in"),  # on the engine right after a: moved by 5 us, landed at 6.5
+        ("step", "s0"),
+        ("wait", "a", 2000),
+        ("wait", "b", 1000),
+        ("work", {"bf16": 1e6}, 0.0),
+    ]
+    steps = program_steps(Program("p", [events]), rates)
+    # launch 2; the step starts at 2, pays 1, waits until 6.5, works 1: 7.5 us (6 without the latency).
+    assert steps.total == pytest.approx(7.5 * US)
+    assert steps.seconds == pytest.approx([5.5 * US])
+
+
+def test_program_step_without_mxu_work_costs_the_dotless_step():
+    rates = dataclasses.replace(RATES, dotless_step=0.25 * US)
+    copying = [("step", "copy"), ("work", {}, 1e6)]  # 1 us of vector work, no dot
+    dotting = [("step", "dot"), ("work", {"bf16": 1e6}, 0.0)]
+    steps = program_steps(Program("p", [copying + dotting]), rates)
+    assert steps.seconds == pytest.approx([1.25 * US, 2 * US])
+    assert steps.overhead == pytest.approx([0.25 * US, 1 * US])
 
 
 def test_program_barrier_waits_for_the_slower_core():

@@ -31,10 +31,15 @@ BF16 = jnp.bfloat16
 
 def _without_issue_costs(name: str):
     """The chip without DMA-issue and scalar costs, its vector work added up at one rate (the v5e's
-    per-unit rates, chain and dotless step are checked by hand in test_cost.py)."""
+    per-unit rates, chain, dotless step and DMA latency are checked by hand in test_cost.py)."""
     chip = chip_info(name)  # type: ignore[arg-type]
     return dataclasses.replace(
-        chip, dma_issue_seconds=0.0, scalar_seconds=0.0, vector_units=(), dotless_step_cycles=0.0
+        chip,
+        dma_issue_seconds=0.0,
+        scalar_seconds=0.0,
+        vector_units=(),
+        dotless_step_cycles=0.0,
+        dma_latency_cycles=0.0,
     )
 
 

@@ -20,10 +20,11 @@ A kernel reaches it in one of two shapes, built from the traced kernel by `grid`
 - `Program`: what `pl.kernel` bodies (and kernels that start their own DMAs) do, as a list of
   events per core, simulated in order by `simulate.program_steps`: work advances the core's
   clock; a DMA costs its issue and queues on the core's DMA engine (one at a time, at HBM
-  bandwidth, or over ICI for a remote copy) and signals its semaphore when done; a wait blocks
-  until the DMAs it waits for are done; a step marker (a loop iteration that talks to the DMA
-  engine) costs `step_seconds`; cross-core semaphore signals and waits (a core barrier) are
-  resolved by re-simulating until the arrival times settle.
+  bandwidth, or over ICI for a remote copy) and signals its semaphore when done (`latency` after
+  its last byte); a wait blocks until the DMAs it waits for are done; a step marker (a loop
+  iteration that talks to the DMA engine) costs `step_seconds` (`dotless_step` for a step without
+  MXU work, as in a grid); cross-core semaphore signals and waits (a core barrier) are resolved by
+  re-simulating until the arrival times settle.
 
 Both give `Steps`, one row per step, which `summary.summarize` turns into an `Estimate`.
 """
@@ -56,6 +57,7 @@ class Rates:
     launch: float  # seconds per kernel launch
     cores: int  # TensorCores on the chip
     dma: float = 0.0  # seconds of scalar-core work to start one DMA and wait for it
+    latency: float = 0.0  # seconds from a DMA's last byte to its semaphore (a program's waits see it)
     scalar: float = 0.0  # seconds per scalar operation
     ici: float = 0.0  # bytes per second over one ICI link (remote DMAs)
     hop: float = 0.0  # seconds of latency per remote DMA
@@ -78,6 +80,7 @@ class Rates:
             launch=chip.launch_seconds,
             cores=chip.device_tensor_cores,  # a JAX device's: the roofline's and a split grid's
             dma=chip.dma_issue_seconds,
+            latency=chip.dma_latency_cycles / chip.clock_hz if chip.clock_hz else 0.0,
             scalar=chip.scalar_seconds,
             ici=chip.ici_bandwidth,
             hop=chip.ici_hop_seconds,

@@ -2,8 +2,10 @@
 
 Each core's events run in order: work advances the core's clock; a DMA costs the scalar core its
 issue and then queues on the core's DMA engine (one at a time: HBM traffic at HBM bandwidth, a
-remote copy over ICI) and signals its semaphore(s) when done; a wait blocks until the DMAs it waits
-for have landed; a step marker costs the step's fixed cost; cross-core semaphore signals and waits
+remote copy over ICI) and signals its semaphore(s) when done, the chip's DMA latency after an HBM
+copy's last byte (the engine is free meanwhile); a wait blocks until the DMAs it waits for have landed;
+a step marker costs the step's fixed cost (a grid step's, or the dotless step's where the step has no
+MXU work: no MXU to fill and drain, as `cost.step_overhead` has it); cross-core semaphore signals and waits
 (a core barrier) are resolved by re-simulating until the arrival times settle. Long runs of
 identical steps are added up once steady (`steady.Tracker`).
 """
@@ -56,6 +58,7 @@ class _Core:
     fill: float | None = None
     mxu: collections.Counter[str] = field(default_factory=collections.Counter)
     moved: float = 0.0
+    dotless: frozenset[int] = frozenset()  # event indices of step markers whose step has no MXU work
 
 
 def program_steps(program: Program, rates: Rates) -> Steps:
@@ -78,7 +81,7 @@ def _simulate(
     # of a piece of work is worked out once per object, and MXU totals are added up at the end.
     work: dict[int, tuple[float, float, float]] = {}
     for c, events in enumerate(program.events):
-        state = _Core(t=rates.launch, engine=rates.launch)
+        state = _Core(t=rates.launch, engine=rates.launch, dotless=_dotless_steps(events))
         done: collections.Counter[int] = collections.Counter()
         steady = Tracker(events)
         i = 0
@@ -91,7 +94,7 @@ def _simulate(
                     continue
             i += 1
             if event[0] != "work":
-                _apply(event, c, state, rates, arrivals, sent)
+                _apply(event, c, state, rates, arrivals, sent, i - 1)
                 continue
             key = id(event)
             found = work.get(key)
@@ -115,6 +118,21 @@ def _simulate(
     return cores, {k: sorted(v) for k, v in sent.items()}
 
 
+def _dotless_steps(events: Sequence[Event]) -> frozenset[int]:
+    """The step markers (event indices) whose step, up to the next marker, does no MXU work."""
+    found, mark, dots = [], -1, False
+    for i, event in enumerate(events):
+        if event[0] == "step":
+            if mark >= 0 and not dots:
+                found.append(mark)
+            mark, dots = i, False
+        elif event[0] == "work" and any(event[1].values()):
+            dots = True
+    if mark >= 0 and not dots:
+        found.append(mark)
+    return frozenset(found)
+
+
 def _count_mxu(state: _Core, events: Sequence[Event], done: Mapping[int, int]) -> None:
     seen: set[int] = set()
     for event in events:
@@ -131,7 +149,9 @@ def _apply(
     rates: Rates,
     arrivals: Mapping[tuple[int, Hashable], Sequence[tuple[float, float]]],
     sent: dict[tuple[int, Hashable], list[tuple[float, float]]],
+    at: int,
 ) -> None:
+    """Event number `at` of core `c`'s program, on its state `s`."""
     kind = event[0]
     row = s.rows[-1] if s.rows else None
     if kind == "step":
@@ -139,8 +159,9 @@ def _apply(
             row.end = s.t
         elif s.fill is None:
             s.fill = s.t - rates.launch
-        s.rows.append(_Row(label=event[1], start=s.t, overhead=rates.step))
-        s.t += rates.step
+        fixed = rates.dotless_step if at in s.dotless and rates.dotless_step is not None else rates.step
+        s.rows.append(_Row(label=event[1], start=s.t, overhead=fixed))
+        s.t += fixed
     elif kind == "dma":
         size, semaphore, way = event[1], event[2], event[3]
         s.t += rates.dma  # the scalar core builds and issues the descriptor
@@ -149,7 +170,8 @@ def _apply(
         begin = max(s.t, s.engine)
         seconds = _dma_seconds(size, way, rates)
         s.engine = begin + seconds
-        s.pending[semaphore].append([s.engine, size])
+        landed = s.engine + (rates.latency if way in ("in", "out", "hbm") else 0.0)
+        s.pending[semaphore].append([landed, size])
         if len(event) > 4 and event[4] is not None:  # a remote copy's send semaphore
             s.pending[event[4]].append([s.engine, size])
         s.moved += size if way and way != "ici" else 0

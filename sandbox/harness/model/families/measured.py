@@ -10,8 +10,8 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)",
         "v5e",
-        -0.1977,
-        0.3671,
+        -0.1170,
+        0.3690,
         45,
         SOURCE,
     ),
@@ -35,8 +35,8 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)",
         "v5e",
-        -0.2173,
-        0.5682,
+        -0.1673,
+        0.3533,
         18,
         SOURCE,
     ),
@@ -45,8 +45,8 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "pl.kernel or DMA-driven program with dots and reductions or transcendentals (fused cross-entropy, attention)",
         "v5e",
-        0.0153,
-        0.4207,
+        -0.0034,
+        0.4177,
         9,
         SOURCE,
     ),
