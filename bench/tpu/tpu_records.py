@@ -116,8 +116,10 @@ def xla_section(rows: list[dict[str, Any]]) -> list[str]:
         f"At each of the {len(rows)} sweeps' sizes, what a user would run instead of the kernel (the entry's "
         "plain-jnp reference, or the sweep file's `xla_baseline`: `jax.nn.dot_product_attention`, "
         "`jax.lax.ragged_dot`, a gather then attention for paged attention), jitted and timed on the chip from "
-        f"profiler traces (`bench/tpu/xla_baselines.py`, {first.get('device', '?')}, JAX {first.get('jax', '?')}, "
-        f"playground {first.get('commit', '?')}); Tune shows the same figure beside every config on a TPU. "
+        f"profiler traces ({first.get('device', '?')}, JAX {first.get('jax', '?')}; by `bench/tpu/xla_baselines.py` "
+        f"at playground {first.get('commit', '?')}, and by the sweep itself (`tune --measure`) for the "
+        f"{sum(1 for r in rows if r.get('source'))} sweeps timed later); Tune shows the same figure beside every "
+        "config on a TPU. "
         f"The sweep's fastest config beats XLA's op at {faster} of {len(rows)} sizes. The model's costing of "
         f"XLA's op (`model.runs.estimate_xla`, shown off the chip) is within ±10 % at "
         f"{sum(abs(e) <= 0.10 for e in errors)} of {len(errors)} sizes; where XLA's op is of the kind that runs "
@@ -262,6 +264,55 @@ def calibration_section(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+# Every compile the chip answered around the scoped limit (bench/tpu/vmem_grid.py's sets): the grid, its
+# follow-up, the dtype set (f32 at HIGHEST, int8, a bf16 RMS norm) and the temporaries set (row blocks
+# beside a padding scratch that is read, or only written, or untouched).
+VMEM_RECORDS = (
+    "vmem.jsonl",
+    "vmem-followup.jsonl",
+    "vmem-dtypes.jsonl",
+    "vmem-temporaries.jsonl",
+    "vmem-temporaries-unread.jsonl",
+)
+
+
+def vmem_rows(folder: Path = HERE) -> list[dict[str, Any]]:
+    """Every VMEM record, each with the file it came from (`record`)."""
+    return [row | {"record": name} for name in VMEM_RECORDS for row in read(name, folder)]
+
+
+def never_fitted_section(rows: list[dict[str, Any]]) -> list[str]:
+    """The sweeps timed after the model's constants were last fitted: how the model does where nothing
+    was fitted to (`calibration.NEVER_FITTED`)."""
+    import calibration
+
+    fresh = [r for r in calibration.measured(rows) if calibration.never_fitted(r)]
+    if not fresh:
+        return []
+    errors = calibration.Errors.of([calibration.error(r) for r in fresh])
+    out = [
+        "## Sweeps held out of every fit",
+        "",
+        f"Timed on the chip after the model's constants were last fitted (commits "
+        f"{', '.join(sorted(calibration.NEVER_FITTED))}; `bench/tpu/on-chip.sh sweeps-f` and `sweeps-g`), so "
+        f"nothing in the model was fitted to them: {errors.text()} over {len(fresh)} configs.",
+        "",
+        "| kernel | size | family | configs | within ±10 % | range | best config right | the model's pick on the chip |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in calibration.sweeps(fresh):
+        group = [
+            r for r in fresh if calibration.kernel_name(r) == s.kernel and calibration.size_text(r) == s.size
+        ]
+        e = calibration.Errors.of([calibration.error(r) for r in group])
+        out.append(
+            f"| {s.kernel} | {s.size} | {group[0]['family']} | {s.configs} | {e.within_10}/{e.configs} | "
+            f"{calibration.percent(e.low)} to {calibration.percent(e.high)} | {'yes' if s.best_right else 'no'} | "
+            f"{'best' if s.best_right else f'+{s.pick_loss * 100:.1f} % slower'} |"
+        )
+    return out
+
+
 def playground_refuses(row: dict[str, Any]) -> bool:
     """The playground's own VMEM verdict on a vmem.jsonl config (traced at its size, nothing run): what
     Tune's `over_vmem` and the lowering check say, the compiler's scratch for its dots counted."""
@@ -286,16 +337,19 @@ def vmem_section(rows: list[dict[str, Any]]) -> list[str]:
     out = [
         "## The compiler's scoped-VMEM limit",
         "",
-        f"{len(tried)} configs compiled (bench/tpu/vmem_grid.py; the rest were past its time budget): "
-        f"{len(refused)} refused with E1001. `counted` is the playground's count of the kernel's blocks and "
-        "scratch; `compiler` the size the compiler reported; `playground` the playground's verdict (Tune's "
-        "`over_vmem`, the lowering check), which adds the compiler's own scratch for a dot's left operand "
-        "as these sizes show it (one copy of a bf16 block, four of an f32 block at HIGHEST: "
+        f"{len(tried)} configs compiled (bench/tpu/vmem_grid.py, in {len(VMEM_RECORDS)} sets; the rest were past "
+        f"its time budget): {len(refused)} refused with E1001. `counted` is the bench's count of the "
+        "kernel's blocks and scratch (every scratch, read or not; the playground leaves out one the body "
+        "never reads, as the compiler does); "
+        "`compiler` the size the compiler reported; `playground` the playground's verdict (Tune's "
+        "`over_vmem`, the lowering check), which adds the VMEM the compiler keeps for itself as these sizes "
+        "show it (per dot: one copy of a bf16 left-operand block, four of an f32 one at HIGHEST plus 512 "
+        "bytes a row, 0.17 of an int8 one; and the f32 copy of the largest block a body widens from bf16: "
         f"`sandbox/harness/checks/compiler_scratch.py`). It agrees with the compiler on {agree} of "
         f"{len(tried)}; tests/unit/test_vmem_verdicts.py replays each.",
         "",
-        "| kernel | shape | dtype | config | counted | compiled | compiler | playground |",
-        "|---|---|---|---|---|---|---|---|",
+        "| set | kernel | shape | dtype | config | counted | compiled | compiler | playground |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r, refuses in zip(tried, verdicts, strict=True):
         config = ", ".join(f"{k}={v}" for k, v in r["params"].items())
@@ -304,7 +358,8 @@ def vmem_section(rows: list[dict[str, Any]]) -> list[str]:
         shape = "×".join(map(str, r["shape"]))
         mark = "" if refuses == (r["compiled"] is False) else " (differs)"
         out.append(
-            f"| {r['kernel']} | {shape} | {r['dtype']} | {config} | {r['counted_mib']} MiB | "
+            f"| {r['record'].removesuffix('.jsonl')} | {r['kernel']} | {shape} | {r['dtype']} | {config} | "
+            f"{r['counted_mib']} MiB | "
             f"{'yes' if r['compiled'] else 'no'} | {said} | {'refuses' if refuses else 'compiles'}{mark} |"
         )
     return out
@@ -323,11 +378,13 @@ def document(folder: Path = HERE) -> str:
         "",
         *calibration_section(timed),
         "",
+        *never_fitted_section(timed),
+        "",
         *xla_section(xla_rows(timed, folder)),
         "",
         *tune_section(timed),
         "",
-        *vmem_section(read("vmem.jsonl", folder)),
+        *vmem_section(vmem_rows(folder)),
     ]
     return "\n".join(parts) + "\n"
 

@@ -18,6 +18,8 @@ from typing import Any, Literal
 from sandbox.protocol.chips_v5e import (
     V5E_DMA_ISSUE_CYCLES,
     V5E_DMA_LATENCY_CYCLES,
+    V5E_DOT_OPERAND_COPIES,
+    V5E_DOT_OPERAND_ROW_BYTES,
     V5E_DOTLESS_STEP_CYCLES,
     V5E_HBM_WRITE_EFFICIENCY,
     V5E_REDUCTION_CHAIN_CYCLES,
@@ -93,6 +95,9 @@ class ChipInfo:
     # kind ("bf16", "f32_highest"): measured from the compiler's E1001 sizes on the chip
     # (bench/tpu/v5e/vmem.jsonl, `sandbox.harness.checks.compiler_scratch`); empty where not measured.
     dot_operand_copies: tuple[tuple[str, float], ...] = ()
+    # Besides those copies, bytes per row of the left operand, by kind ("f32_highest": one 128-lane f32
+    # column), measured the same way; empty where not measured.
+    dot_operand_row_bytes: tuple[tuple[str, float], ...] = ()
 
     def roofline_seconds(self, flops: float, bytes_accessed: float, cores: int = 1) -> float:
         """Lower bound on run time: the slower of compute at peak and HBM traffic at full bandwidth."""
@@ -255,7 +260,8 @@ _TABLE = (
         host_dispatch_seconds=V5E_HOST_DISPATCH,
         scoped_vmem_bytes=16 << 20,
         transcendental_bands=V5E_TRANSCENDENTALS,
-        dot_operand_copies=(("bf16", 1.0), ("f32_highest", 4.0)),
+        dot_operand_copies=V5E_DOT_OPERAND_COPIES,
+        dot_operand_row_bytes=V5E_DOT_OPERAND_ROW_BYTES,
         hbm_write_efficiency=V5E_HBM_WRITE_EFFICIENCY,
         vector_units=V5E_VECTOR_UNITS,
         reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,

@@ -90,3 +90,10 @@ V5E_TRANSCENDENTALS = (
     ("rsqrt", 1.4e-7),
     ("reciprocal(approx=True)", 1.7e-5),
 )
+
+# VMEM the v5e's compiler keeps for itself beyond what a kernel asks for, from its E1001 sizes
+# (bench/tpu/v5e/vmem.jsonl, vmem-dtypes.jsonl, vmem-temporaries.jsonl; `checks.compiler_scratch` says
+# what each record showed): per dot, copies of the left operand by kind, plus bytes per row of it; and
+# one f32 copy of the largest value a body widens from 16 bits to f32 ("widened").
+V5E_DOT_OPERAND_COPIES = (("bf16", 1.0), ("f32_highest", 4.0), ("int8", 0.17), ("widened", 1.0))
+V5E_DOT_OPERAND_ROW_BYTES = (("f32_highest", 512.0),)

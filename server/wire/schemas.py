@@ -303,6 +303,11 @@ class ChipOut(Wire):
         'by operand kind ("bf16", "f32_highest"), measured on the chip; counted against the scoped limit. '
         "Empty where not measured.",
     )
+    dot_operand_row_bytes: tuple[tuple[str, float], ...] = Field(
+        ...,
+        description="Besides those copies, bytes per row of the dot's left operand the compiler keeps, by "
+        'operand kind ("f32_highest"), measured on the chip. Empty where not measured.',
+    )
 
 
 class LessonStepCreate(Wire):

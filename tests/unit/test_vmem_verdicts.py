@@ -46,7 +46,7 @@ def _key(row: dict) -> tuple:
 
 
 def _vmem_rows() -> list[dict]:
-    rows = records.read("vmem.jsonl") + records.read("vmem-followup.jsonl")
+    rows = [row for name in records.VMEM_RECORDS for row in records.read(name)]
     return [r for r in rows if r["compiled"] is not None]
 
 

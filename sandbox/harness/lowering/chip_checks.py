@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.harness.checks.compiler_scratch import dot_operands, scratch_bytes, uncounted_bytes
+from sandbox.harness.checks.compiler_scratch import Operand, dot_operands, scratch_bytes, uncounted_bytes
 from sandbox.harness.checks.memory import OnChip, one_kernel
 from sandbox.protocol.chips import ChipInfo
 
@@ -59,9 +59,9 @@ class KernelFacts:
     # (kernel, its VMEM bytes) of the kernels that set no vmem_limit_bytes: the chip's default
     # scoped VMEM limit is theirs
     unlimited: tuple[tuple[str, int], ...] = ()
-    # (kernel, ((dot operand kind, left-operand bytes), ...)): what the compiler keeps scratch for
-    # (`checks.compiler_scratch`)
-    dots: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    # (kernel, ((kind, bytes, rows), ...)): what the compiler keeps scratch for, a dot's left operand or
+    # a value widened to f32 (`checks.compiler_scratch.Operand`)
+    dots: tuple[tuple[str, tuple[Operand, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class OverLimit:
 
     kernel: str
     counted: int  # its blocks and scratch, as `checks.memory` counts them
-    compiler: int  # the compiler's own scratch for its dots (`checks.compiler_scratch`)
+    compiler: int  # the compiler's own scratch for its dots and widened values (`checks.compiler_scratch`)
     limit: int
     default: bool  # the chip's default scoped limit (no vmem_limit_bytes)
 
@@ -85,8 +85,8 @@ class OverLimit:
             return f"{'needs' if mib else 'allocates'} {size(self.counted)} of VMEM"
         return (
             f"needs about {size(self.total)} of VMEM: {size(self.counted)} of blocks and scratch, and "
-            f"about {size(self.compiler)} the {chip.device_kind} compiler keeps for a dot's left operand "
-            "(measured on the chip)"
+            f"about {size(self.compiler)} the {chip.device_kind} compiler keeps for itself (copies of a dot's "
+            "left operand, a block widened to f32; measured on the chip)"
         )
 
 
@@ -271,7 +271,7 @@ def facts(closed_jaxpr: Any) -> KernelFacts:
     blocks: list[BlockUse] = []
     limits: list[tuple[str, int, int]] = []
     unlimited: list[tuple[str, int]] = []
-    dots: dict[str, tuple[tuple[str, int], ...]] = {}  # two kernels of one name: both's dots
+    dots: dict[str, tuple[Operand, ...]] = {}  # two kernels of one name: both's dots
     memory = OnChip()  # kernels run one after another: the largest of each (`checks.memory`)
     for eqn in kernel_eqns(_jaxpr_of(closed_jaxpr)):
         name = _kernel_name(eqn)
