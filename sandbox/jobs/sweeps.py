@@ -214,7 +214,7 @@ def baseline_text(config: ConfigResult) -> str:
         return text + (f" (estimated {_ms(xla)})" if xla else "")
     if not xla:
         return ""
-    text = f"; XLA's own op (the reference) estimated at {_ms(xla)}"
+    text = f"; XLA's own op estimated at {_ms(xla)}"
     if config.estimated_seconds:
         text += f", the kernel's estimate {config.estimated_seconds / xla:.2f}x it"
     validation = config.estimate.xla_validation if config.estimate is not None else ""

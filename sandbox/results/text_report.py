@@ -64,7 +64,7 @@ def render(result: RunResult, ir: str | None = None) -> str:
             )
         if e.xla_seconds:
             lines.append(
-                f"    XLA's own op (the reference) estimated on a TPU {e.chip}: {e.xla_seconds * 1e6:.2f} µs; "
+                f"    XLA's own op (the file's xla_baseline, else its reference) estimated on a TPU {e.chip}: {e.xla_seconds * 1e6:.2f} µs; "
                 f"the kernel {e.seconds / e.xla_seconds:.2f}x its time"
             )
             if e.xla_validation:

@@ -178,7 +178,7 @@ def test_off_the_chip_the_baseline_is_the_models_estimate_against_the_kernels():
     )
     assert (
         sweeps.baseline_text(estimated)
-        == "; XLA's own op (the reference) estimated at 1 ms, the kernel's estimate 2.00x it"
+        == "; XLA's own op estimated at 1 ms, the kernel's estimate 2.00x it"
     )
     assert sweeps.baseline_text(config(0)) == ""  # no baseline: nothing said
     said = dataclasses.replace(
