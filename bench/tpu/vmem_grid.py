@@ -211,7 +211,37 @@ def temporaries_configs() -> list[Config]:
     return configs
 
 
+def predicted_configs() -> list[Config]:
+    """Configs the rules of `checks.compiler_scratch` (fitted on the dtype and temporaries sets) put
+    within 0.6 MiB of the 16 MiB limit, chosen and committed before they were compiled: f32 HIGHEST
+    matmuls whose count plus 4 copies and 512 bytes a row is 15.4 to 16.5 MiB, bf16 RMS norms whose
+    count plus the f32 copy of the block is 15.0 to 16.9 MiB, and int8 matmuls under the limit."""
+    configs = []
+    for (m, k, n), (bm, bk, bn) in [
+        ((6144, 6144, 6144), (768, 256, 1024)),
+        ((6144, 6144, 6144), (768, 384, 768)),
+        ((6144, 6144, 6144), (768, 512, 512)),
+        ((4096, 4096, 4096), (512, 128, 2048)),
+        ((6144, 6144, 6144), (2048, 128, 384)),
+        ((4096, 4096, 4096), (1024, 128, 1024)),
+        ((6144, 6144, 6144), (384, 256, 2048)),
+        ((6144, 6144, 6144), (384, 1024, 512)),
+    ]:
+        mib = matmul_mib(m, k, n, "float32", bm, bk, bn)
+        configs.append(
+            Config("tiled_matmul_pallas_call", (m, k, n), "float32", {"bm": bm, "bk": bk, "bn": bn}, mib)
+        )
+    for rows, width in [(320, 4096), (336, 4096), (352, 4096), (224, 6144), (240, 6144)]:
+        mib = (4 * rows * width * 2 + 2 * width * 2) / MIB
+        configs.append(Config("rmsnorm", (16 * rows, width), "bfloat16", {"br": rows}, mib))
+    for bm, bk, bn in [(1024, 1536, 1024), (768, 2048, 1024), (1024, 3072, 512)]:
+        mib = (2 * (bm * bk + bk * bn) + 2 * bm * bn * 4) / MIB
+        configs.append(Config("matmul_int8", (6144, 6144, 6144), "int8", {"bm": bm, "bk": bk, "bn": bn}, mib))
+    return configs
+
+
 CONFIG_SETS = {
+    "predicted": predicted_configs,
     "grid": all_configs,
     "followup": followup_configs,
     "dtypes": dtype_configs,
