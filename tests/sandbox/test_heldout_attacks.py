@@ -20,7 +20,7 @@ import pytest
 
 from sandbox.backends import checking
 from sandbox.jobs.build import make_job
-from sandbox.protocol import Case, Event, RunStatus, new_event, to_json_dict
+from sandbox.protocol import Case, Event, RunResult, RunStatus, new_event, to_json_dict
 from sandbox.protocol.events import CaseExpected, ReportError, read_event
 from sandbox.results.classify import classify
 from sandbox.verdict import arrays
@@ -273,6 +273,16 @@ VICTIM = "import time\ntime.sleep(1.0)\n" + PASSING_KERNEL
     ids=["one-tuple", "hint-flood", "huge-number"],
 )
 def test_end_to_end_the_attack_is_its_own_runs_result_and_a_victim_passes(source, said):
+    attacked = beside_a_victim(source)
+    assert attacked.status in (RunStatus.MISMATCH, RunStatus.ERROR), attacked.summary
+    assert "internal error" not in attacked.summary.lower(), attacked.summary
+    notes = " ".join(c.note for c in attacked.cases)
+    assert said in notes and len(notes) < 10_000, notes[:300]
+
+
+def beside_a_victim(source: str) -> RunResult:
+    """`source`'s result on the session's backend, run while a normal run is in flight there: the
+    victim must pass, and afterwards the backend must be healthy and pass a normal kernel."""
     from tests.backends import suite_backend
 
     backend = suite_backend()
@@ -281,9 +291,6 @@ def test_end_to_end_the_attack_is_its_own_runs_result_and_a_victim_passes(source
         time.sleep(0.2)
         attacked = run_job_on(backend, make_job(source, timing_budget_seconds=0.0, trace=False))
         assert victim.result().status is RunStatus.PASSED, victim.result().summary
-    assert attacked.status in (RunStatus.MISMATCH, RunStatus.ERROR), attacked.summary
-    assert "internal error" not in attacked.summary.lower(), attacked.summary
-    notes = " ".join(c.note for c in attacked.cases)
-    assert said in notes and len(notes) < 10_000, notes[:300]
     assert backend.health().ok
     assert run_job_on(backend, make_job(PASSING_KERNEL, trace=False)).status is RunStatus.PASSED
+    return attacked

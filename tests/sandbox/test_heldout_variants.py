@@ -9,24 +9,19 @@ return is compared as what it is (a float8 "fnuz", float4 or int2 output was an 
 from __future__ import annotations
 
 import json
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 from sandbox.backends import checking
-from sandbox.jobs.build import make_job
 from sandbox.protocol import RunStatus, to_json_dict
 from sandbox.protocol.events import read_event
 from sandbox.results.classify import classify
 from sandbox.verdict import arrays
 from sandbox.verdict.compare import compare, tolerance_for
 from tests.executions import finished
-from tests.sandbox.conftest import run_job_on
-from tests.sandbox.hostile_corpus import PASSING_KERNEL
-from tests.sandbox.test_heldout_attacks import FORGER, JOB, VICTIM, WANT, _ran, _reference
+from tests.sandbox.test_heldout_attacks import FORGER, JOB, WANT, _ran, _reference, beside_a_victim
 
 # The forged events, as code: the end-to-end kernel runs the same text to make them.
 FORGING = """
@@ -201,17 +196,8 @@ def kernel(x):
 
 @pytest.mark.slow
 def test_end_to_end_a_forged_report_is_bounded_and_a_victim_passes():
-    from tests.backends import suite_backend
-
-    backend = suite_backend()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        victim = pool.submit(run_job_on, backend, make_job(VICTIM, timing_budget_seconds=0.0, trace=False))
-        time.sleep(0.2)
-        attacked = run_job_on(backend, make_job(REPORT_FLOOD, timing_budget_seconds=0.0, trace=False))
-        assert victim.result().status is RunStatus.PASSED, victim.result().summary
+    attacked = beside_a_victim(REPORT_FLOOD)
     assert attacked.status is RunStatus.PASSED, attacked.summary
     text = _strict(to_json_dict(attacked))
     assert len(text) < 200_000, len(text)
     assert attacked.memory is None or len(_strict(to_json_dict(attacked.memory))) < 80_000
-    assert backend.health().ok
-    assert run_job_on(backend, make_job(PASSING_KERNEL, trace=False)).status is RunStatus.PASSED
