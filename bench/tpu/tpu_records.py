@@ -266,13 +266,15 @@ def calibration_section(rows: list[dict[str, Any]]) -> list[str]:
 
 # Every compile the chip answered around the scoped limit (bench/tpu/vmem_grid.py's sets): the grid, its
 # follow-up, the dtype set (f32 at HIGHEST, int8, a bf16 RMS norm) and the temporaries set (row blocks
-# beside a padding scratch that is read, or only written, or untouched).
+# beside a padding scratch that is read, or only written, or untouched), and the predicted set (16 configs
+# near the limit whose verdicts were committed before the chip compiled them: 6be298e).
 VMEM_RECORDS = (
     "vmem.jsonl",
     "vmem-followup.jsonl",
     "vmem-dtypes.jsonl",
     "vmem-temporaries.jsonl",
     "vmem-temporaries-unread.jsonl",
+    "vmem-predicted.jsonl",
 )
 
 
@@ -334,6 +336,10 @@ def vmem_section(rows: list[dict[str, Any]]) -> list[str]:
     refused = [r for r in tried if r["compiled"] is False]
     verdicts = [playground_refuses(r) for r in tried]
     agree = sum(v == (r["compiled"] is False) for v, r in zip(verdicts, tried, strict=True))
+    predicted = [
+        (v, r) for v, r in zip(verdicts, tried, strict=True) if r["record"] == "vmem-predicted.jsonl"
+    ]
+    predicted_right = sum(v == (r["compiled"] is False) for v, r in predicted)
     out = [
         "## The compiler's scoped-VMEM limit",
         "",
@@ -346,7 +352,9 @@ def vmem_section(rows: list[dict[str, Any]]) -> list[str]:
         "show it (per dot: one copy of a bf16 left-operand block, four of an f32 one at HIGHEST plus 512 "
         "bytes a row, 0.17 of an int8 one; and the f32 copy of the largest block a body widens from bf16: "
         f"`sandbox/harness/checks/compiler_scratch.py`). It agrees with the compiler on {agree} of "
-        f"{len(tried)}; tests/unit/test_vmem_verdicts.py replays each.",
+        f"{len(tried)}; tests/unit/test_vmem_verdicts.py replays each. The `vmem-predicted` set was chosen "
+        "near the limit after those rules were fitted, and its verdicts committed (6be298e) before the chip "
+        f"compiled it: {predicted_right} of {len(predicted)} as predicted.",
         "",
         "| set | kernel | shape | dtype | config | counted | compiled | compiler | playground |",
         "|---|---|---|---|---|---|---|---|---|",
