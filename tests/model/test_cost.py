@@ -138,6 +138,19 @@ def test_program_barrier_waits_for_the_slower_core():
     assert steps.start[steps.core == 0][1] == pytest.approx(8 * US)
 
 
+def test_grid_step_with_nothing_to_do_pays_no_fixed_cost():
+    """A causal mask's skipped block: no work, no copy for it, no DMA started: only its scalar work."""
+    rates = dataclasses.replace(RATES, dotless_step=0.25 * US, scalar=0.01 * US)
+    g = grid([1000, 0, 0, 0], [0, 0, 0, 1000], [1e6, 0, 0, 0])
+    g.vector = np.array([0.0, 0.0, 1e6, 0.0])  # step 2 works without a dot: the dotless step
+    g.scalar = np.full(4, 3.0)
+    g.dmas = np.zeros(4)
+    steps = grid_steps(g, rates)
+    # step 0 a dot (1 us + the 1 us step), 1 idle, 2 dotless work (1 us + 0.25), 3 idle but writes back.
+    assert steps.overhead == pytest.approx([1.03 * US, 0.03 * US, 0.28 * US, 0.28 * US])
+    assert steps.seconds == pytest.approx([2.03 * US, 0.03 * US, 1.28 * US, 0.28 * US])
+
+
 def test_f32_dots_run_at_a_sixth_of_bf16():
     g = grid([0], [0], [0])
     g.mxu = {"f32": np.array([1e6])}

@@ -27,7 +27,7 @@ MEASURED: tuple[Band, ...] = (
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5e",
         -0.1065,
-        0.3985,
+        0.2655,
         21,
         SOURCE,
     ),

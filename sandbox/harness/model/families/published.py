@@ -22,7 +22,7 @@ PUBLISHED: tuple[Band, ...] = (
         "block-sparse matmul (scalar-prefetched block tables)",
         "v5e",
         -0.2496,
-        -0.0325,
+        -0.0664,
         2,
         "the JAX Pallas TPU block-sparse guide (2024-09-16)",
     ),
