@@ -30,6 +30,7 @@ from pathlib import Path
 
 import uvicorn
 
+from server.__main__ import UVICORN_OPTIONS
 from server.app import create_app
 from server.settings import Settings
 
@@ -41,7 +42,7 @@ def serve(data_dir: Path) -> str:
     app = create_app(Settings(data_dir=data_dir, sandbox="local", slots=1, timing_budget_seconds=0.3))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **UVICORN_OPTIONS))
     threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
     while not server.started:
         time.sleep(0.05)

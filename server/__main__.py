@@ -12,6 +12,11 @@ from sandbox.host import logfmt
 from server.app import create_app
 from server.settings import Settings
 
+# Who the client is is the app's decision alone (`PLAYGROUND_TRUSTED_PROXIES`, `server.deps`): uvicorn's
+# own proxy-header handling, on by default, would rewrite the peer from X-Forwarded-For whenever it is
+# 127.0.0.1, so a local client could pose as any address before the app looked.
+UVICORN_OPTIONS: dict[str, Any] = {"proxy_headers": False}
+
 
 def main() -> None:
     settings = Settings()
@@ -25,7 +30,7 @@ def main() -> None:
         if settings.uds.is_socket() and not _answers(settings.uds):
             settings.uds.unlink()
         where = {"uds": str(settings.uds)}
-    uvicorn.run(create_app(settings), **where, log_level="info", log_config=log_config)
+    uvicorn.run(create_app(settings), **where, **UVICORN_OPTIONS, log_level="info", log_config=log_config)
 
 
 def _answers(path: Path) -> bool:

@@ -36,6 +36,7 @@ from server.routes import matrices as matrix_routes
 from server.routes import runtimes as runtime_routes
 from server.settings import Settings
 from server.store.quota import StoreQuota
+from server.streams import OpenStreams
 from server.sweeps import SweepRegistry
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ def create_app(
     app.state.backend_name, app.state.backend_note = name, note
     app.state.trusted_proxies = parse_networks(settings.trusted_proxies)
     app.state.store_quota = StoreQuota(settings)
+    app.state.streams = OpenStreams(settings.streams_per_address)
     problems.install(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(BodyLimit, limit=settings.body_bytes)

@@ -21,6 +21,7 @@ from server.store.lessons import LessonStore, lesson_store
 from server.store.quota import StoreQuota
 from server.store.shares import ShareStore, share_store
 from server.store.sqlite import RecordDatabase
+from server.streams import OpenStreams
 from server.sweeps import SweepRegistry
 from server.wire.schemas import VersionInfo
 
@@ -102,6 +103,10 @@ def _run_client(request: Request) -> Client:
     return client if owner is None else with_its_classes(client, owner)
 
 
+def _streams(request: Request) -> OpenStreams:
+    return request.app.state.streams
+
+
 def _quota(request: Request) -> StoreQuota:
     return request.app.state.store_quota
 
@@ -124,6 +129,7 @@ MatricesDep = Annotated[Matrices, Depends(_matrices)]
 SweepsDep = Annotated[SweepRegistry, Depends(_sweeps)]
 DatabaseDep = Annotated[RecordDatabase, Depends(_database)]
 QuotaDep = Annotated[StoreQuota, Depends(_quota)]
+StreamsDep = Annotated[OpenStreams, Depends(_streams)]
 ClassroomDep = Annotated[Classroom, Depends(_classroom)]
 
 

@@ -101,6 +101,13 @@ class Settings(BaseSettings):
         "not count).",
         ge=1,
     )
+    streams_per_address: int = Field(
+        1024,
+        description="Event streams (a run's, a sweep's, a class's) one network address may hold open at "
+        "once in one server process (429 with Retry-After beyond; room for a class of 200 behind one "
+        "school address, each student following a run or two; 0: unlimited).",
+        ge=0,
+    )
     class_joins_per_minute: int = Field(
         120,
         description="Joins of any class one network address may make in any 60 seconds, and as many "

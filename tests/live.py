@@ -12,6 +12,8 @@ from collections.abc import Iterator
 import uvicorn
 from fastapi import FastAPI
 
+from server.__main__ import UVICORN_OPTIONS
+
 
 @contextlib.contextmanager
 def serving(app: FastAPI, start_seconds: float = 30) -> Iterator[str]:
@@ -19,7 +21,7 @@ def serving(app: FastAPI, start_seconds: float = 30) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", **UVICORN_OPTIONS))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + start_seconds

@@ -21,7 +21,7 @@ from server.classroom.access import student_of, teacher_session
 from server.classroom.live import STUDENT_KINDS
 from server.classroom.progress import boards, class_progress, load_room, setup_public
 from server.classroom.room import Classroom
-from server.deps import ClassesDep, ClassroomDep, QueueDep, SettingsDep
+from server.deps import ClassesDep, ClassroomDep, ClientDep, QueueDep, SettingsDep, StreamsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.engine import class_cap
 from server.queue.problems import queue_problems
@@ -54,6 +54,8 @@ async def teacher_events(
     queue: QueueDep,
     settings: SettingsDep,
     room: ClassroomDep,
+    client: ClientDep,
+    streams: StreamsDep,
     authorization: str = Auth,
 ) -> StreamingResponse:
     """`progress` events: the whole grid (as `GET …/progress`), now and after every change."""
@@ -69,12 +71,20 @@ async def teacher_events(
             )
 
     views = stream.views(room.live, class_id, None, grid, request.is_disconnected, "progress")
-    return StreamingResponse(views, media_type="text/event-stream", headers=stream.HEADERS)
+    return StreamingResponse(
+        streams.opened(client.address, views), media_type="text/event-stream", headers=stream.HEADERS
+    )
 
 
 @router.get("/{class_id}/live", response_class=StreamingResponse, responses=SSE)
 async def student_events(
-    class_id: str, request: Request, store: ClassesDep, room: ClassroomDep, authorization: str = Auth
+    class_id: str,
+    request: Request,
+    store: ClassesDep,
+    room: ClassroomDep,
+    client: ClientDep,
+    streams: StreamsDep,
+    authorization: str = Auth,
 ) -> StreamingResponse:
     """`class` events for a student's page: the step to follow, their hand, their name, the boards."""
     student = await asyncio.to_thread(student_of, store, class_id, authorization)
@@ -85,7 +95,9 @@ async def student_events(
         return stream.as_json(await student_view(store, session, student, room))
 
     views = stream.views(room.live, class_id, STUDENT_KINDS, page, request.is_disconnected, "class")
-    return StreamingResponse(views, media_type="text/event-stream", headers=stream.HEADERS)
+    return StreamingResponse(
+        streams.opened(client.address, views), media_type="text/event-stream", headers=stream.HEADERS
+    )
 
 
 async def student_view(

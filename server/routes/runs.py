@@ -9,7 +9,17 @@ from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
 from server.classroom.runs import class_admission
-from server.deps import CatalogDep, ClassesDep, ClassroomDep, QueueDep, RunClientDep, RuntimesDep, SettingsDep
+from server.deps import (
+    CatalogDep,
+    ClassesDep,
+    ClassroomDep,
+    ClientDep,
+    QueueDep,
+    RunClientDep,
+    RuntimesDep,
+    SettingsDep,
+    StreamsDep,
+)
 from server.problems import ProblemError, problem_responses
 from server.queue.interface import QueueUnavailableError, RunQueue, RunView
 from server.queue.problems import queue_problems
@@ -72,12 +82,17 @@ async def cancel_run(run_id: str, queue: QueueDep) -> RunState:
     responses={200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}},
 )
 async def run_events(
-    run_id: str, queue: QueueDep, request: Request, last_event_id: str | None = Header(None)
+    run_id: str,
+    queue: QueueDep,
+    request: Request,
+    client: ClientDep,
+    streams: StreamsDep,
+    last_event_id: str | None = Header(None),
 ) -> StreamingResponse:
     with queue_problems():
         _found(run_id, await queue.view(run_id))
     return StreamingResponse(
-        _sse(queue, run_id, last_event_id, request),
+        streams.opened(client.address, _sse(queue, run_id, last_event_id, request)),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )

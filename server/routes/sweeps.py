@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import StreamingResponse
 
-from server.deps import CatalogDep, QueueDep, RunClientDep, SettingsDep, SweepsDep
+from server.deps import CatalogDep, ClientDep, QueueDep, RunClientDep, SettingsDep, StreamsDep, SweepsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.problems import queue_problems
 from server.sweeps import Sweep, SweepRegistry, start_sweep, sweep_jobs
@@ -73,7 +73,12 @@ async def cancel_sweep(sweep_id: str, registry: SweepsDep, queue: QueueDep) -> S
     responses={200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}},
 )
 async def sweep_events(
-    sweep_id: str, registry: SweepsDep, request: Request, last_event_id: str | None = Header(None)
+    sweep_id: str,
+    registry: SweepsDep,
+    request: Request,
+    client: ClientDep,
+    streams: StreamsDep,
+    last_event_id: str | None = Header(None),
 ) -> StreamingResponse:
     sweep = _find(registry, sweep_id)
     # An id that is not one of ours (malformed, huge, past the end) replays from the start.
@@ -84,7 +89,7 @@ async def sweep_events(
     )
     after = after if after < len(sweep.events) else -1
     return StreamingResponse(
-        _sse(sweep, after, request),
+        streams.opened(client.address, _sse(sweep, after, request)),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
