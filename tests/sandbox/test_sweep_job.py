@@ -137,10 +137,7 @@ def test_a_scratch_files_xla_baseline_is_what_each_config_is_shown_against():
     dot = estimate_xla(lambda x: jnp.dot(x, x.T), (x,), target)
     assert dot is not None and row.estimate.xla_seconds == pytest.approx(dot, rel=1e-6)
     assert row.estimate.xla_seconds != estimate_xla(lambda x: x * 2.0, (x,), target)
-    assert (
-        row.xla_measured_seconds is None
-        and "XLA's own op estimated at" in sweeps.describe(row)
-    )
+    assert row.xla_measured_seconds is None and "XLA's own op estimated at" in sweeps.describe(row)
 
 
 # A grouped matmul whose grid is the number of row tiles its groups need (megablox style).

@@ -177,8 +177,7 @@ def test_off_the_chip_the_baseline_is_the_models_estimate_against_the_kernels():
         estimate=types.SimpleNamespace(xla_seconds=1e-3, low_seconds=None, validation="", xla_validation=""),
     )
     assert (
-        sweeps.baseline_text(estimated)
-        == "; XLA's own op estimated at 1 ms, the kernel's estimate 2.00x it"
+        sweeps.baseline_text(estimated) == "; XLA's own op estimated at 1 ms, the kernel's estimate 2.00x it"
     )
     assert sweeps.baseline_text(config(0)) == ""  # no baseline: nothing said
     said = dataclasses.replace(
