@@ -191,10 +191,18 @@ def params_text(params: dict[str, ParamValue]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
+# A measured time this far under the roofline (the estimate's flops at the MXU's peak, its bytes at HBM
+# bandwidth) is not a kernel the chip ran faster than it can: the timing missed part of the run.
+FASTER_THAN_ROOFLINE = 1.02
+
+
 def describe(config: ConfigResult) -> str:
     seconds = config.measured_seconds if config.measured_seconds is not None else config.estimated_seconds
     how = "measured" if config.measured_seconds is not None else "estimated"
-    fraction = f", {config.roofline_fraction:.0%} of roofline" if config.roofline_fraction is not None else ""
+    roofline = config.measured_roofline_fraction if how == "measured" else config.roofline_fraction
+    fraction = f", {roofline:.0%} of roofline" if roofline is not None else ""
+    if how == "measured" and roofline is not None and roofline > FASTER_THAN_ROOFLINE:
+        fraction += " (faster than the chip's roofline: this timing missed part of the run)"
     e = config.estimate
     band = ""
     if how == "estimated" and e is not None and e.low_seconds is not None and e.high_seconds is not None:

@@ -104,6 +104,14 @@ class ConfigResult:
     estimate: Estimate | None = None
     host_seconds: dict[str, float] = field(default_factory=dict)  # what each phase cost here
 
+    @property
+    def measured_roofline_fraction(self) -> float | None:
+        """The roofline (the estimate's: its flops at the MXU's peak, its bytes at HBM bandwidth) over the
+        measured time; above 1 (a few percent of slack aside) the timing missed part of the run."""
+        if not self.measured_seconds or self.estimated_seconds is None or self.roofline_fraction is None:
+            return None
+        return self.estimated_seconds * self.roofline_fraction / self.measured_seconds
+
 
 @dataclass(frozen=True)
 class SweepResult:

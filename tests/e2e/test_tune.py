@@ -176,3 +176,15 @@ def test_the_baseline_line_compares_measured_with_measured_and_else_estimates(js
     text = js("tune.js", "return m.baselineLine(arg, arg[0], 'v6e').textContent;", estimated)
     assert "estimate is 2× its time" in text and "measured" not in text and f"({said})" in text
     assert js("tune.js", "return m.baselineLine(arg, null, 'v5e');", [{"index": 0}]) is None
+
+
+def test_the_best_line_gives_the_roofline_share_of_the_time_it_shows(js):
+    """Measured: the estimate's roofline over the measured time, and a timing faster than the roofline
+    is said to have missed part of the run; estimated: the estimate's own share."""
+    estimated = {"estimated_seconds": 1e-3, "roofline_fraction": 0.8}
+    assert js("tune.js", "return m.rooflineText(arg);", estimated) == "80% of the roofline"
+    slower = {**estimated, "measured_seconds": 1.6e-3}
+    assert js("tune.js", "return m.rooflineText(arg);", slower) == "50% of the roofline"
+    faster = {**estimated, "measured_seconds": 0.5e-3}
+    text = js("tune.js", "return m.rooflineText(arg);", faster)
+    assert text.startswith("160% of the roofline (faster than the chip's roofline")

@@ -195,3 +195,19 @@ def test_off_the_chip_the_baseline_is_the_models_estimate_against_the_kernels():
         )
     )
     assert "measured" not in head  # nothing was timed: no column for it
+
+
+def test_a_measured_time_is_given_its_own_share_of_the_roofline_and_one_past_it_is_doubted():
+    """The estimate's roofline (estimate x its fraction) over the measured time; a measured time more
+    than 2 % under the roofline is said to have missed part of the run (an in-place kernel timed at
+    251 TFLOP/s on a 197 TFLOP/s v5e did)."""
+    estimated = dataclasses.replace(config(0, seconds=1e-3), roofline_fraction=0.8)
+    assert ", 80% of roofline" in sweeps.describe(estimated)
+    slower = dataclasses.replace(estimated, measured_seconds=1.6e-3)
+    assert slower.measured_roofline_fraction == pytest.approx(0.5)
+    assert "measured 1.6 ms, 50% of roofline" in sweeps.describe(slower)
+    faster = dataclasses.replace(estimated, measured_seconds=0.5e-3)
+    assert "160% of roofline (faster than the chip's roofline: this timing missed part of the run)" in (
+        sweeps.describe(faster)
+    )
+    assert "missed" not in sweeps.describe(dataclasses.replace(estimated, measured_seconds=0.79e-3))

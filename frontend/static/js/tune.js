@@ -30,6 +30,16 @@ export function baselineLine(configs, best, chip) {
     `XLA's own op at this size on ${chip ?? "this chip"} (the reference, plain jnp, or the file's xla_baseline): ${parts.join(", ")}.${ratio}`);
 }
 
+/** The share of the roofline a config reaches: of its measured time where the chip timed it (the
+ * estimate's roofline over it; past 1.02 the timing missed part of the run), else of its estimate. */
+export function rooflineText(config) {
+  const fraction = config.measured_seconds && config.estimated_seconds
+    ? (config.estimated_seconds * (config.roofline_fraction ?? 0)) / config.measured_seconds
+    : (config.roofline_fraction ?? 0);
+  const text = `${num(100 * fraction)}% of the roofline`;
+  return config.measured_seconds && fraction > 1.02 ? `${text} (faster than the chip's roofline: this timing missed part of the run)` : text;
+}
+
 /** What a measured time is: device time from profiler traces, and the host dispatch around it when known. */
 function measuredTitle(config) {
   if (!config.measured_seconds) return null;
@@ -282,7 +292,7 @@ export class TunePanel {
       best
         ? h("div", { id: "tune-best", class: "tune-best", dataset: { index: best.index, params: paramsText(best.params) } },
             h("strong", {}, `Best: ${paramsText(best.params)}`),
-            ` — ${seconds(best.measured_seconds ?? best.estimated_seconds)} ${best.measured_seconds ? "measured" : "estimated"}, ${boundText(best.bound)}, ${num(100 * (best.roofline_fraction ?? 0))}% of the roofline. `,
+            ` — ${seconds(best.measured_seconds ?? best.estimated_seconds)} ${best.measured_seconds ? "measured" : "estimated"}, ${boundText(best.bound)}, ${rooflineText(best)}. `,
             h("button", { id: "tune-load-best", type: "button", onclick: () => this.loadBest() }, "Load best into the editor"))
         : null,
       baselineLine(configs, best, this.result?.sweep?.chip),
