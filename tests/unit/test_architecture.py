@@ -69,7 +69,9 @@ SERVER_ALLOWED: dict[str, set[str]] = {
 SERVER_ALLOWED["server.app"] |= set(SERVER_ALLOWED)
 # `server.<name>` (a module or a sub-package) → its layer.
 SERVER_LAYERS = {
-    **dict.fromkeys(("settings", "clients", "problems", "ratelimit", "asset_version"), "server.base"),
+    **dict.fromkeys(
+        ("settings", "clients", "problems", "ratelimit", "streams", "asset_version"), "server.base"
+    ),
     "wire": "server.wire",
     **dict.fromkeys(("convert", "versions", "runtimes"), "server.domain"),
     "queue": "server.queue",
