@@ -95,6 +95,10 @@ def decode(records: Sequence[ArrayBytes]) -> list[tuple[str, np.ndarray]]:
         if total > MAX_CASE_ARRAY_BYTES:
             raise ChannelError(_too_big(total))
         raw = _bytes(record.data, want)
+        if dtype == np.bool_ and raw.translate(None, b"\x00\x01"):
+            # JAX writes a bool as 0 or 1; numpy would read any other byte as True, so such an output
+            # would pass for the reference's True without being it.
+            raise ChannelError(f"output {name!r}: a bool array with bytes other than 0 and 1")
         try:
             arrays.append((name, np.frombuffer(raw, dtype=dtype).reshape(shape)))
         except (ValueError, TypeError, OverflowError, MemoryError):  # bounded above; numpy has the last word

@@ -51,6 +51,10 @@ HOSTILE = {
     "a huge name": [_header(name="n" * 10_000, shape=[0])],
     "65 outputs": [_header(shape=[0])] * 65,
     "bytes that are a number": [_header(shape=[0], data=12)],
+    # numpy reads any byte but 0 as True: a bool of byte 2 would pass for the reference's True.
+    "a bool of byte 2": [
+        _header(dtype="bool", shape=[3], data=arrays.encode([("x", np.array([1, 2, 0], np.uint8))])[0].data)
+    ],
 }
 
 
