@@ -51,8 +51,25 @@ def held_out(row: dict[str, Any]) -> bool:
     return hashlib.sha256(key).digest()[0] % 2 == 1
 
 
+# A measured time this far under the config's roofline is not a kernel the chip ran faster than it can:
+# the timing missed part of the run (as `tune` says beside it: `sandbox.jobs.sweeps.FASTER_THAN_ROOFLINE`).
+FASTER_THAN_ROOFLINE = 1.02
+
+
+def faster_than_the_chip(row: dict[str, Any]) -> bool:
+    roofline = row.get("roofline_seconds")
+    return bool(roofline and row.get("measured_device_seconds")) and (
+        roofline / row["measured_device_seconds"] > FASTER_THAN_ROOFLINE
+    )
+
+
 def measured(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rows if r.get("estimated_seconds") and r.get("measured_device_seconds")]
+    """The configs with an estimate and a plausible measured time (`faster_than_the_chip` left out)."""
+    return [
+        r
+        for r in rows
+        if r.get("estimated_seconds") and r.get("measured_device_seconds") and not faster_than_the_chip(r)
+    ]
 
 
 @dataclass(frozen=True)

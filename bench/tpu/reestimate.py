@@ -76,13 +76,19 @@ class Estimator:
         return Timed(spec, module.kernel, make, (), usercode.xla_baseline(module))
 
     def estimate(self, row: dict[str, Any]) -> dict[str, Any]:
-        """{"key", "estimated_seconds", "bound"} of a record's config, by today's model."""
+        """{"key", "estimated_seconds", "bound", "roofline_seconds"} of a record's config, by today's model
+        (the roofline: its flops at the MXU's peak, its bytes at HBM bandwidth, whichever is longer)."""
         timed = self.plan(row)
         args = self._target_args(row, timed)
         fn = sweep_plan.bound(timed.kernel, row["params"], timed.mutable)
         closed = trace(fn, args, chip_context(self.chip))
         found = estimate_jaxpr(closed, known_values(args), self.chip, timeline=False)
-        return {"key": key(row), "estimated_seconds": found.seconds, "bound": found.bound}
+        return {
+            "key": key(row),
+            "estimated_seconds": found.seconds,
+            "bound": found.bound,
+            "roofline_seconds": found.roofline_seconds,
+        }
 
     def estimate_baseline(self, row: dict[str, Any]) -> dict[str, Any]:
         """{"where", "xla_estimated_seconds", "kind"}: the model's costing of XLA's own op at a sweep's size,

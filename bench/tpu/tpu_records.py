@@ -81,6 +81,7 @@ def write_xla_estimates(folder: Path = HERE) -> int:
 def xla_rows(timed: list[dict[str, Any]], folder: Path = HERE) -> list[dict[str, Any]]:
     """Per sweep XLA's own op was timed at: its measured and estimated time, and the sweep's fastest
     config on the chip (`best_seconds`, `best_params`) beside it."""
+    import calibration
     import reestimate
 
     estimated = {e["where"]: e for e in read("xla-estimates.jsonl", folder)}
@@ -88,7 +89,7 @@ def xla_rows(timed: list[dict[str, Any]], folder: Path = HERE) -> list[dict[str,
     for x in read("xla.jsonl", folder):
         if not x.get("measured_device_seconds"):
             continue
-        configs = [r for r in timed if reestimate.where(r) == reestimate.where(x)]
+        configs = [r for r in calibration.measured(timed) if reestimate.where(r) == reestimate.where(x)]
         best = min(configs, key=lambda r: r["measured_device_seconds"]) if configs else None
         out.append(
             {
@@ -283,6 +284,36 @@ def vmem_rows(folder: Path = HERE) -> list[dict[str, Any]]:
     return [row | {"record": name} for name in VMEM_RECORDS for row in read(name, folder)]
 
 
+def implausible_section(rows: list[dict[str, Any]]) -> list[str]:
+    """The timings faster than the chip can run a config (`calibration.faster_than_the_chip`): left out
+    of every figure above, listed here."""
+    import calibration
+
+    doubted = [r for r in rows if calibration.faster_than_the_chip(r)]
+    if not doubted:
+        return []
+    out = [
+        "## Timings faster than the chip can run",
+        "",
+        f"{len(doubted)} timed configs took less than their roofline (their flops at the MXU's peak, their bytes "
+        "at HBM bandwidth): the profiler's device time missed part of their run, so no figure on this page "
+        "counts them, and Tune on the chip says so beside such a time. They are all kernels that write "
+        "their result through a mutable ref (`jax.Ref`) and return nothing (the catalog's own TPU case of "
+        "`inplace_chunked_matmul` above is the same kernel, with the same doubt); how their device time is "
+        "read is to be fixed and timed again.",
+        "",
+        "| kernel | size | config | measured | roofline | estimated |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in doubted:
+        params = ", ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
+        out.append(
+            f"| {calibration.kernel_name(r)} | {calibration.size_text(r)} | {params} | "
+            f"{_ms(r['measured_device_seconds'])} | {_ms(r['roofline_seconds'])} | {_ms(r['estimated_seconds'])} |"
+        )
+    return out
+
+
 def never_fitted_section(rows: list[dict[str, Any]]) -> list[str]:
     """The sweeps timed after the model's constants were last fitted: how the model does where nothing
     was fitted to (`calibration.NEVER_FITTED`)."""
@@ -387,6 +418,8 @@ def document(folder: Path = HERE) -> str:
         *calibration_section(timed),
         "",
         *never_fitted_section(timed),
+        "",
+        *implausible_section(timed),
         "",
         *xla_section(xla_rows(timed, folder)),
         "",

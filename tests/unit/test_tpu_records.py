@@ -170,3 +170,19 @@ def test_the_newest_chip_tier_ran_every_chip_test_and_all_passed():
     said = newest.read_text()
     chip_tests = sum(p.read_text().count("\ndef test_") for p in (ROOT / "tests" / "tpu").glob("test_*.py"))
     assert f"{chip_tests} passed" in said and "failed" not in said and "skipped" not in said, newest.name
+
+
+def test_timings_faster_than_the_chip_can_run_are_left_out_and_are_impossible():
+    """The configs `calibration.faster_than_the_chip` leaves out are the in-place chunked matmul's (x <- x @ w
+    through a mutable ref), and each is faster than the v5e's MXU peak could do its 2 m k^2 flops."""
+    from sandbox.protocol.chips import chip_info
+
+    rows = records.tune_rows()
+    doubted = [r for r in rows if calibration.faster_than_the_chip(r)]
+    assert doubted and {r["entry"] for r in doubted} == {"inplace_chunked_matmul"}
+    for r in doubted:
+        m, k = r["size"]["m"], r["size"]["k"]
+        assert 2 * m * k * k / chip_info("v5e").bf16_flops > r["measured_device_seconds"]
+    counted = calibration.measured(rows)
+    assert not any(r in counted for r in doubted)
+    assert len(counted) + len(doubted) == len([r for r in rows if r.get("estimated_seconds")])

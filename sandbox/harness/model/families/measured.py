@@ -19,8 +19,8 @@ MEASURED: tuple[Band, ...] = (
         "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)",
         "v5e",
         -0.1170,
-        0.3690,
-        45,
+        0.0824,
+        40,
         SOURCE,
     ),
     Band(
