@@ -76,8 +76,9 @@ class ChipInfo:
     # The vector units' issue rates in vregs per cycle, per unit of the model's counts ("alu", "eup",
     # "xlu", "load", "store"): a step's vector work then lasts as long as its busiest unit's, not all
     # units' work added up at `vector_ops` (empty: added up). With them, a step with a lane reduction
-    # lasts at least `reduction_chain_cycles` and its MXU and vector work overlap but for
-    # `reduction_serial_share` of the shorter. (Measured where set; sources at the table.)
+    # lasts at least `reduction_chain_cycles`, its fixed step cost included, and its MXU and vector
+    # work overlap but for `reduction_serial_share` of the shorter. (Measured where set; sources at the
+    # table.)
     vector_units: tuple[tuple[str, float], ...] = ()
     reduction_chain_cycles: float = 0.0
     reduction_serial_share: float = 0.0

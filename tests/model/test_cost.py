@@ -196,3 +196,6 @@ def test_vector_units_issue_side_by_side_with_a_chain_floor_in_a_reducing_step()
     # 1: max(4, 6); 2: max(4, 6) + 0.5 x min(4, 6), above the chain of 7; 3: vector 1 s, the chain.
     assert seconds == pytest.approx([6.0, 8.0, 7.0])
     assert rates.compute(mxu, vector) == pytest.approx([17.0, 18.0, 4.0])  # one rate: all units added
+    # The chain counts the step's fixed cost (2 s with a dot, 1 s without): step 3's floor is 7 - 1.
+    fixed = dataclasses.replace(rates, step=2.0, dotless_step=1.0)
+    assert fixed.compute(mxu, vector, (), units) == pytest.approx([6.0, 8.0, 6.0])

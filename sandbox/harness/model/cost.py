@@ -66,7 +66,7 @@ class Rates:
     # its busiest unit's. Empty: every unit's work weighted and added up at `vector` (the chip table
     # says which chips have them measured).
     units: Mapping[str, float] = field(default_factory=dict)
-    chain: float = 0.0  # with `units`: least seconds of a step with a lane reduction
+    chain: float = 0.0  # with `units`: least seconds of a step with a lane reduction, fixed cost included
     serial: float = 0.0  # with `units`: share of the shorter of MXU and vector time not overlapped
     dotless_step: float | None = None  # seconds per pipeline step without MXU work (None: `step`)
 
@@ -132,7 +132,8 @@ class Rates:
     ) -> Any:
         """The units of the VLIW bundle issue side by side: vector work lasts as long as its busiest
         unit's. A step with a lane reduction (a softmax's row max and sum) also lasts at least the
-        dependent chain through it (`chain`), and its MXU and vector work overlap only in part
+        dependent chain through it (`chain`, the step's fixed cost counted inside it: `step` with MXU
+        work, `dotless_step` without), and its MXU and vector work overlap only in part
         (`serial`: the dot, the statistics and the second dot wait on each other). Work waiting
         for a dot (`after`) takes its share of the vector time."""
         mxu_seconds = self._mxu_seconds(mxu, vector)
@@ -145,7 +146,10 @@ class Rates:
         per_op = np.divide(busiest, vector, out=np.zeros_like(busiest, dtype=float), where=vector > 0)
         for prefix, waiting in after:
             seconds = np.maximum(seconds, self._mxu_seconds(prefix, waiting) + waiting * per_op)
-        return np.where(reduces, np.maximum(seconds, self.chain), seconds)
+        fixed = np.where(
+            mxu_seconds > 0, self.step, self.step if self.dotless_step is None else self.dotless_step
+        )
+        return np.where(reduces, np.maximum(seconds, self.chain - fixed), seconds)
 
     def _mxu_seconds(self, mxu: Mapping[str, Any], like: Any) -> Any:
         return sum((flops / self.mxu[kind] for kind, flops in mxu.items()), start=0.0 * like)
