@@ -326,9 +326,10 @@ def never_fitted_section(rows: list[dict[str, Any]]) -> list[str]:
     out = [
         "## Sweeps held out of every fit",
         "",
-        f"Timed on the chip after the model's constants were last fitted (commits "
-        f"{', '.join(sorted(calibration.NEVER_FITTED))}; `bench/tpu/on-chip.sh sweeps-f` and `sweeps-g`), so "
-        f"nothing in the model was fitted to them: {errors.text()} over {len(fresh)} configs.",
+        f"Kernels and shapes no fit had seen, timed on the chip at commit "
+        f"{', '.join(sorted(calibration.NEVER_FITTED))} (`bench/tpu/on-chip.sh sweeps-f` and `sweeps-g`) and "
+        "held out of every fit since (`calibration.NEVER_FITTED`: the constants fitted later were fitted on "
+        f"the other configs' fit half): {errors.text()} over {len(fresh)} configs.",
         "",
         "| kernel | size | family | configs | within ±10 % | range | best config right | the model's pick on the chip |",
         "|---|---|---|---|---|---|---|---|",
