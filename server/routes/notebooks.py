@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
@@ -51,13 +51,22 @@ def get_notebook(
 
 
 @router.get("/{share_id}/measurements", response_model=MeasurementsOut)
-def list_measurements(share_id: str, store: SharesDep, database: DatabaseDep) -> MeasurementsOut:
-    """Never a 500 for what a share keeps: the estimate as `kept` vets it, and a stored measurement
-    that no longer reads as one (a chip since retired) is left out, logged."""
+def list_measurements(
+    share_id: str,
+    store: SharesDep,
+    database: DatabaseDep,
+    offset: int = Query(
+        0, ge=0, le=measurements.MAX_PER_SHARE, description="Skip this many (the next page)."
+    ),
+) -> MeasurementsOut:
+    """A page of them, fairly by who added them (`measurements.listed`). Never a 500 for what a share
+    keeps: the estimate as `kept` vets it, and a stored measurement that no longer reads as one (a chip
+    since retired) is left out, logged."""
     share = _share(store, share_id)
     estimate = _estimate(share)
     listed = []
-    for stored in measurements.listed(database, share.id):
+    total = measurements.count(database, share.id)
+    for stored in measurements.listed(database, share.id, offset=offset):
         try:
             listed.append(_out(stored, estimate))
         except (ValidationError, TypeError, ValueError) as exc:
@@ -67,6 +76,8 @@ def list_measurements(share_id: str, store: SharesDep, database: DatabaseDep) ->
         estimate_seconds=estimate.seconds if estimate else None,
         estimate_chip=estimate.chip if estimate else None,
         measurements=listed,
+        total=total,
+        next_offset=offset + measurements.LISTED if offset + measurements.LISTED < total else None,
     )
 
 

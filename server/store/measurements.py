@@ -30,7 +30,7 @@ from server.store.sqlite import (
     content_id,
 )
 
-MAX_PER_SHARE = 100  # a share keeps at most this many; the page lists the newest
+MAX_PER_SHARE = 100  # a share keeps at most this many; listed a page at a time, fairly by adder
 PER_ADDER = 10  # of which one network address keeps at most this many
 LISTED = 20
 
@@ -133,10 +133,22 @@ def count(database: RecordDatabase, share: str) -> int:
     return int(database.rows("SELECT COUNT(*) FROM measurements WHERE share = ?", (share,))[0][0])
 
 
-def listed(database: RecordDatabase, share: str, limit: int = LISTED) -> list[Stored[Measurement]]:
-    """The share's newest measurements, newest first."""
+def listed(
+    database: RecordDatabase, share: str, limit: int = LISTED, offset: int = 0
+) -> list[Stored[Measurement]]:
+    """A page of the share's measurements: each adder's newest first, then each
+    one's second newest, and so on (newest first within a round). Listed newest first alone, two
+    addresses of ten made-up lines each filled the page and hid every real one (issue 41)."""
     rows = database.rows(
-        "SELECT id, record, created FROM measurements WHERE share = ? ORDER BY created DESC, id LIMIT ?",
-        (share, limit),
+        "SELECT m.id, m.record, m.created, COALESCE(a.adder, '') FROM measurements m "
+        "LEFT JOIN measurement_adders a ON a.id = m.id WHERE m.share = ? ORDER BY m.created DESC, m.id",
+        (share,),
     )
-    return [Stored(row[0], Measurement(**json.loads(row[1])), float(row[2])) for row in rows]
+    seen: collections.Counter[str] = collections.Counter()
+    ranked = []
+    for row in rows:
+        ranked.append((seen[row[3]], row))
+        seen[row[3]] += 1
+    ranked.sort(key=lambda item: item[0])  # stable: newest first within each round
+    page = [row for _, row in ranked[offset : offset + limit]]
+    return [Stored(row[0], Measurement(**json.loads(row[1])), float(row[2])) for row in page]

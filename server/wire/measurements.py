@@ -67,4 +67,8 @@ class MeasurementsOut(Wire):
     share: str
     estimate_seconds: float | None = Field(None, description="The estimate kept with the share, if any.")
     estimate_chip: ChipName | None = None
-    measurements: list[MeasurementOut] = Field(..., description="Newest first (at most 20).")
+    measurements: list[MeasurementOut] = Field(
+        ..., description="At most 20: each adder's newest first, then each one's second newest, and so on."
+    )
+    total: int = Field(0, description="How many the share keeps.")
+    next_offset: int | None = Field(None, description="The `offset` of the next page; null on the last.")

@@ -1,0 +1,62 @@
+"""Issue 41, a third round of held-out variants, over a real HTTP server (the fake sandbox).
+
+A share's measurements listed newest first alone: two addresses of ten made-up lines each filled the
+page and hid every real one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from server.app import create_app
+from server.settings import Settings
+from tests.api.test_class_live import ClassFake
+from tests.api.test_heldout_variants import from_address, measurement
+from tests.live import serving
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("third"), slots=1, queue_size=64, rate_per_minute=0,
+        store_saves_per_minute=0, trusted_proxies="127.0.0.1",
+    )  # fmt: skip
+    with serving(create_app(settings, backend=ClassFake())) as url:
+        yield url
+
+
+def _share(url: str, chip: str) -> str:
+    with from_address(url, "10.43.0.1") as http:
+        return http.post("/api/shares", json={"source": "x = 1\n", "chip": chip}).json()["id"]
+
+
+def test_made_up_measurements_do_not_push_a_real_one_off_the_list(server):
+    share = _share(server, "v5p")
+    with from_address(server, "10.43.1.1") as owner:
+        mine = owner.post(
+            f"/api/shares/{share}/measurements", json={"line": measurement(share, device_seconds=0.0123)}
+        )
+    assert mine.status_code == 201, mine.text
+    for n, flooder in enumerate(("10.43.2.1", "10.43.2.2")):
+        with from_address(server, flooder) as http:
+            for i in range(10):
+                line = measurement(share, device_seconds=(n * 10 + i + 1) * 1e-4)
+                assert http.post(f"/api/shares/{share}/measurements", json={"line": line}).status_code == 201
+    with from_address(server, "10.43.3.1") as reader:
+        first = reader.get(f"/api/shares/{share}/measurements").json()
+        assert mine.json()["id"] in [m["id"] for m in first["measurements"]], first
+        assert (len(first["measurements"]), first["total"], first["next_offset"]) == (20, 21, 20)
+        rest = reader.get(f"/api/shares/{share}/measurements", params={"offset": 20}).json()
+    assert rest["next_offset"] is None and len(rest["measurements"]) == 1
+    seen = [m["id"] for m in first["measurements"] + rest["measurements"]]
+    assert len(set(seen)) == 21
+
+
+@pytest.mark.parametrize("offset", ["-1", "101", "1e3", "x", "9" * 40])
+def test_a_measurements_page_out_of_range_is_a_problem_never_500(server, offset):
+    share = _share(server, "v6e")
+    with from_address(server, "10.43.4.1") as http:
+        answer = http.get(f"/api/shares/{share}/measurements", params={"offset": offset})
+    assert answer.status_code == 422 and answer.headers["content-type"].startswith("application/problem+json")
