@@ -9,6 +9,7 @@ and a one-line summary; `rows` renders it for the CLI.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from sandbox.catalog.entries import CatalogEntry
@@ -18,6 +19,12 @@ from sandbox.protocol.sweep import ParamValue
 
 MAX_CONFIGS = 64
 MAX_PARAMS = 6
+# What a sweep's names and values may be (issue 41, third round: a body of 10,000 size dimensions, a
+# name of 10,000 characters, a NaN or 1e400 value and a size of -5 or 10**30 all became a sweep).
+MAX_DIMS = 16
+LONGEST_NAME = 64
+LONGEST_TEXT = 64  # a string value
+LARGEST_DIM = 2**31 - 1
 
 
 class SweepError(ValueError):
@@ -103,10 +110,47 @@ def make_spec(
     )
     if spec.total > MAX_CONFIGS:
         raise SweepError(f"{spec.total} configs; a sweep may have at most {MAX_CONFIGS}")
+    _check_bounds(spec)
     unknown = sorted(set(spec.bind.values()) - set(target) - set(spec.check_size))
     if unknown:
         raise SweepError(f"parameters are bound to unknown size dimensions: {', '.join(unknown)}")
     return spec
+
+
+def _check_bounds(spec: SweepSpec) -> None:
+    """Every name a Python identifier, every size a positive whole number, every value a plain one."""
+    names = [*spec.params, *spec.size, *spec.check_size, *spec.bind, *spec.bind.values()]
+    for name in names:
+        if not (isinstance(name, str) and name.isidentifier() and len(name) <= LONGEST_NAME):
+            raise SweepError(
+                f"{str(name)[:40]!r} is not a name: parameters and size dimensions are Python "
+                f"identifiers of at most {LONGEST_NAME} characters"
+            )
+    for where, dims in (("size", spec.size), ("check_size", spec.check_size)):
+        if len(dims) > MAX_DIMS:
+            raise SweepError(f"{where} has {len(dims)} dimensions; at most {MAX_DIMS}")
+        for name, dim in dims.items():
+            if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= LARGEST_DIM:
+                raise SweepError(
+                    f"{where} {name}={str(dim)[:40]}: a size is a whole number from 1 to {LARGEST_DIM:,}"
+                )
+    for name, values in spec.params.items():
+        for value in values:
+            if not _plain(value):
+                raise SweepError(
+                    f"{name}={str(value)[:40]}: a value is true/false, a whole number below 2**63, a finite "
+                    f"number or a string of at most {LONGEST_TEXT} characters"
+                )
+
+
+def _plain(value: object) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) < 2**63
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str) and len(value) <= LONGEST_TEXT
 
 
 def shards(spec: SweepSpec, count: int) -> list[SweepSpec]:

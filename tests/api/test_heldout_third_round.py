@@ -6,6 +6,7 @@ page and hid every real one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -60,3 +61,37 @@ def test_a_measurements_page_out_of_range_is_a_problem_never_500(server, offset)
     with from_address(server, "10.43.4.1") as http:
         answer = http.get(f"/api/shares/{share}/measurements", params={"offset": offset})
     assert answer.status_code == 422 and answer.headers["content-type"].startswith("application/problem+json")
+
+
+# -- a sweep's names and values are bounded before they become a sweep ----------------------------------
+
+SWEPT = "def kernel(x, *, bm=128):\n    return x\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ('{"params": {"bm": [NaN]}, "size": {"m": 256}}', "bm=nan"),
+        ('{"params": {"bm": [1e400]}, "size": {"m": 256}}', "bm=inf"),
+        ('{"params": {"bm": [1000000000000000000000000000000]}, "size": {"m": 256}}', "below 2**63"),
+        ('{"params": {"bm": ["' + "x" * 65 + '"]}, "size": {"m": 256}}', "at most 64"),
+        ('{"params": {"": [1]}, "size": {"m": 256}}', "not a name"),
+        ('{"params": {"' + "b" * 65 + '": [1]}, "size": {"m": 256}}', "not a name"),
+        ('{"params": {"bm": [128]}, "size": {"m": -5}}', "size m=-5"),
+        ('{"params": {"bm": [128]}, "size": {"m": 0}}', "size m=0"),
+        ('{"params": {"bm": [128]}, "size": {"m": 1000000000000000000000000000000}}', "whole number from 1"),
+        ('{"params": {"bm": [128]}, "size": {"m": 256}, "check_size": {"m": -1}}', "check_size m=-1"),
+        ('{"params": {"bm": [128]}, "size": {' + ", ".join(f'"d{i}": 1' for i in range(17)) + "}}", "at most 16"),
+        ('{"params": {"bm": [128]}, "size": {"m 1": 256}}', "not a name"),
+    ],
+    ids=[
+        "NaN", "1e400", "10**30 value", "65-char value", "empty name", "65-char name", "size -5", "size 0",
+        "size 10**30", "check size -1", "17 dims", "dim with a space",
+    ],
+)  # fmt: skip
+def test_a_sweep_of_absurd_names_or_values_is_refused(server, body, detail):
+    content = '{"source": ' + json.dumps(SWEPT) + ', "chip": "v5e", ' + body[1:]
+    with from_address(server, "10.43.5.1") as http:
+        answer = http.post("/api/sweeps", content=content, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["title"] == "Invalid sweep" and detail in answer.json()["detail"], answer.text
