@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
+from sandbox.protocol.chips import NATIVE_DEVICE_KINDS
 from server.notebook.kept import KeptEstimate
 from server.problems import ProblemError, field_error
 from server.store.measurements import Measurement
@@ -82,6 +83,13 @@ def _check_is_of(parsed: MeasurementLine, share: Share) -> None:
             "this line was measured in interpret mode on a CPU (or without a device time): only a time "
             "measured on a TPU is taken; run the notebook on a TPU runtime",
             field="interpret",
+        )
+    if parsed.device_kind not in NATIVE_DEVICE_KINDS.get(parsed.chip, ()):
+        # The notebook names the chip by the device kind JAX reports (`cells/setup.py.txt`).
+        _refuse(
+            f"device_kind {parsed.device_kind[:40]!r} is not a TPU {parsed.chip}'s: paste the line as the "
+            "notebook printed it",
+            field="device_kind",
         )
     if parsed.kernel_sha256 != hashlib.sha256(share.record.source.encode()).hexdigest():
         _refuse(

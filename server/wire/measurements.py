@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from sandbox.protocol.result import RunStatus
+from server.wire.classes import plain_line
 from server.wire.schemas import ChipName, Wire
 
 LINE_CHARS = 2048  # a notebook's line is ~500 characters
@@ -45,6 +46,14 @@ class MeasurementLine(Wire):
     )
     wall_seconds: float | None = Field(None, ge=0, allow_inf_nan=False)
     method: Literal["profiler", "wall_clock"]
+
+    # A case's name is one line of plain text, as the notebook prints it (issue 41: the list shows it).
+    @field_validator("case")
+    @classmethod
+    def _plain(cls, case: str) -> str:
+        if not case or plain_line(case) != case:
+            raise ValueError("a case's name is one line of plain text (no control or format characters)")
+        return case
 
 
 class MeasurementOut(Wire):

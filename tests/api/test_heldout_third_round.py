@@ -63,6 +63,28 @@ def test_a_measurements_page_out_of_range_is_a_problem_never_500(server, offset)
     assert answer.status_code == 422 and answer.headers["content-type"].startswith("application/problem+json")
 
 
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"device_kind": "TPU v6 lite"}, "device_kind"),
+        ({"device_kind": "TPU v5 lite\u202e"}, "device_kind"),
+        ({"device_kind": "<img src=x onerror=alert(1)>"}, "device_kind"),
+        ({"case": "f32\u202e652x652"}, "case"),
+        ({"case": "c\n=HYPERLINK(1)"}, "case"),
+        ({"case": "c\u200b"}, "case"),
+        ({"case": ""}, "case"),
+    ],
+    ids=["another chip's kind", "kind with a bidi override", "kind of markup", "case with a bidi override",
+         "case with a line break", "case with a zero-width space", "empty case"],
+)  # fmt: skip
+def test_a_measurement_whose_words_no_notebook_prints_is_refused(server, changes, field):
+    share = _share(server, "tpu7x")
+    with from_address(server, "10.43.6.1") as http:
+        answer = http.post(f"/api/shares/{share}/measurements", json={"line": measurement(share, **changes)})
+        assert answer.status_code == 422 and field in answer.text, answer.text
+        assert http.get(f"/api/shares/{share}/measurements").json()["measurements"] == []
+
+
 # -- a sweep's names and values are bounded before they become a sweep ----------------------------------
 
 SWEPT = "def kernel(x, *, bm=128):\n    return x\n"
