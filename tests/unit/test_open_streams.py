@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from server.problems import ProblemError
 from server.streams import OpenStreams
+
+
+def _run(coroutine):
+    """On a thread of its own: another test in this process may have left an event loop running here."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
 
 
 async def _events(n: int):
@@ -25,7 +32,7 @@ def test_a_finished_stream_and_an_unstarted_one_free_their_places():
     async def read_all():
         return [e async for e in finished]
 
-    assert asyncio.run(read_all()) == ["event 0\n\n", "event 1\n\n"]
+    assert _run(read_all()) == ["event 0\n\n", "event 1\n\n"]
     assert streams.held("a") == 0
     unstarted = streams.opened("a", _events(1))
     with pytest.raises(ProblemError) as refused:
@@ -44,7 +51,7 @@ def test_a_reader_that_leaves_mid_stream_frees_its_place():
         assert await anext(counted) == "event 0\n\n"
         await counted.aclose()
 
-    asyncio.run(leave_after_one())
+    _run(leave_after_one())
     assert streams.held("a") == 0
 
 
