@@ -136,9 +136,9 @@ def count(database: RecordDatabase, share: str) -> int:
 def listed(
     database: RecordDatabase, share: str, limit: int = LISTED, offset: int = 0
 ) -> list[Stored[Measurement]]:
-    """A page of the share's measurements: each adder's newest first, then each
-    one's second newest, and so on (newest first within a round). Listed newest first alone, two
-    addresses of ten made-up lines each filled the page and hid every real one (issue 41)."""
+    """A page of the share's measurements: each adder's newest first, then each one's second newest,
+    and so on (newest first within a round). Listed newest first alone, two addresses of ten made-up
+    lines each filled the page and hid every real one (issue 41)."""
     rows = database.rows(
         "SELECT m.id, m.record, m.created, COALESCE(a.adder, '') FROM measurements m "
         "LEFT JOIN measurement_adders a ON a.id = m.id WHERE m.share = ? ORDER BY m.created DESC, m.id",
