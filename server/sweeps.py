@@ -121,7 +121,26 @@ class SweepRegistry:
         except Exception:  # our fault: the sweep still ends, with what its shards said
             log.exception("sweep %s: following its shards failed", sweep.id)
         if sweep.state != "done":
-            self._finish(sweep)
+            try:
+                self._finish(sweep)
+            except Exception as exc:  # our fault too: the sweep must still end, and say why
+                log.exception("sweep %s: merging its shards' results failed", sweep.id)
+                self._fail(
+                    sweep, f"internal error: merging the shards' results failed ({type(exc).__name__}: {exc})"
+                )
+
+    @staticmethod
+    def _fail(sweep: Sweep, summary: str) -> None:
+        """End a sweep whose result could not be made: an error with its cause, the configs already
+        relayed kept in the event stream."""
+        sweep.result = {
+            "status": RunStatus.ERROR.value,
+            "summary": summary[:500],
+            "sweep": None,
+            "shards": [],
+        }
+        sweep.state = "done"
+        sweep.push("done", sweep.result)
 
     async def _relay(self, queue: RunQueue, sweep: Sweep, index: int) -> None:
         """Relay one shard's events until its `done` (which carries its result)."""

@@ -221,3 +221,20 @@ def test_unknown_sweep_is_404(sweeps_client):
 def test_config_events_pass_the_event_schema():
     event = new_event("config", result=judge(3, {"bm": 128, "bk": 128, "bn": 128}), done=1, of=1)
     assert to_json_dict(event)["data"]["result"]["estimated_seconds"] == pytest.approx(384e-6)
+
+
+def test_a_sweep_whose_results_cannot_be_merged_still_ends_and_says_why(sweeps_client, monkeypatch):
+    """A fault of ours while merging the shards' results ends the sweep as an error with its cause (it
+    stayed "running" for good, and kept old sweeps from being cleared)."""
+    from sandbox.jobs import sweeps as sweep_logic
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug of ours")
+
+    monkeypatch.setattr(sweep_logic, "merge", broken)
+    body = {"source": SOURCE, "chip": "v5e", "params": PARAMS, "size": {"m": 4096, "k": 4096, "n": 4096}}
+    created = sweeps_client.post("/api/sweeps", json=body)
+    assert created.status_code == 201, created.text
+    result = wait_done(sweeps_client, created.json()["id"])["result"]
+    assert result["status"] == "error" and result["sweep"] is None
+    assert "merging the shards' results failed (ValueError: a bug of ours)" in result["summary"]
