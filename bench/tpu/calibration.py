@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from sandbox.jobs.sweeps import FASTER_THAN_ROOFLINE  # the bound `tune` says a time missed part of a run by
 from sandbox.results.measured import model_error
 
 RANK_MARGIN = 0.03  # pairs closer than this on the chip are not ranked
@@ -49,11 +50,6 @@ def held_out(row: dict[str, Any]) -> bool:
         return True
     key = json.dumps([row["file"], row["size"], row["params"]], sort_keys=True).encode()
     return hashlib.sha256(key).digest()[0] % 2 == 1
-
-
-# A measured time this far under the config's roofline is not a kernel the chip ran faster than it can:
-# the timing missed part of the run (as `tune` says beside it: `sandbox.jobs.sweeps.FASTER_THAN_ROOFLINE`).
-FASTER_THAN_ROOFLINE = 1.02
 
 
 def faster_than_the_chip(row: dict[str, Any]) -> bool:

@@ -134,18 +134,18 @@ def xla_section(rows: list[dict[str, Any]]) -> list[str]:
         name = r["entry"] or Path(r["file"]).name
         size = ",".join(f"{k}={v}" for k, v in sorted(r["size"].items()))
         x, e, b = r["measured_device_seconds"], r["estimated_seconds"], r["best_seconds"]
-        est = f"{_ms(e)} ({e / x - 1:+.0%})" if e else "–"
+        est = f"{ms(e)} ({e / x - 1:+.0%})" if e else "–"
         params = ", ".join(f"{k}={v}" for k, v in sorted((r["best_params"] or {}).items())) or "–"
         ratio = f"{b / x:.2f}x" if b else "–"
         kind = "passes" if r["kind"] == XLA_PASSES else "plain" if r["kind"] else "–"
         out.append(
-            f"| {name} | {size} | {r.get('baseline', '?')} | {kind} | {_ms(x)} | {est} | {params} | {_ms(b)} | "
+            f"| {name} | {size} | {r.get('baseline', '?')} | {kind} | {ms(x)} | {est} | {params} | {ms(b)} | "
             f"{ratio} |"
         )
     return out
 
 
-def _ms(seconds: float | None) -> str:
+def ms(seconds: float | None) -> str:
     return f"{seconds * 1e3:.3f} ms" if seconds else "–"
 
 
@@ -170,7 +170,7 @@ def cases_section(rows: list[dict[str, Any]]) -> list[str]:
         k, x = r.get("measured_device_seconds"), r.get("reference_device_seconds")
         ratio = f"{k / x:.2f}x" if k and x else "–"
         err = f"{r['max_abs_error']:.3g}" if r.get("max_abs_error") is not None else "–"
-        out.append(f"| {r['entry']} | {r['case']} | {r['status']} | {err} | {_ms(k)} | {_ms(x)} | {ratio} |")
+        out.append(f"| {r['entry']} | {r['case']} | {r['status']} | {err} | {ms(k)} | {ms(x)} | {ratio} |")
     walls = [r["wall_seconds"] for r in runs]
     firsts = [
         r["phases"]["first_verdict_after"] for r in runs if (r.get("phases") or {}).get("first_verdict_after")
@@ -206,8 +206,8 @@ def tune_section(rows: list[dict[str, Any]]) -> list[str]:
         size = ",".join(f"{k}={v}" for k, v in r["size"].items())
         err = f"{e:+.1%}" if e is not None else "–"
         out.append(
-            f"| {r['entry']} | {config} | {size} | {_ms(r['estimated_seconds'])} | "
-            f"{_ms(r['measured_device_seconds'])} | {_ms(r.get('measured_host_seconds'))} | {err} |"
+            f"| {r['entry']} | {config} | {size} | {ms(r['estimated_seconds'])} | "
+            f"{ms(r['measured_device_seconds'])} | {ms(r.get('measured_host_seconds'))} | {err} |"
         )
     return out
 
@@ -265,147 +265,10 @@ def calibration_section(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-# Every compile the chip answered around the scoped limit (bench/tpu/vmem_grid.py's sets): the grid, its
-# follow-up, the dtype set (f32 at HIGHEST, int8, a bf16 RMS norm) and the temporaries set (row blocks
-# beside a padding scratch that is read, or only written, or untouched), and the predicted set (16 configs
-# near the limit whose verdicts were committed before the chip compiled them: 6be298e).
-VMEM_RECORDS = (
-    "vmem.jsonl",
-    "vmem-followup.jsonl",
-    "vmem-dtypes.jsonl",
-    "vmem-temporaries.jsonl",
-    "vmem-temporaries-unread.jsonl",
-    "vmem-predicted.jsonl",
-)
-
-
-def vmem_rows(folder: Path = HERE) -> list[dict[str, Any]]:
-    """Every VMEM record, each with the file it came from (`record`)."""
-    return [row | {"record": name} for name in VMEM_RECORDS for row in read(name, folder)]
-
-
-def implausible_section(rows: list[dict[str, Any]]) -> list[str]:
-    """The timings faster than the chip can run a config (`calibration.faster_than_the_chip`): left out
-    of every figure above, listed here."""
-    import calibration
-
-    doubted = [r for r in rows if calibration.faster_than_the_chip(r)]
-    if not doubted:
-        return []
-    out = [
-        "## Timings faster than the chip can run",
-        "",
-        f"{len(doubted)} timed configs took less than their roofline (their flops at the MXU's peak, their bytes "
-        "at HBM bandwidth): the profiler's device time missed part of their run, so no figure on this page "
-        "counts them, and Tune on the chip says so beside such a time. They are all kernels that write "
-        "their result through a mutable ref (`jax.Ref`) and return nothing (the catalog's own TPU case of "
-        "`inplace_chunked_matmul` above is the same kernel, with the same doubt); how their device time is "
-        "read is to be fixed and timed again.",
-        "",
-        "| kernel | size | config | measured | roofline | estimated |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in doubted:
-        params = ", ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
-        out.append(
-            f"| {calibration.kernel_name(r)} | {calibration.size_text(r)} | {params} | "
-            f"{_ms(r['measured_device_seconds'])} | {_ms(r['roofline_seconds'])} | {_ms(r['estimated_seconds'])} |"
-        )
-    return out
-
-
-def never_fitted_section(rows: list[dict[str, Any]]) -> list[str]:
-    """The sweeps timed after the model's constants were last fitted: how the model does where nothing
-    was fitted to (`calibration.NEVER_FITTED`)."""
-    import calibration
-
-    fresh = [r for r in calibration.measured(rows) if calibration.never_fitted(r)]
-    if not fresh:
-        return []
-    errors = calibration.Errors.of([calibration.error(r) for r in fresh])
-    out = [
-        "## Sweeps held out of every fit",
-        "",
-        f"Kernels and shapes no fit had seen, timed on the chip at commit "
-        f"{', '.join(sorted(calibration.NEVER_FITTED))} (`bench/tpu/on-chip.sh sweeps-f` and `sweeps-g`) and "
-        "held out of every fit since (`calibration.NEVER_FITTED`: the constants fitted later were fitted on "
-        f"the other configs' fit half): {errors.text()} over {len(fresh)} configs.",
-        "",
-        "| kernel | size | family | configs | within ±10 % | range | best config right | the model's pick on the chip |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for s in calibration.sweeps(fresh):
-        group = [
-            r for r in fresh if calibration.kernel_name(r) == s.kernel and calibration.size_text(r) == s.size
-        ]
-        e = calibration.Errors.of([calibration.error(r) for r in group])
-        out.append(
-            f"| {s.kernel} | {s.size} | {group[0]['family']} | {s.configs} | {e.within_10}/{e.configs} | "
-            f"{calibration.percent(e.low)} to {calibration.percent(e.high)} | {'yes' if s.best_right else 'no'} | "
-            f"{'best' if s.best_right else f'+{s.pick_loss * 100:.1f} % slower'} |"
-        )
-    return out
-
-
-def playground_refuses(row: dict[str, Any]) -> bool:
-    """The playground's own VMEM verdict on a vmem.jsonl config (traced at its size, nothing run): what
-    Tune's `over_vmem` and the lowering check say, the compiler's scratch for its dots counted."""
-    import jax
-    import vmem_grid
-
-    from sandbox.harness.lowering.chip_checks import facts, vmem_refusal
-    from sandbox.protocol.chips import chip_info
-
-    config = vmem_grid.Config(
-        row["kernel"], tuple(row["shape"]), row["dtype"], row["params"], row["counted_mib"]
-    )
-    fn, specs = vmem_grid.build(config)
-    return vmem_refusal(facts(jax.make_jaxpr(fn)(*specs)), chip_info("v5e")) is not None
-
-
-def vmem_section(rows: list[dict[str, Any]]) -> list[str]:
-    tried = [r for r in rows if r.get("compiled") is not None]
-    refused = [r for r in tried if r["compiled"] is False]
-    verdicts = [playground_refuses(r) for r in tried]
-    agree = sum(v == (r["compiled"] is False) for v, r in zip(verdicts, tried, strict=True))
-    predicted = [
-        (v, r) for v, r in zip(verdicts, tried, strict=True) if r["record"] == "vmem-predicted.jsonl"
-    ]
-    predicted_right = sum(v == (r["compiled"] is False) for v, r in predicted)
-    out = [
-        "## The compiler's scoped-VMEM limit",
-        "",
-        f"{len(tried)} configs compiled (bench/tpu/vmem_grid.py, in {len(VMEM_RECORDS)} sets; the rest were past "
-        f"its time budget): {len(refused)} refused with E1001. `counted` is the bench's count of the "
-        "kernel's blocks and scratch (every scratch, read or not; the playground leaves out one the body "
-        "never reads, as the compiler does); "
-        "`compiler` the size the compiler reported; `playground` the playground's verdict (Tune's "
-        "`over_vmem`, the lowering check), which adds the VMEM the compiler keeps for itself as these sizes "
-        "show it (per dot: one copy of a bf16 left-operand block, four of an f32 one at HIGHEST plus 512 "
-        "bytes a row, 0.17 of an int8 one; and the f32 copy of the largest block a body widens from bf16: "
-        f"`sandbox/harness/checks/compiler_scratch.py`). It agrees with the compiler on {agree} of "
-        f"{len(tried)}; tests/unit/test_vmem_verdicts.py replays each. The `vmem-predicted` set was chosen "
-        "near the limit after those rules were fitted, and its verdicts committed (6be298e) before the chip "
-        f"compiled it: {predicted_right} of {len(predicted)} as predicted.",
-        "",
-        "| set | kernel | shape | dtype | config | counted | compiled | compiler | playground |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r, refuses in zip(tried, verdicts, strict=True):
-        config = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-        e = r.get("e1001") or {}
-        said = f"{e['size_m']} MiB of {e['limit_m']} MiB" if e else "–"
-        shape = "×".join(map(str, r["shape"]))
-        mark = "" if refuses == (r["compiled"] is False) else " (differs)"
-        out.append(
-            f"| {r['record'].removesuffix('.jsonl')} | {r['kernel']} | {shape} | {r['dtype']} | {config} | "
-            f"{r['counted_mib']} MiB | "
-            f"{'yes' if r['compiled'] else 'no'} | {said} | {'refuses' if refuses else 'compiles'}{mark} |"
-        )
-    return out
-
-
 def document(folder: Path = HERE) -> str:
+    import apart_records
+    import vmem_records
+
     timed = tune_rows(folder)
     parts = [
         "# Measured on a TPU v5e",
@@ -418,15 +281,15 @@ def document(folder: Path = HERE) -> str:
         "",
         *calibration_section(timed),
         "",
-        *never_fitted_section(timed),
+        *apart_records.never_fitted_section(timed),
         "",
-        *implausible_section(timed),
+        *apart_records.implausible_section(timed),
         "",
         *xla_section(xla_rows(timed, folder)),
         "",
         *tune_section(timed),
         "",
-        *vmem_section(vmem_rows(folder)),
+        *vmem_records.section(vmem_records.rows(folder)),
     ]
     return "\n".join(parts) + "\n"
 

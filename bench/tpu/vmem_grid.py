@@ -25,6 +25,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import vmem_kernels
+
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 2**20
 UNITS = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}
@@ -58,6 +60,17 @@ def matmul_mib(m, k, n, dtype, bm, bk, bn) -> float:
     bm, bk, bn = min(bm, m), min(bk, k), min(bn, n)
     item = ITEMSIZE[dtype]
     return (2 * (bm * bk + bk * bn + bm * bn) * item + bm * bn * 4) / MIB
+
+
+def rmsnorm_mib(rows: int, width: int) -> float:
+    """A bf16 RMS norm's blocks: (rows, width) in and out, twice each, and the (1, width) weight
+    unpadded (as E1001 counts it)."""
+    return (4 * rows * width * 2 + 2 * width * 2) / MIB
+
+
+def int8_matmul_mib(bm: int, bk: int, bn: int) -> float:
+    """An int8 matmul's blocks: both operands and the int32 output block, twice each."""
+    return (2 * (bm * bk + bk * bn) + 2 * bm * bn * 4) / MIB
 
 
 def tiled_configs() -> list[Config]:
@@ -179,10 +192,10 @@ def dtype_configs() -> list[Config]:
         (1024, 1024, 1536),
     ]:
         m, k, n = 4096, 4096, 6144 if bn == 1536 else 4096
-        mib = (2 * (bm * bk + bk * bn) + 2 * bm * bn * 4) / MIB
+        mib = int8_matmul_mib(bm, bk, bn)
         configs.append(Config("matmul_int8", (m, k, n), "int8", {"bm": bm, "bk": bk, "bn": bn}, mib))
     for rows, width in [(512, 4096), (256, 8192), (2048, 1024), (384, 4096), (480, 4096), (1024, 2048)]:
-        mib = (4 * rows * width * 2 + 2 * width * 2) / MIB  # the (1, width) weight unpadded, as E1001 shows
+        mib = rmsnorm_mib(rows, width)
         configs.append(Config("rmsnorm", (32 * rows, width), "bfloat16", {"br": rows}, mib))
     return configs
 
@@ -232,10 +245,10 @@ def predicted_configs() -> list[Config]:
             Config("tiled_matmul_pallas_call", (m, k, n), "float32", {"bm": bm, "bk": bk, "bn": bn}, mib)
         )
     for rows, width in [(320, 4096), (336, 4096), (352, 4096), (224, 6144), (240, 6144)]:
-        mib = (4 * rows * width * 2 + 2 * width * 2) / MIB
+        mib = rmsnorm_mib(rows, width)
         configs.append(Config("rmsnorm", (16 * rows, width), "bfloat16", {"br": rows}, mib))
     for bm, bk, bn in [(1024, 1536, 1024), (768, 2048, 1024), (1024, 3072, 512)]:
-        mib = (2 * (bm * bk + bk * bn) + 2 * bm * bn * 4) / MIB
+        mib = int8_matmul_mib(bm, bk, bn)
         configs.append(Config("matmul_int8", (6144, 6144, 6144), "int8", {"bm": bm, "bk": bk, "bn": bn}, mib))
     return configs
 
@@ -260,81 +273,6 @@ def catalog(slug: str):
     return module
 
 
-def vector_kernel(kind: str, rows: int):
-    """A blocked elementwise add or row sum: nothing but large pipelined blocks."""
-    import jax
-    import jax.numpy as jnp
-    from jax.experimental import pallas as pl
-
-    def add_kernel(x_ref, y_ref, o_ref):
-        o_ref[...] = x_ref[...] + y_ref[...]
-
-    def sum_kernel(x_ref, o_ref):
-        o_ref[...] = jnp.sum(x_ref[...], axis=1, keepdims=True)
-
-    def add(x, y):
-        spec = pl.BlockSpec((rows, x.shape[1]), lambda i: (i, 0))
-        return pl.pallas_call(
-            add_kernel,
-            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-            grid=(x.shape[0] // rows,),
-            in_specs=[spec, spec],
-            out_specs=spec,
-        )(x, y)
-
-    def row_sum(x):
-        return pl.pallas_call(
-            sum_kernel,
-            out_shape=jax.ShapeDtypeStruct((x.shape[0], 1), x.dtype),
-            grid=(x.shape[0] // rows,),
-            in_specs=[pl.BlockSpec((rows, x.shape[1]), lambda i: (i, 0))],
-            out_specs=pl.BlockSpec((rows, 1), lambda i: (i, 0)),
-        )(x)
-
-    return add if kind == "add_blocks" else row_sum
-
-
-def padded_kernel(kind: str, rows: int, pad_mib: int, pad_use: str = "carried"):
-    """A row-blocked kernel with a `pad_mib` MiB VMEM scratch: a copy, an RMS norm (f32 math on its block)
-    or 2x + 1 on f32. The scratch is carried from step to step (`pad_use` "carried": written here, read
-    next step), or only written ("written"), or untouched ("none"): the compiler allocates it only when
-    something reads it (the first two runs of this set, untouched and written only, compiled every config
-    at 14-28 MiB counted)."""
-    import jax
-    import jax.numpy as jnp
-    from jax.experimental import pallas as pl
-    from jax.experimental.pallas import tpu as pltpu
-
-    def body(x_ref, o_ref, pad_ref):
-        step = pl.program_id(0)
-        if pad_use != "none":
-            pad_ref[pl.ds((step % 4) * 8, 8), :] = jnp.full((8, 1024), step, jnp.float32)
-        if kind == "copy_pad":
-            o_ref[...] = x_ref[...]
-        elif kind == "rmsnorm_pad":
-            x = x_ref[...].astype(jnp.float32)
-            o_ref[...] = (x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6)).astype(
-                o_ref.dtype
-            )
-        else:
-            o_ref[...] = 2.0 * x_ref[...] + 1.0
-        if pad_use == "carried":
-            o_ref[0:8, 0:128] = pad_ref[pl.ds(((step + 1) % 4) * 8, 8), 0:128].astype(o_ref.dtype)
-
-    def run(x):
-        spec = pl.BlockSpec((rows, x.shape[1]), lambda i: (i, 0))
-        return pl.pallas_call(
-            body,
-            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-            grid=(x.shape[0] // rows,),
-            in_specs=[spec],
-            out_specs=spec,
-            scratch_shapes=[pltpu.VMEM((pad_mib * MIB // (4 * 1024), 1024), jnp.float32)],
-        )(x)
-
-    return run
-
-
 def build(config: Config):
     """The function to compile and its argument shapes."""
     import jax
@@ -346,14 +284,14 @@ def build(config: Config):
         fn = functools.partial(getattr(catalog(config.kernel), CATALOG[config.kernel]), **config.params)
         args = [(m, k), (k, n)]
     elif config.kernel.endswith("_pad"):
-        fn = padded_kernel(config.kernel, **config.params)
+        fn = vmem_kernels.padded_kernel(config.kernel, **config.params)
         args = [config.shape]
     elif config.kernel in SWEEPS:
         _, shapes = SWEEPS[config.kernel]
         fn = functools.partial(catalog(config.kernel).kernel, **config.params)
         args = shapes(*config.shape)
     else:
-        fn = vector_kernel(config.kernel, config.params["rows"])
+        fn = vmem_kernels.vector_kernel(config.kernel, config.params["rows"])
         args = [config.shape] * (2 if config.kernel == "add_blocks" else 1)
     return fn, [jax.ShapeDtypeStruct(s, dtype) for s in args]
 

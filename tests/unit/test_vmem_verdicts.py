@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT / "bench" / "tpu"))
 
 import tpu_records as records  # noqa: E402
 import vmem_grid  # noqa: E402
+import vmem_records  # noqa: E402
 
 from sandbox.catalog.entries import load_catalog  # noqa: E402
 from sandbox.harness.checks.compiler_scratch import scratch_bytes  # noqa: E402
@@ -46,7 +47,7 @@ def _key(row: dict) -> tuple:
 
 
 def _vmem_rows() -> list[dict]:
-    rows = [row for name in records.VMEM_RECORDS for row in records.read(name)]
+    rows = [row for name in vmem_records.VMEM_RECORDS for row in records.read(name)]
     return [r for r in rows if r["compiled"] is not None]
 
 
