@@ -18,6 +18,8 @@
 #                                       operands, a bf16 RMS norm (two shapes), flash attention at head dim 64
 #   bench/tpu/on-chip.sh sweeps-g OUT   part 7, held out too: JAX's ragged paged attention (mixed prefill
 #                                       and decode, trip counts from data)
+#   bench/tpu/on-chip.sh sweeps-h OUT   part 8: the in-place chunked matmul again, its timed call now waiting
+#                                       for the refs it writes (its part-1 times were under the roofline)
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -45,7 +47,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -72,6 +74,9 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
             --param bn=128,256,512,1024,2048
         sweep block_sparse_matmul 45 --size m=8192,k=8192,n=2048,block=128,density_pct=30 \
             --param bn=128,256,512,1024,2048
+    elif [ "$what" = sweeps-h ]; then
+        sweep inplace_chunked_matmul 60 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
+        sweep inplace_chunked_matmul 60 --size m=16384,k=2048 --param chunk=128,256,512,1024,2048 --bind chunk=m
     elif [ "$what" = sweeps-d ]; then
         sweep bench/tpu/sweeps/paged.py 150 --size b=16,h=32,kvh=8,s=2048,page=16,d=128 \
             --param ppcb=1,2,4,8,16,32 --check-size s=512
