@@ -64,6 +64,14 @@ class Settings(BaseSettings):
     queue_size: int = Field(
         64, description="Runs that may wait in the queue; beyond it: 503 with Retry-After."
     )
+    queue_reserve: int | None = Field(
+        None,
+        description="The queue's last places, kept for people with few runs: once `queue_size` minus these "
+        "wait, a run joins only if its network address (or, for a class, its classes' owner) has fewer than "
+        "2 runs queued or running (503 with Retry-After otherwise; default: a quarter of `queue_size`; "
+        "0: none kept).",
+        ge=0,
+    )
     per_client_queue: int = Field(
         8, description="Runs one browser may have queued or running at once (429 beyond)."
     )

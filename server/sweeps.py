@@ -1,8 +1,8 @@
 """Sweeps on the server: one sweep is one API object over one or more runs of the run queue.
 
-A sweep's configs are cut into shards (`sandbox.jobs.sweeps.shards`), as many as there are sandbox
-slots (and the client may have runs at once), and each shard is submitted as an ordinary run to
-the run queue (`server.queue.interface.RunQueue`: in-process or Redis); there is no second queue. A
+A sweep's configs are cut into shards (`sandbox.jobs.sweeps.shards`): as many as there are sandbox
+slots but one (`shard_count`: a slot stays for everyone else), and no more than the client may have
+runs at once. Each shard is submitted as an ordinary run to the run queue (`server.queue.interface.RunQueue`: in-process or Redis); there is no second queue. A
 follower task reads the shards' events through the queue's `follow` and keeps the sweep's own event
 log (`queued`, `running`, one `config` per judged config, `done` with the merged result), which
 `/api/sweeps/{id}/events` replays and streams. The sweep object itself lives on the web server that
@@ -209,16 +209,25 @@ class SweepRegistry:
 
 
 def shard_count(slots: int, per_client: int, total: int) -> int:
-    """As many shards as slots, but no more than the client may run at once or than there are configs."""
-    return max(1, min(slots, per_client, total))
+    """As many shards as slots but one, so other users' runs always have a slot to go to while a sweep
+    runs (a shard holds its slot for a minute and more; every slot when there is only one), and no more
+    than the client may run at once or than there are configs."""
+    return max(1, min(slots - 1, per_client, total))
 
 
-def sweep_jobs(body: SweepRequest, settings: Settings, catalog: Catalog) -> tuple[list[Job], SweepSpec]:
+async def sweep_jobs(
+    body: SweepRequest, settings: Settings, catalog: Catalog, queue: RunQueue
+) -> tuple[list[Job], SweepSpec]:
     """The shard jobs of a sweep request (`POST /api/sweeps`, the MCP server's `tune_kernel`), or the
-    problem that refuses it: the checks of every run, then the sweep's own (422 "Invalid sweep")."""
+    problem that refuses it: the checks of every run, then the sweep's own (422 "Invalid sweep").
+    Shards are counted from the slots that will run them: with Redis, the live workers' of the pool
+    the jobs go to, not this web server's `PLAYGROUND_SLOTS`."""
     entry = check_request(
         settings, catalog, entry=body.entry, source=body.source, chip=body.chip, mode=body.mode
     )
+    mode = placed_mode(settings, body.chip, body.mode)
+    with queue_problems():
+        slots = await queue.slots_for(mode, body.chip)
     try:
         spec = sweeps.make_spec(
             entry,
@@ -229,14 +238,14 @@ def sweep_jobs(body: SweepRequest, settings: Settings, catalog: Catalog) -> tupl
             bind=body.bind,
         )
         options = convert.interpret_options(body.options, entry.options if entry else None)
-        parts = sweeps.shards(spec, shard_count(settings.slots, settings.per_client_queue, spec.total))
+        parts = sweeps.shards(spec, shard_count(slots, settings.per_client_queue, spec.total))
         jobs = [
             make_sweep_job(
                 body.source,
                 part,
                 entry=entry,
                 chip=body.chip,
-                mode=placed_mode(settings, body.chip, body.mode),
+                mode=mode,
                 options=options,
                 limits=convert.limits(settings),
             )

@@ -11,7 +11,8 @@ that chip kind):
    Redis lists: `q:POOL:addrs` (addresses in turn order), `q:POOL:a:ADDR` (that address's browsers in
    turn order), `q:POOL:b:ADDR/BROWSER` (that browser's runs, FIFO), and `q:POOL:since` (run → time
    queued: the depth and the oldest wait). Submitting (`lua.SUBMIT`) checks, in one atomic step,
-   the queue size, the per-browser and per-address caps (sets of active runs) and both token
+   the queue size, the per-browser and per-address caps (sets of active runs), the queue's last
+   places kept for addresses with few runs (`server.queue.admission`) and both token
    buckets (`server.ratelimit.RateLimiter`'s rule), so the limits hold across web servers exactly
    as they do in one. Then it rings the pool's doorbell (`bell:POOL`) that idle workers block on.
 2. **Dispatch happens when a slot is free**, as in the in-process queue: a worker's slot runs
@@ -27,7 +28,7 @@ that chip kind):
    message instead. A holder whose lease was taken over learns it at its next renewal and stops.
 4. **Exactly one result**: a run's hash (`run:ID`) records the attempt that holds it; events
    (`lua.EMIT`) and the result (`lua.FINISH`) of any other attempt are refused, and `end_run` (in
-   `lua.PRELUDE`) is the one way a run becomes done: result, `done` event, caps released, metrics
+   `sandbox.queue.prelude`) is the one way a run becomes done: result, `done` event, caps released, metrics
    counted, the entry acknowledged, the run and its events set to expire (`PLAYGROUND_RUNS_TTL`).
 5. **Events anywhere**: every event of a run is an entry of `run:ID:ev`; its entry id is the SSE
    `id:`, so any web server can resume a stream after `Last-Event-ID`. The stream keeps its last

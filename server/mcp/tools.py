@@ -81,7 +81,7 @@ async def lower_kernel(call: Call, body: RunRequest) -> Output:
 
 async def tune_kernel(call: Call, body: SweepRequest) -> Output:
     state = call.state
-    jobs, spec = sweep_jobs(body, state.settings, state.catalog)
+    jobs, spec = await sweep_jobs(body, state.settings, state.catalog, call.queue)
     client = deps.run_client_of(call.request)
     sweep = await start_sweep(state.sweeps, call.queue, jobs, spec, client, fresh=body.fresh)
     await follow_sweep(state.sweeps, call.queue, sweep, call.progress)

@@ -24,6 +24,7 @@ def in_process(settings: Settings, backend: Backend) -> RunQueue:
         backend,
         slots=settings.slots,
         queue_size=settings.queue_size,
+        queue_reserve=settings.queue_reserve,
         per_client=settings.per_client_queue,
         runs_kept=settings.runs_kept,
         runs_kept_bytes=settings.runs_kept_bytes,

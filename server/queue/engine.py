@@ -3,7 +3,8 @@
 Runs wait in a two-level round-robin queue (`server.queue.fairness`: network addresses take turns, and
 browsers within an address), so one client that submits many runs, however many browser ids it
 mints, cannot starve the others; caps and rate limits hold per browser and per address (a cache hit
-is a run for the rate limits, though not for the caps on runs in flight); `slots` worker tasks take
+is a run for the rate limits, though not for the caps on runs in flight), and the queue's last places
+are kept for addresses with few runs (`server.queue.admission`); `slots` worker tasks take
 the next run and execute it on the sandbox backend in a thread (backends are blocking). Every run
 keeps its event log, so a Server-Sent-Events subscriber that connects late (or reconnects) replays
 what it missed; a done run keeps its milestones only, and done runs are bounded by count and bytes
@@ -34,7 +35,7 @@ from sandbox.backends.pairing import RunSlots
 from sandbox.backends.phases import with_queued
 from sandbox.protocol import Job, RunResult, to_json_dict
 from server.clients import Client
-from server.queue import kept
+from server.queue import admission, kept
 from server.queue.cache import ResultCache, job_key
 from server.queue.fairness import FairQueue
 from server.queue.interface import ClientBusyError, QueueFullError, RateLimitedError, State
@@ -76,6 +77,7 @@ class InProcessEngine:
         *,
         slots: int,
         queue_size: int,
+        queue_reserve: int | None = None,
         per_client: int,
         per_address: int | None = None,
         runs_kept: int,
@@ -104,6 +106,8 @@ class InProcessEngine:
             runs_kept,
         )
         self.runs_kept_bytes = runs_kept_bytes
+        # The queue's last places are for light groups (`server.queue.admission`).
+        self.kept_places = admission.kept_places(queue_size, queue_reserve)
         self.runs: collections.OrderedDict[str, Run] = collections.OrderedDict()
         self.queue: FairQueue[Run] = FairQueue()
         self.running: set[str] = set()
@@ -178,6 +182,8 @@ class InProcessEngine:
         )
         if len(active) >= cap:
             raise ClientBusyError(cap, whose)
+        if admission.refuses(self.queued, len(active), self.queue_size - self.kept_places):
+            raise QueueFullError(self.retry_after(), self.queued, self.kept_places)
         self._take_tokens(client)
         run = Run(id=new_run_id(), job=job, client=client)
         self.keys[run.id] = key

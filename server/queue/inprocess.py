@@ -22,6 +22,9 @@ class InProcessQueue(InProcessEngine):
     async def submit(self, job: Job, client: Client, *, fresh: bool = False) -> RunView:
         return self._view(self.enqueue(job, client, fresh=fresh))
 
+    async def slots_for(self, mode: str, chip: str) -> int:
+        return self.slots
+
     async def view(self, run_id: str) -> RunView | None:
         run = self.get(run_id)
         return None if run is None else self._view(run)

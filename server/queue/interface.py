@@ -76,9 +76,12 @@ class QueueHealth:
 
 
 class QueueFullError(Exception):
-    def __init__(self, retry_after: int, queued: int) -> None:
+    """No place for this run: the queue is full, or (`kept` > 0) only its last `kept` places are left,
+    and those are kept for people with few runs (`server.queue.admission`)."""
+
+    def __init__(self, retry_after: int, queued: int, kept: int = 0) -> None:
         super().__init__("the run queue is full")
-        self.retry_after, self.queued = retry_after, queued
+        self.retry_after, self.queued, self.kept = retry_after, queued, kept
 
 
 class RateLimitedError(Exception):
@@ -121,6 +124,11 @@ class RunQueue(Protocol):
         ...
 
     async def view(self, run_id: str) -> RunView | None: ...
+
+    async def slots_for(self, mode: str, chip: str) -> int:
+        """Slots that run jobs of this mode and chip now (with Redis: the live workers' of its pool;
+        0 when none serves it)."""
+        ...
 
     async def cancel(self, run_id: str) -> RunView | None:
         """Cancel a queued or running run (a done one is left as it is); None if unknown."""

@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Iterator
 
 from server.problems import ProblemError
+from server.queue.admission import LIGHT_RUNS
 from server.queue.interface import (
     ClientBusyError,
     NoRunnerError,
@@ -22,10 +23,7 @@ def queue_problems() -> Iterator[None]:
         yield
     except QueueFullError as exc:
         raise ProblemError(
-            503,
-            "Queue full",
-            f"{exc.queued} runs are waiting; try again in {exc.retry_after} s",
-            headers={"Retry-After": str(exc.retry_after)},
+            503, "Queue full", full_detail(exc), headers={"Retry-After": str(exc.retry_after)}
         ) from exc
     except RateLimitedError as exc:
         raise ProblemError(
@@ -47,3 +45,14 @@ def queue_problems() -> Iterator[None]:
             f"the run queue cannot be reached right now; try again in {exc.retry_after} s",
             headers={"Retry-After": str(exc.retry_after)},
         ) from exc
+
+
+def full_detail(exc: QueueFullError) -> str:
+    """Why a run found no place, and when to try again."""
+    kept = (
+        f"; its last {exc.kept} places are kept for people with fewer than {LIGHT_RUNS} runs queued or "
+        f"running (counted per network address, or per class), and yours has {LIGHT_RUNS} or more"
+        if exc.kept
+        else ""
+    )
+    return f"{exc.queued} runs are waiting{kept}; try again in {exc.retry_after} s"

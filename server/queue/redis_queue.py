@@ -27,6 +27,7 @@ from sandbox.protocol import Job, RunResult, from_json_dict, to_json_dict
 from sandbox.queue import lua
 from sandbox.queue.keys import pool_for
 from server.clients import Client
+from server.queue import admission
 from server.queue.cache import job_key
 from server.queue.engine import class_cap, new_run_id
 from server.queue.fairness import fair_order
@@ -89,6 +90,9 @@ class RedisQueue:
 
     async def view(self, run_id: str) -> RunView | None:
         return await self._guard(lambda: self._view(run_id))
+
+    async def slots_for(self, mode: str, chip: str) -> int:
+        return await self._guard(lambda: self._slots_for(mode, chip))
 
     async def cancel(self, run_id: str) -> RunView | None:
         return await self._guard(lambda: self._cancel(run_id))
@@ -158,6 +162,8 @@ class RedisQueue:
             per_client=s.per_client_queue,
             per_address=class_cap(s.class_queue, s.queue_size) if client.in_class else s.per_address_queue,
             queue_size=s.queue_size,
+            open_places=admission.open_places(s.queue_size, s.queue_reserve),
+            light_runs=admission.LIGHT_RUNS,
             ttl=s.runs_ttl,
             cache_size=s.cache_size,
             rate_per_minute=s.rate_per_minute,
@@ -167,8 +173,9 @@ class RedisQueue:
             address_rate_burst=s.class_rate_burst if client.in_class else s.address_rate_burst,
         )
         verdict, value = answer[0], int(answer[1])
-        if verdict == "full":
-            raise QueueFullError(await self.state.retry_after(pool, value), value)
+        if verdict in ("full", "kept"):
+            kept = admission.kept_places(s.queue_size, s.queue_reserve) if verdict == "kept" else 0
+            raise QueueFullError(await self.state.retry_after(pool, value), value, kept)
         if verdict == "busy_client":
             raise ClientBusyError(value)
         if verdict == "busy_address":
@@ -178,6 +185,11 @@ class RedisQueue:
         with run_context(run_id):
             log.info("queued in pool %s (%d waiting)", pool, value)
         return RunView(id=run_id, state="queued", position=await self._position(pool, run_id), result=None)
+
+    async def _slots_for(self, mode: str, chip: str) -> int:
+        live = await self.state.live_pools()
+        pool = pool_for(mode, chip, {p for p, workers in live.items() if workers})
+        return sum(worker.slots for worker in live.get(pool, []))
 
     async def _view(self, run_id: str) -> RunView | None:
         found = await self.state.run_fields(run_id, "state", "pool", "result")

@@ -36,7 +36,7 @@ async def create_sweep(
     client: RunClientDep,
     response: Response,
 ) -> SweepCreated:
-    jobs, spec = sweep_jobs(body, settings, catalog)
+    jobs, spec = await sweep_jobs(body, settings, catalog, queue)
     sweep = await start_sweep(registry, queue, jobs, spec, client, fresh=body.fresh)
     response.headers["Location"] = f"/api/sweeps/{sweep.id}"
     return SweepCreated(

@@ -1,5 +1,6 @@
-"""Fair under abuse: an address that mints a browser id per request cannot take the queue, and a class
-behind a trusted proxy is told apart by the forwarded address."""
+"""Fair under abuse: an address that mints a browser id per request cannot take the queue, nor can a
+few addresses at their cap together (the queue's last places are kept), and a class behind a trusted
+proxy is told apart by the forwarded address."""
 
 from __future__ import annotations
 
@@ -64,4 +65,19 @@ def test_the_forwarded_header_is_ignored_unless_the_peer_is_a_trusted_proxy(back
     with direct as client:
         codes = [post(client, f"192.0.2.{i}", f"b{i}").status_code for i in range(3)]
         assert codes == [201, 201, 429]  # one address, whatever it claims to forward
+        backend.release.set()
+
+
+def test_a_few_addresses_at_their_cap_cannot_push_a_newcomer_into_503(backend, tmp_path):
+    """Three addresses each at the cap (6 of 16 places) filled the queue; its last 4 are kept for
+    people with few runs, so a newcomer still gets in, ahead of the backlog."""
+    settings = {"queue_size": 16, "per_address_queue": 6, "address_rate_per_minute": 0}
+    with client_behind_proxy(backend, tmp_path, **settings) as client:
+        codes = [post(client, f"6.6.6.{a}", "greedy").status_code for a in range(3) for _ in range(6)]
+        assert codes.count(201) == 14, codes  # two at the cap, the third stopped at the kept places
+        refused = post(client, "6.6.6.2", "greedy")
+        assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
+        assert "last 4 places are kept for people with fewer than 2 runs" in refused.json()["detail"]
+        newcomer = post(client, "192.0.2.1", "student")
+        assert newcomer.status_code == 201 and newcomer.json()["position"] <= 4
         backend.release.set()

@@ -103,7 +103,8 @@ class SweepBackend(FakeBackend):
 @pytest.fixture
 def sweeps_client(tmp_path):
     backend = SweepBackend()
-    with make_client(backend, tmp_path, slots=2, queue_size=16, per_client_queue=8) as client:
+    # Three slots: a sweep takes two shards and leaves one for everyone else (`shard_count`).
+    with make_client(backend, tmp_path, slots=3, queue_size=16, per_client_queue=8) as client:
         client.backend = backend
         yield client
     backend.release.set()
@@ -238,3 +239,27 @@ def test_a_sweep_whose_results_cannot_be_merged_still_ends_and_says_why(sweeps_c
     result = wait_done(sweeps_client, created.json()["id"])["result"]
     assert result["status"] == "error" and result["sweep"] is None
     assert "merging the shards' results failed (ValueError: a bug of ours)" in result["summary"]
+
+
+def test_a_sweep_leaves_a_slot_for_other_users_runs(tmp_path):
+    """Shards hold their slots for minutes (60 s + 10 s a config): a sweep that took every slot held
+    back every other run for that long. Of two slots it takes one, and another user's run goes on."""
+    backend = SweepBackend()
+    with make_client(backend, tmp_path, slots=2, queue_size=16, per_client_queue=8) as client:
+        try:
+            body = {"source": SOURCE + "# block\n", "params": PARAMS, "size": {"m": 4096}}
+            sweep = client.post("/api/sweeps", json=body, headers={"X-Playground-Client": "tuner"})
+            assert sweep.status_code == 201, sweep.text
+            assert sweep.json()["shards"] == 1
+            run = client.post(
+                "/api/runs", json={"source": "x = 1\n"}, headers={"X-Playground-Client": "other"}
+            )
+            assert run.status_code == 201, run.text
+            end = time.monotonic() + 10
+            while (state := client.get(run.json()["url"]).json())["state"] != "done":
+                assert time.monotonic() < end, state
+                time.sleep(0.01)
+            assert state["result"]["status"] != "error", state["result"]
+            assert client.get(f"/api/sweeps/{sweep.json()['id']}").json()["state"] != "done"
+        finally:
+            backend.release.set()

@@ -128,6 +128,7 @@ def run_api(runs: list[Run], data_dir: Path) -> dict[str, Outcome]:
         queue_size=64,
         per_client_queue=64,
         per_address_queue=64,  # every run comes from this one test client and address
+        queue_reserve=0,  # nor are the queue's last places kept from it (one address holds them all)
         rate_per_minute=0,
         address_rate_per_minute=0,
         cache_size=0,
