@@ -116,8 +116,14 @@ def timing_result(
 
 
 def memory_result(
-    target: Target, closed: Any, inputs: Sequence[Any], outputs: list[tuple[str, np.ndarray]]
+    target: Target,
+    closed: Any,
+    inputs: Sequence[Any],
+    outputs: list[tuple[str, np.ndarray]],
+    compiled: bool | None = None,
 ) -> MemoryUse:
+    """`compiled`: the chip's compiler's own verdict on the kernel, where the lowering check had one
+    (True: it compiled, and the count's scoped-limit warnings, predictions of its refusal, are dropped)."""
     chip = chip_info(target.chip)
     demand = kernel_memory(closed)
     warnings = []
@@ -132,7 +138,8 @@ def memory_result(
             f"{chip.smem_bytes:,} bytes of one {chip.device_kind} TensorCore"
         )
     # The scoped limit, with the compiler's own scratch for the kernels' dots (what E1001 counts).
-    warnings += scoped_warnings(chip_facts(closed), chip)
+    if compiled is not True:
+        warnings += scoped_warnings(chip_facts(closed), chip)
     return MemoryUse(
         peak_rss_bytes=peak_rss_bytes(),
         hbm_input_bytes=calls.nbytes(inputs),

@@ -91,6 +91,7 @@ class Session(JobSession):
         self.progress: Progress | None = None
         self._unwound = threading.Event()
         self.trace = FirstCallTrace(None, events, job.chip)
+        self.compiled: bool | None = None  # the chip's compiler's verdict on the first call (lowering check)
 
     def _watch(self, target: Target) -> None:
         """The interpreter monitor (before the trace capture: both wrap the interpreter, this one
@@ -191,6 +192,7 @@ class Session(JobSession):
         chips = dict.fromkeys((self.job.chip, *wanted))
         checks = {c: self._lowering_check(plan, call, target, c) for c in chips}
         mine = checks[self.job.chip]
+        self.compiled = mine.compiled
         if failed and mine.jaxpr is None:
             return
         listed = [checks[c] for c in wanted]
@@ -301,7 +303,9 @@ class Session(JobSession):
         )
         self.events.emit(
             "memory",
-            memory=self._phase("memory", lambda: measure.memory_result(target, closed, inputs, outputs)),
+            memory=self._phase(
+                "memory", lambda: measure.memory_result(target, closed, inputs, outputs, self.compiled)
+            ),
         )
         estimate = estimate_call(call.fn, call.args, target)  # the TPU time model (sandbox.harness.model)
         if estimate is not None and plan.baseline is not None:

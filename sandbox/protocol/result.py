@@ -242,6 +242,13 @@ class LoweringCheck:
     kernels: int = 0
     warnings: tuple[str, ...] = ()
     note: str = ""
+    # libtpu's own compile for the chip, run on a host without one (`jaxapi.offline`): True compiled,
+    # False refused (`error` is its message, `lowers` False), None not compiled (no libtpu, a chip it
+    # does not know, a multi-device function: `note` says which; the VMEM verdict is then the count's).
+    compiled: bool | None = None
+    compiler: str = (
+        ""  # who compiled it, for which chip, where, how long: "libtpu 0.0.50.1, for a TPU v5e, ..."
+    )
 
 
 @dataclass(frozen=True)

@@ -237,6 +237,8 @@ def _lowering(r: LoweringCheck) -> list[str]:
         sizes = [f"{name} {t.total_chars:,} chars" for name, t in _texts(r) if t is not None]
         head += f"  {r.kernels} kernel(s); " + ", ".join(sizes)
     lines = [head]
+    if r.compiler:
+        lines.append(f"           compiled by {r.compiler}: {'accepted' if r.compiled else 'REFUSED'}")
     lines += [f"           WARNING: {w}" for w in r.warnings]
     if r.note:
         lines.append(f"           note: {r.note}")

@@ -105,11 +105,38 @@ def test_tune_cli_json_for_a_scratch_file(tmp_path):
     assert done.returncode == 0 and out["status"] == "passed"
 
 
+REVISITED = """
+import functools
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def make_inputs(seed, m=256, n=128):
+    # One (8, n) block, and a (m, 0) array that holds no bytes: only its shape sets the grid.
+    return jax.random.normal(jax.random.key(seed), (8, n), jnp.float32), jnp.zeros((m, 0), jnp.float32)
+
+def reference(x, steps):
+    return x * 2.0
+
+def double_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2.0
+
+@functools.partial(jax.jit, static_argnames=["block"])
+def kernel(x, steps, *, block=8):
+    spec = pl.BlockSpec(x.shape, lambda i: (0, 0))
+    return pl.pallas_call(
+        double_kernel, grid=(steps.shape[0] // block,), in_specs=[spec], out_specs=spec,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    )(x)
+"""
+
+
 def test_tune_cli_a_correct_config_without_an_estimate_is_not_ok(tmp_path):
-    path = tmp_path / "double.py"
-    path.write_text(SCRATCH)
-    # 2^23 grid steps at the target size: past what the model walks (a ModelLimitError), though
-    # the config is correct at its check size and the compiler accepts it.
+    path = tmp_path / "revisit.py"
+    path.write_text(REVISITED)
+    # 2^23 grid steps over one block at the target size: past what the model walks (a ModelLimitError),
+    # though the config is correct at its check size and the chip's compiler accepts it (a few KiB of
+    # HBM: the same grid over distinct blocks would not fit a v5e's, and the compiler says so).
     command = [
         sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", f"m={8 << 23},n=128",
         "--param", "block=8", "--bind", "block=m", "--json",
@@ -121,6 +148,21 @@ def test_tune_cli_a_correct_config_without_an_estimate_is_not_ok(tmp_path):
     assert row["estimated_seconds"] is None and "no estimate: " in row["reason"]
     assert out["best"] is None and out["status"] == "error" and done.returncode == 1
     assert "1 unestimated; no correct config has an estimate to rank it by" in out["summary"]
+
+
+def test_tune_cli_a_config_over_the_chips_hbm_is_rejected_by_its_compiler(tmp_path):
+    """2^23 blocks of 8 rows: 32 GiB in and 32 GiB out, more than a v5e's 15.75 GiB of HBM. libtpu,
+    compiling for the chip on this host without one, refuses it (E1000), as the chip would."""
+    path = tmp_path / "double.py"
+    path.write_text(SCRATCH)
+    command = [
+        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", f"m={8 << 23},n=128",
+        "--param", "block=8", "--bind", "block=m", "--json",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    (row,) = json.loads(done.stdout)["configs"]
+    assert row["status"] == "rejected", row["reason"]
+    assert "E1000: CompileTimeHbmOom: Ran out of memory on HBM" in row["reason"], row["reason"]
 
 
 def test_a_scratch_files_xla_baseline_is_what_each_config_is_shown_against():

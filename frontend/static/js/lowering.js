@@ -21,10 +21,16 @@ function gotoButton(line, onGoToLine) {
 }
 
 function verdictText(report) {
+  if (report.lowers === true && report.compiled === true) {
+    return `Compiles for ${report.chip}: the chip's own compiler accepted it (${report.compiler}).`;
+  }
   if (report.lowers === true) {
     const kernels = report.kernels === 1 ? "1 kernel" : `${report.kernels} kernels`;
     return `Lowers for ${report.chip} with the real Pallas → Mosaic lowering (${kernels}, ${seconds(report.seconds)}). ` +
       "Only libtpu's compile on a real TPU can reject it now.";
+  }
+  if (report.lowers === false && report.compiled === false) {
+    return `Passes in the simulator, refused by the chip's own compiler for ${report.chip} (${report.compiler}):`;
   }
   if (report.lowers === false) return `Passes in the simulator, rejected by the TPU compiler for ${report.chip}:`;
   return report.note || `The TPU lowering was not checked for ${report.chip}.`;

@@ -5,6 +5,9 @@ XLA's documented error code), with the figures read from the compiler's sentence
 a TPU v5e with libtpu 0.0.50.1 (JAX 0.12.0.1), 2026-12-05:
 - "RESOURCE_EXHAUSTED: E1001: CompileTimeScopedVmemOom: … Scoped allocation with size 80.00M and
   limit 16.00M exceeded scoped vmem limit by 64.00M. …"
+- over the chip's whole VMEM (libtpu 0.0.50.1 compiling for a TPU v5e on a host without one, 2026-12-06):
+  "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space vmem. Used
+  256.00M of 128.00M vmem. Exceeded vmem capacity by 128.00M. …"
 - a kernel that halts the core: "RuntimeUnexpectedCoreHalt", and every later call of that process
   "The program continuator has halted unexpectedly" (each job has a process of its own, so the next
   run is unaffected).
@@ -20,13 +23,28 @@ _SCOPED = re.compile(
     r"Scoped allocation with size (?P<size>[\d.]+[KMG]?) and limit (?P<limit>[\d.]+[KMG]?) exceeded "
     r"scoped vmem limit by (?P<over>[\d.]+[KMG]?)"
 )
+_CAPACITY = re.compile(
+    r"Ran out of memory in memory space vmem\. Used (?P<size>[\d.]+[KMG]?) of (?P<limit>[\d.]+[KMG]?) vmem\. "
+    r"Exceeded vmem capacity by (?P<over>[\d.]+[KMG]?)"
+)
+# The same for a single allocation past the chip's VMEM (a scratch; seen for a TPU v5p, same libtpu):
+# "RESOURCE_EXHAUSTED: Allocation (size=75497472) would exceed memory (size=67108864) :: #allocation3
+# [shape = 'f32[2304,8192]{1,0:T(8,128)}', space=vmem, …]"
+_ALLOCATION = re.compile(
+    r"Allocation \(size=(?P<size>\d+)\) would exceed memory \(size=(?P<limit>\d+)\)[^\n]*space=vmem"
+)
 HALTED = ("RuntimeUnexpectedCoreHalt", "program continuator has halted")
 
 
 def is_scoped_vmem_refusal(text: str) -> bool:
     """The compiler refused the kernel for its scoped VMEM: RESOURCE_EXHAUSTED like an allocation that
     failed, but nothing ran out of memory (the job's or the chip's HBM)."""
-    return "E1001" in text or "CompileTimeScopedVmemOom" in text
+    return (
+        "E1001" in text
+        or "CompileTimeScopedVmemOom" in text
+        or _CAPACITY.search(text) is not None
+        or _ALLOCATION.search(text) is not None
+    )
 
 
 def message(root: Root) -> Message | None:
@@ -47,18 +65,38 @@ def message(root: Root) -> Message | None:
 
 def scoped_vmem(text: str) -> Message:
     found = _SCOPED.search(text)
-    sizes = (
-        f"needs {_mib(found['size'])} of scoped VMEM, over the limit of {_mib(found['limit'])} by "
-        f"{_mib(found['over'])}"
-        if found
-        else "needs more scoped VMEM than its limit"
-    )
+    whole = _CAPACITY.search(text)
+    single = _ALLOCATION.search(text)
+    if single and not (found or whole):
+        size, limit = int(single["size"]), int(single["limit"])
+        return Message(
+            "VmemLimitExceeded",
+            f"the TPU compiler refused the kernel: one VMEM allocation of {size / 2**20:.2f} MiB is more "
+            f"than the chip's {limit / 2**20:.2f} MiB of VMEM. Use smaller blocks or less scratch: no "
+            "limit goes past the chip's VMEM",
+        )
+    if found:
+        sizes = (
+            f"(E1001): it needs {_mib(found['size'])} of scoped VMEM, over the limit of "
+            f"{_mib(found['limit'])} by {_mib(found['over'])}"
+        )
+    elif whole:
+        sizes = (
+            f": it needs {_mib(whole['size'])} of VMEM, over the chip's {_mib(whole['limit'])} by "
+            f"{_mib(whole['over'])}"
+        )
+    else:
+        sizes = "(E1001): it needs more scoped VMEM than its limit"
     return Message(
         "VmemLimitExceeded",
-        f"the TPU compiler refused the kernel (E1001): it {sizes}. The count is every block's buffers "
-        "(two each while pipelining), the scratch, and the compiler's own scratch on top. Use smaller "
-        "blocks, or raise the limit with compiler_params=pltpu.CompilerParams(vmem_limit_bytes=...) "
-        "up to the chip's VMEM",
+        f"the TPU compiler refused the kernel {sizes}. The count is every block's buffers "
+        "(two each while pipelining), the scratch, and the compiler's own scratch on top. "
+        + (
+            "Use smaller blocks or less scratch: no limit goes past the chip's VMEM"
+            if whole and not found
+            else "Use smaller blocks, or raise the limit with compiler_params=pltpu.CompilerParams("
+            "vmem_limit_bytes=...) up to the chip's VMEM"
+        ),
     )
 
 

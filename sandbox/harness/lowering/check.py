@@ -4,9 +4,12 @@ Interpret mode accepts kernels the TPU compiler rejects (a BlockSpec mixing `pl.
 dims, for one), so a pass in the simulator proves little. Off-TPU, the real Pallas → Mosaic lowering
 still runs: with the interpret setting off and the chip's abstract mesh current,
 `jax.jit(f).trace(*args).lower(lowering_platforms=("tpu",))` builds the StableHLO a TPU would get,
-with one `tpu_custom_call` per kernel whose Mosaic module is serialized in `backend_config`. What it
-cannot catch is whatever only libtpu's compiler finds. (`pl.lower_as_mlir` returns that same StableHLO,
-via `jax.export`; the readable Mosaic text comes from decoding the serialized body.)
+with one `tpu_custom_call` per kernel whose Mosaic module is serialized in `backend_config`. (`pl.lower_as_mlir`
+returns that same StableHLO, via `jax.export`; the readable Mosaic text comes from decoding the serialized
+body.) What only libtpu's compiler finds (its scoped-VMEM limit, E1001; Mosaic's own rules) it finds
+here too where libtpu is installed: the kernel is then compiled for the chip off the chip
+(`jaxapi.offline`), and its verdict is the compiler's own. Without libtpu, or for a chip it does not
+know, the VMEM verdict is the playground's count (`chip_checks.vmem_refusal`).
 
 Pallas reads the interpret setting when a kernel object is built (`pl.pallas_call(...)`,
 `pl.kernel(...)`), normally while the user's function is traced. So the check traces a fresh
@@ -32,7 +35,7 @@ import jax
 from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import usercode
-from sandbox.harness.jaxapi import compiler
+from sandbox.harness.jaxapi import compiler, offline
 from sandbox.harness.lowering import chip_checks as chipcheck
 from sandbox.harness.lowering import irtext, locate
 from sandbox.harness.target import Target
@@ -57,6 +60,7 @@ def check(
     explain: Explain | None = None,
     *,
     ir: bool = True,
+    compile: bool = True,
 ) -> LoweringCheck:
     """Lower `fn(*args)` for `chip`, read its IR and run the static chip checks on the traced kernel.
 
@@ -64,19 +68,33 @@ def check(
     compiler's exception into the user's message (the harness's error translator); its line wins
     unless it has none, then the line the compiler's MLIR location names is kept. `ir=False` leaves
     the IR texts out (a sweep needs only the verdict); `args` may be `jax.ShapeDtypeStruct`s.
+    `compile=False` skips libtpu's compile (the count's VMEM verdict stands).
     """
     t0 = time.perf_counter()
     stage = _Stage()
     error = _lower(fn, args, dataclasses.replace(target, chip=chip), stage, explain)
     texts = _Texts()
     warnings: tuple[str, ...] = ()
+    compiled = Compiled()
+    if error is None and stage.lowered is not None and compile:
+        compiled = _compile(fn, args, dataclasses.replace(target, chip=chip), stage, explain)
+        error = compiled.error
     if stage.jaxpr is not None:
         texts = _texts(stage) if ir else texts
         try:
             found = chipcheck.facts(stage.jaxpr)
             warnings = chipcheck.warnings(found, chip_info(chip))
-            if error is None and stage.lowered is not None:
+            if error is None and stage.lowered is not None and compiled.verdict is None:
                 error = _vmem_refusal(found, chip)
+            elif compiled.verdict:
+                # The count's warnings that the compiler would refuse the kernel are predictions; the
+                # compiler has spoken.
+                predicted = set(chipcheck.scoped_warnings(found, chip_info(chip)))
+                if predicted & set(warnings) or chipcheck.vmem_refusal(found, chip_info(chip)):
+                    compiled.note = (
+                        "the playground's VMEM count said the compiler would refuse it; the compiler did not"
+                    )
+                warnings = tuple(w for w in warnings if w not in predicted)
         except Exception as exc:  # a jaxpr the checks do not know: say so, keep the lowering result
             texts.note = f"the static chip checks failed ({type(exc).__name__}: {str(exc)[:300]})"
     return LoweringCheck(
@@ -89,7 +107,42 @@ def check(
         stablehlo=texts.stablehlo,
         kernels=texts.kernels,
         warnings=warnings,
-        note=_note(stage, texts, error),
+        note="; ".join(n for n in (_note(stage, texts, error), compiled.note) if n),
+        compiled=compiled.verdict,
+        compiler=compiled.by,
+    )
+
+
+@dataclasses.dataclass
+class Compiled:
+    """libtpu's verdict (None: not compiled), who gave it, and why it was not tried or what else to say."""
+
+    verdict: bool | None = None
+    by: str = ""
+    error: ErrorInfo | None = None
+    note: str = ""
+
+
+def _compile(
+    fn: Callable[..., Any], args: Sequence[Any], target: Target, stage: _Stage, explain: Explain | None
+) -> Compiled:
+    """The chip's compiler on the lowered kernel, where libtpu is here and the function is one device's."""
+    if target.devices > 1 or chipcheck.over_devices(stage.jaxpr):
+        return Compiled(note="not compiled off the chip: the function runs over several devices")
+    why = offline.can_compile(target.chip)
+    if why:
+        return Compiled(note=f"not compiled: {why}" if offline.libtpu_version() else "")
+    with target.chip_context(), _interpret_off(), _quiet():
+        try:
+            done = offline.compile_for(target.chip, fn, args)
+        except offline.NotCompiled as exc:
+            return Compiled(note=f"not compiled: {exc}")
+    chip = chip_info(target.chip).title
+    if done.refused is None:
+        return Compiled(True, f"{done.by}, for a {chip}, on this host without a TPU ({done.seconds:.2f} s)")
+    error = _explained(done.refused, "compile", explain)  # type: ignore[arg-type]
+    return Compiled(
+        False, f"{done.by}, for a {chip}, on this host without a TPU ({done.seconds:.2f} s)", error
     )
 
 

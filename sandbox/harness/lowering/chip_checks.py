@@ -312,6 +312,21 @@ def kernel_eqns(jaxpr: Any) -> list[Any]:
     return found
 
 
+def over_devices(closed_jaxpr: Any) -> bool:
+    """Whether a traced function spans several devices (a `shard_map` anywhere outside its kernels)."""
+    pending = [_jaxpr_of(closed_jaxpr)]
+    while pending:
+        for eqn in pending.pop().eqns:
+            if eqn.primitive.name == "shard_map":
+                return True
+            for value in eqn.params.values():
+                for item in value if isinstance(value, (tuple, list)) else (value,):
+                    inner = _jaxpr_of(item)
+                    if hasattr(inner, "eqns") and eqn.primitive.name != "pallas_call":
+                        pending.append(inner)
+    return False
+
+
 def _mesh_use(kernel: str, mesh: Any) -> MeshUse:
     core_type = str(getattr(mesh, "core_type", "")).lower()
     kind = "sparse_core" if "sc_" in core_type or "sparse" in core_type else "tensor_core"

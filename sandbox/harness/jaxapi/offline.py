@@ -1,0 +1,124 @@
+"""The chip's own compiler, off the chip: libtpu compiling a kernel for a TPU this host does not have.
+
+libtpu builds a compile-only client from a topology description (`jax.experimental.topologies`), so a
+CPU host with libtpu installed compiles for a TPU v5e, v5p, v6e or TPU7x exactly as a TPU VM does: the
+same Mosaic passes, the same scoped-VMEM check (E1001), the same final program. Checked on the lent
+v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06): a softmax kernel's final bundle listing compiled on
+this CPU host was byte for byte the one the chip's own compile dumped; the compile verdicts of the
+VMEM grid's configs are compared in bench/tpu/v5e/vmem-offline.jsonl.
+
+The function is traced again with its arguments placed on the topology's first device (a one-device
+program, as the simulator runs it); a function over several devices is not compiled here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+# The topology libtpu compiles for, per playground chip: one chip of each (TPU8i and TPU8t are newer
+# than libtpu 0.0.50.1 knows: "Invalid TPU external name").
+TOPOLOGIES = {"v5e": "v5e:1x1", "v5p": "v5p:1x1x1", "v6e": "v6e:1x1", "tpu7x": "tpu7x:1x1x1"}
+# Without the first three, libtpu on a host that is no TPU VM asks the cloud metadata server what it is and
+# prints warnings to the job's stderr; the topology it compiles for is named explicitly anyway.
+_QUIET_ENV = {
+    "TPU_SKIP_MDS_QUERY": "1",
+    "TPU_ACCELERATOR_TYPE": "v5litepod-1",
+    "TPU_WORKER_HOSTNAMES": "localhost",
+    # libtpu lets one process on a host hold it (a lock file in /tmp), for the chips; a compile-only
+    # client owns no chip, and several jobs (and servers) on one host compile at once.
+    "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
+}
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What libtpu said of one function for one chip: `refused` is its exception, None if it compiled."""
+
+    chip: str
+    seconds: float
+    refused: BaseException | None
+    by: str  # "libtpu 0.0.50.1"
+
+
+class NotCompiled(Exception):
+    """The compile could not be tried (no libtpu, an unknown chip, a multi-device function, or a trace
+    that only fails off the simulator's abstract mesh): the message says which."""
+
+
+def libtpu_version() -> str | None:
+    """The installed libtpu's version, None without one."""
+    for name in ("libtpu", "libtpu-nightly"):
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def off_chip() -> bool:
+    """Whether this process runs JAX on the CPU only (a job off a chip slot): there the compile-only
+    client is the one way to reach the chip's compiler; on a chip, the real compile happens anyway."""
+    return os.environ.get("JAX_PLATFORMS", "").strip().lower() == "cpu"
+
+
+def can_compile(chip: str) -> str:
+    """'' if this process can compile for `chip` here, else why not (one plain sentence)."""
+    if chip not in TOPOLOGIES:
+        return f"libtpu {libtpu_version() or ''} has no compiler for {chip}".replace("  ", " ")
+    if libtpu_version() is None:
+        return "libtpu is not installed on this host"
+    if not off_chip():
+        return "this job runs on a TPU, where the kernel is compiled natively"
+    return ""
+
+
+@functools.cache
+def _device(chip: str) -> Any:
+    for key, value in _QUIET_ENV.items():
+        os.environ.setdefault(key, value)
+    from jax.experimental import topologies
+
+    return topologies.get_topology_desc(platform="tpu", topology_name=TOPOLOGIES[chip]).devices[0]
+
+
+def compile_for(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> Compiled:
+    """Compile `fn(*args)` for `chip` with libtpu; `args` are arrays or `jax.ShapeDtypeStruct`s (only
+    their shapes and dtypes are used). Raises `NotCompiled` when the compile cannot be tried."""
+    why = can_compile(chip)
+    if why:
+        raise NotCompiled(why)
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    t0 = time.perf_counter()
+    try:
+        device = _device(chip)
+    except Exception as exc:
+        raise NotCompiled(
+            f"libtpu could not describe a {chip} ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from exc
+    placed = NamedSharding(Mesh([device], ("one",)), PartitionSpec())
+    abstract = jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=placed) if hasattr(a, "dtype") else a,
+        list(args),
+    )
+    try:
+        lowered = jax.jit(fn).trace(*abstract).lower()
+    except Exception as exc:
+        raise NotCompiled(
+            f"the kernel did not trace for libtpu's {chip} off the simulator's mesh "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})"
+        ) from exc
+    by = f"libtpu {libtpu_version()}"
+    try:
+        lowered.compile()
+    except Exception as exc:
+        return Compiled(chip, time.perf_counter() - t0, exc, by)
+    return Compiled(chip, time.perf_counter() - t0, None, by)
