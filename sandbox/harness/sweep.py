@@ -9,7 +9,9 @@ config, cheapest first, so that a config already ruled out costs little:
    default scoped limit where the kernel sets no `vmem_limit_bytes` (`ChipInfo.scoped_vmem_bytes`),
    is `over_vmem`;
 3. estimate its time at the target size (`model`);
-4. lower it for each chosen chip with interpret mode off: a compiler error is `rejected`;
+4. lower it for each chosen chip with interpret mode off, and compile it with the chip's own compiler
+   where libtpu is here (`sweep_compile`): a compiler error is `rejected`, its VMEM refusal `over_vmem`
+   (its compile overrules the count's `over_vmem`);
 5. run it in interpret mode at the check size (grown to fit its blocks); an exception is `error`;
    only configs still in the running get here;
 6. on a TPU host, time it for real at the target size (`measured_seconds`).
@@ -31,17 +33,16 @@ from typing import Any
 
 from jax.experimental.pallas import tpu as pltpu
 
-from sandbox.harness import calls, devicetime, measure, sweep_plan, usercode
+from sandbox.harness import calls, devicetime, measure, sweep_compile, sweep_plan, usercode
 from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.given import made_inputs
-from sandbox.harness.lowering import check as lowering
 from sandbox.harness.lowering.chip_checks import facts as chip_facts
 from sandbox.harness.lowering.chip_checks import vmem_refusal
 from sandbox.harness.model.estimate import estimate_jaxpr, known_values, target_inputs, trace
 from sandbox.harness.model.runs import xla_baseline
 from sandbox.harness.phases import USER_FILES, JobSession
 from sandbox.harness.target import Target
-from sandbox.protocol import ConfigResult, EventWriter, Job, LoweringVerdict, Tolerance, chip_info
+from sandbox.protocol import ConfigResult, EventWriter, Job, Tolerance, chip_info
 from sandbox.protocol.arrays import MAX_JOB_ARRAY_BYTES, ArrayBytes
 from sandbox.protocol.sweep import ParamValue
 from sandbox.verdict import arrays
@@ -211,24 +212,9 @@ class SweepSession(JobSession):
         if not target.interpret:
             return result  # on a TPU the real compile happens when the config is measured
         t0 = time.perf_counter()
-        verdicts = []
-        for chip in dict.fromkeys((self.job.chip, *self.spec.chips)):
-            checked = lowering.check(fn, args, target, chip, ir=False)
-            message = checked.error.message[:1000] if checked.error else ""
-            verdicts.append(
-                LoweringVerdict(chip=chip, lowers=checked.lowers, message=message, warnings=checked.warnings)
-            )
+        chips = tuple(dict.fromkeys((self.job.chip, *self.spec.chips)))
+        result = sweep_compile.judged(result, target, chips, fn, args)
         spent["lower"] = time.perf_counter() - t0
-        result = _replace(result, lowering=tuple(verdicts))
-        rejected = [v for v in verdicts if v.lowers is False]
-        if rejected and result.status == "ok":
-            first = rejected[0]
-            chips = ", ".join(v.chip for v in rejected)
-            result = _replace(
-                result,
-                status="rejected",
-                reason=f"rejected by the TPU compiler for {chips}: {_sentence(first.message)}",
-            )
         return result
 
     def _check(
@@ -371,12 +357,6 @@ def _generic_interpreter(on: bool) -> Iterator[None]:
         return
     with pltpu.force_tpu_interpret_mode(_GENERIC):
         yield
-
-
-def _sentence(text: str, limit: int = 200) -> str:
-    """The first sentence of a compiler message (they run on with shapes and index maps)."""
-    first = text.split(". ", 1)[0].rstrip(".")
-    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def _first_line(exc: BaseException) -> str:

@@ -78,6 +78,7 @@ class LoweringVerdict:
     lowers: bool | None  # None: could not be checked
     message: str = ""  # the compiler's first line when it rejects
     warnings: tuple[str, ...] = ()
+    compiled: bool | None = None  # libtpu's own compile for the chip, off the chip (`LoweringCheck.compiled`)
 
 
 @dataclass(frozen=True)

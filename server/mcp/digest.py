@@ -103,6 +103,8 @@ def _lowering(check: LoweringCheck, ir: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "chip": check.chip,
         "lowers": check.lowers,
+        "compiled": check.compiled,  # libtpu's own compile for the chip, off the chip (None: not run)
+        "compiler": check.compiler,
         "error": to_json_dict(check.error) if check.error else None,
         "kernels": check.kernels,
         "warnings": list(check.warnings),

@@ -22,6 +22,12 @@ def test_ir_tabs_show_jaxpr_mosaic_and_stablehlo_with_source_links(page, live_se
     assert run_and_wait(page) == "passed"
     lowering = page.locator("#lowering")
     assert lowering.get_attribute("data-lowers") == "true" and lowering.get_attribute("data-chip") == "v5e"
+    # libtpu compiled it for a v5e on this host, which has no TPU: the chip's own compiler's verdict.
+    assert lowering.get_attribute("data-compiled") == "true"
+    assert (
+        "Compiles for v5e: the chip's own compiler accepted it (libtpu 0.0.50.1, for a TPU v5e, on this host "
+        "without a TPU" in lowering.inner_text()
+    )
 
     page.click("#tab-ir")
     text = page.locator("#ir-text")

@@ -165,6 +165,52 @@ def test_tune_cli_a_config_over_the_chips_hbm_is_rejected_by_its_compiler(tmp_pa
     assert "E1000: CompileTimeHbmOom: Ran out of memory on HBM" in row["reason"], row["reason"]
 
 
+PARTLY_READ_SCRATCH = """
+import functools
+import jax, jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+def make_inputs(seed, m=256, n=8192):
+    return (jax.random.normal(jax.random.key(seed), (m, n), jnp.float32),)
+
+def reference(x):
+    return x * 2.0
+
+def _body(x_ref, o_ref, big_ref):
+    big_ref[0:8, 0:128] = x_ref[0:8, 0:128]
+    o_ref[...] = x_ref[...] * 2.0 + (big_ref[0:8, 0:128] - x_ref[0:8, 0:128]).sum()
+
+@functools.partial(jax.jit, static_argnames=("br",))
+def kernel(x, *, br=64):
+    spec = pl.BlockSpec((br, x.shape[1]), lambda i: (i, 0))
+    return pl.pallas_call(_body, grid=(x.shape[0] // br,), in_specs=[spec], out_specs=spec,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        scratch_shapes=[pltpu.VMEM((512, 8192), jnp.float32)])(x)
+"""
+
+
+def test_tune_takes_the_chips_compiler_over_the_count_for_vmem(tmp_path):
+    """A 16 MiB scratch the body touches one vreg of: the count (24 MiB with br=64's blocks) says
+    `over_vmem`, but libtpu compiles it for a v5e, so the config is `ok`; at br=256 the compiler refuses
+    it itself, and the row says its figures (32 MiB: the untouched scratch is not allocated)."""
+    path = tmp_path / "scratch.py"
+    path.write_text(PARTLY_READ_SCRATCH)
+    command = [
+        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", "m=1024,n=8192",
+        "--param", "br=64,256", "--bind", "br=m", "--json",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    rows = {c["params"]["br"]: c for c in json.loads(done.stdout)["configs"]}
+    assert rows[64]["status"] == "ok" and rows[64]["vmem_bytes"] > 16 << 20, rows[64]["reason"]
+    assert rows[64]["lowering"][0]["compiled"] is True
+    assert rows[256]["status"] == "over_vmem" and rows[256]["lowering"][0]["compiled"] is False
+    assert rows[256]["reason"].startswith(
+        "the TPU compiler refused the kernel (E1001): it needs 32.00 MiB of scoped VMEM, over the limit of "
+        "16.00 MiB by 16.00 MiB"
+    ), rows[256]["reason"]
+
+
 def test_a_scratch_files_xla_baseline_is_what_each_config_is_shown_against():
     # The reference is written for accuracy; `xla_baseline` is what a user would call instead (here a
     # dot, so its estimate cannot be the element-wise reference's). Off the chip nothing is measured.

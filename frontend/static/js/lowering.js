@@ -47,7 +47,7 @@ export function loweringSection(result, { onGoToLine, onCheckAllChips, chips }) 
     { id: "compiler-section", class: "result-section" },
     h("h3", {}, "TPU compiler"),
     report
-      ? h("p", { id: "lowering", class: "lowering", dataset: { chip: report.chip, lowers: String(report.lowers) } }, verdictBadge(report.lowers), " ", verdictText(report))
+      ? h("p", { id: "lowering", class: "lowering", dataset: { chip: report.chip, lowers: String(report.lowers), compiled: String(report.compiled ?? null) } }, verdictBadge(report.lowers), " ", verdictText(report))
       : null,
     error
       ? h("pre", { class: "traceback", id: "lowering-error" }, `${error.type}: ${error.message}`)
