@@ -89,36 +89,44 @@ def _device(chip: str) -> Any:
     return topologies.get_topology_desc(platform="tpu", topology_name=TOPOLOGIES[chip]).devices[0]
 
 
-def compile_for(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> Compiled:
-    """Compile `fn(*args)` for `chip` with libtpu; `args` are arrays or `jax.ShapeDtypeStruct`s (only
-    their shapes and dtypes are used). Raises `NotCompiled` when the compile cannot be tried."""
+def placed(chip: str, args: Sequence[Any]) -> list[Any]:
+    """`args` as `jax.ShapeDtypeStruct`s on the first device of a `chip` topology: traced with them, a
+    function lowers for that chip, and its lowering compiles with libtpu (`compile_lowered`). Only
+    shapes and dtypes are used. Raises `NotCompiled` when the compile cannot be tried here."""
     why = can_compile(chip)
     if why:
         raise NotCompiled(why)
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    t0 = time.perf_counter()
     try:
         device = _device(chip)
     except Exception as exc:
         raise NotCompiled(
             f"libtpu could not describe a {chip} ({type(exc).__name__}: {str(exc)[:200]})"
         ) from exc
-    placed = NamedSharding(Mesh([device], ("one",)), PartitionSpec())
-    abstract = jax.tree.map(
-        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=placed) if hasattr(a, "dtype") else a,
+    on_chip = NamedSharding(Mesh([device], ("one",)), PartitionSpec())
+    return jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=on_chip) if hasattr(a, "dtype") else a,
         list(args),
     )
-    try:
-        lowered = jax.jit(fn).trace(*abstract).lower()
-    except Exception as exc:
-        raise NotCompiled(
-            f"the kernel did not trace for libtpu's {chip} off the simulator's mesh "
-            f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})"
-        ) from exc
-    by = f"libtpu {libtpu_version()}"
+
+
+def compile_lowered(chip: str, lowered: Any) -> Compiled:
+    """libtpu's compile of a function lowered from `placed` arguments."""
+    t0 = time.perf_counter()
     try:
         lowered.compile()
     except Exception as exc:
-        return Compiled(chip, time.perf_counter() - t0, exc, by)
-    return Compiled(chip, time.perf_counter() - t0, None, by)
+        return Compiled(chip, time.perf_counter() - t0, exc, f"libtpu {libtpu_version()}")
+    return Compiled(chip, time.perf_counter() - t0, None, f"libtpu {libtpu_version()}")
+
+
+def compile_for(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> Compiled:
+    """Trace, lower and compile `fn(*args)` for `chip` (the benches' way; the lowering check traces
+    once and compiles its own lowering). Raises `NotCompiled` when the compile cannot be tried."""
+    abstract = placed(chip, args)
+    try:
+        lowered = jax.jit(fn).trace(*abstract).lower()
+    except Exception as exc:
+        raise NotCompiled(f"the kernel did not lower for libtpu's {chip} ({type(exc).__name__})") from exc
+    return compile_lowered(chip, lowered)

@@ -72,12 +72,17 @@ def check(
     """
     t0 = time.perf_counter()
     stage = _Stage()
-    error = _lower(fn, args, dataclasses.replace(target, chip=chip), stage, explain)
+    target = dataclasses.replace(target, chip=chip)
+    compiled = Compiled()
+    placed = _placed(args, target, compiled) if compile else None
+    error = _lower(fn, placed if placed is not None else args, target, stage, explain, placed is not None)
+    if error is not None and placed is not None:  # a failure only off the simulator's mesh: lower as before
+        stage, placed = _Stage(), None
+        error = _lower(fn, args, target, stage, explain, False)
     texts = _Texts()
     warnings: tuple[str, ...] = ()
-    compiled = Compiled()
-    if error is None and stage.lowered is not None and compile:
-        compiled = _compile(fn, args, dataclasses.replace(target, chip=chip), stage, explain)
+    if error is None and stage.lowered is not None and placed is not None:
+        compiled = _compile(target, stage, explain)
         error = compiled.error
     if stage.jaxpr is not None:
         texts = _texts(stage) if ir else texts
@@ -123,27 +128,29 @@ class Compiled:
     note: str = ""
 
 
-def _compile(
-    fn: Callable[..., Any], args: Sequence[Any], target: Target, stage: _Stage, explain: Explain | None
-) -> Compiled:
-    """The chip's compiler on the lowered kernel, where libtpu is here and the function is one device's."""
-    if target.devices > 1 or chipcheck.over_devices(stage.jaxpr):
+def _placed(args: Sequence[Any], target: Target, compiled: Compiled) -> list[Any] | None:
+    """The arguments on a `target.chip` device of libtpu's, to trace and lower with so that the lowering
+    compiles (`offline.placed`), or None (and why, in `compiled.note`) where no compile can run here."""
+    if target.devices > 1:
+        compiled.note = "not compiled off the chip: the function runs over several devices"
+        return None
+    try:
+        return offline.placed(target.chip, args)
+    except offline.NotCompiled as exc:
+        compiled.note = f"not compiled: {exc}" if offline.libtpu_version() else ""
+        return None
+
+
+def _compile(target: Target, stage: _Stage, explain: Explain | None) -> Compiled:
+    """The chip's compiler on the lowered kernel: the chip's verdict, with its message when it refuses."""
+    if chipcheck.over_devices(stage.jaxpr):
         return Compiled(note="not compiled off the chip: the function runs over several devices")
-    why = offline.can_compile(target.chip)
-    if why:
-        return Compiled(note=f"not compiled: {why}" if offline.libtpu_version() else "")
-    with target.chip_context(), _interpret_off(), _quiet():
-        try:
-            done = offline.compile_for(target.chip, fn, args)
-        except offline.NotCompiled as exc:
-            return Compiled(note=f"not compiled: {exc}")
-    chip = chip_info(target.chip).title
+    with _quiet():
+        done = offline.compile_lowered(target.chip, stage.lowered)
+    by = f"{done.by}, for a {chip_info(target.chip).title}, on this host without a TPU ({done.seconds:.2f} s)"
     if done.refused is None:
-        return Compiled(True, f"{done.by}, for a {chip}, on this host without a TPU ({done.seconds:.2f} s)")
-    error = _explained(done.refused, "compile", explain)  # type: ignore[arg-type]
-    return Compiled(
-        False, f"{done.by}, for a {chip}, on this host without a TPU ({done.seconds:.2f} s)", error
-    )
+        return Compiled(True, by)
+    return Compiled(False, by, _explained(done.refused, "compile", explain))  # type: ignore[arg-type]
 
 
 def _vmem_refusal(found: chipcheck.KernelFacts, chip: Chip) -> ErrorInfo | None:
@@ -196,9 +203,15 @@ class _Texts:
 
 
 def _lower(
-    fn: Callable[..., Any], args: Sequence[Any], target: Target, stage: _Stage, explain: Explain | None
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    target: Target,
+    stage: _Stage,
+    explain: Explain | None,
+    placed: bool,
 ) -> ErrorInfo | None:
-    """Trace and lower; what was reached goes into `stage`, a failure comes back as an ErrorInfo."""
+    """Trace and lower; what was reached goes into `stage`, a failure comes back as an ErrorInfo.
+    `placed`: `args` are on a libtpu device of the chip (`offline.placed`), so the lowering is for it."""
     with target.chip_context(), _interpret_off(), _quiet():
         try:
             traced = jax.jit(fn).trace(*args)
@@ -211,7 +224,7 @@ def _lower(
         if stage.simulated:
             return None
         try:
-            stage.lowered = traced.lower(lowering_platforms=("tpu",))
+            stage.lowered = traced.lower() if placed else traced.lower(lowering_platforms=("tpu",))
         except Exception as exc:
             error = _explained(exc, "TPU lowering", explain)
             return error if error.line else dataclasses.replace(error, line=locate.line_of(exc, stage.jaxpr))
