@@ -20,7 +20,7 @@ MEASURED: tuple[Band, ...] = (
         "v5e",
         -0.1170,
         0.0824,
-        40,
+        45,
         SOURCE,
     ),
     Band(
