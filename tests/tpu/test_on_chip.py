@@ -142,3 +142,22 @@ def test_both_modes_show_where_the_chip_and_the_simulator_part(tmp_path):
     both = result["both"]
     assert both["simulated_status"] == "mismatch" and both["chip_status"] == result["status"], both
     assert len(both["cases"]) == 1 and both["largest"], both
+
+
+def test_the_simulator_on_a_tpu_vm_compiles_with_libtpu_as_a_cpu_host_does(tmp_path):
+    """An interpret-mode run on the TPU VM (a job off the chip slots, JAX on the CPU): libtpu compiles
+    the kernel for the chip without opening it, beside whatever holds the chips, and refuses the
+    over-VMEM kernel with the E1001 figures a CPU host gets (tests/sandbox/test_lowering.py)."""
+    from tests.sandbox.test_lowering import BIG_BLOCKS
+
+    result, _ = cli(str(KERNEL), "--entry", ENTRY, "--chip", chip_here(), "--mode", "interpret")
+    keep("interpret-compiled", result)
+    assert result["lowering"]["compiled"] is True, result["lowering"]
+    assert result["lowering"]["compiler"].startswith(f"libtpu 0.0.50.1, for a {chip_info(chip_here()).title}")
+    source = tmp_path / "over.py"
+    source.write_text(BIG_BLOCKS)
+    result, _ = cli(str(source), "--chip", chip_here(), "--mode", "interpret")
+    assert result["lowering"]["compiled"] is False and result["status"] == "rejected", result["summary"]
+    assert "needs 64.00 MiB of scoped VMEM, over the limit of 16.00 MiB" in result["summary"], result[
+        "summary"
+    ]
