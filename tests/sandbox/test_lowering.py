@@ -191,7 +191,7 @@ def test_vmem_over_the_default_scoped_limit_is_refused_by_the_chips_own_compiler
     assert result.status == RunStatus.REJECTED, result.summary
     check = result.lowering
     assert check.lowers is False and check.compiled is False and check.error.type == "VmemLimitExceeded"
-    assert check.compiler.startswith("libtpu 0.0.50.1, for a TPU v5e, on this host without a TPU")
+    assert check.compiler.startswith("libtpu 0.0.50.1, for a TPU v5e, off the chip (")
     assert (
         "the TPU compiler refused the kernel (E1001): it needs 64.00 MiB of scoped VMEM, over the limit of "
         "16.00 MiB by 48.00 MiB" in result.summary

@@ -147,7 +147,7 @@ def _compile(target: Target, stage: _Stage, explain: Explain | None) -> Compiled
         return Compiled(note="not compiled off the chip: the function runs over several devices")
     with _quiet():
         done = offline.compile_lowered(target.chip, stage.lowered)
-    by = f"{done.by}, for a {chip_info(target.chip).title}, on this host without a TPU ({done.seconds:.2f} s)"
+    by = f"{done.by}, for a {chip_info(target.chip).title}, off the chip ({done.seconds:.2f} s)"
     if done.refused is None:
         return Compiled(True, by)
     return Compiled(False, by, _explained(done.refused, "compile", explain))  # type: ignore[arg-type]
