@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 
 # The topology libtpu compiles for, per playground chip: one chip of each (TPU8i and TPU8t are newer
 # than libtpu 0.0.50.1 knows: "Invalid TPU external name").
@@ -105,6 +106,11 @@ def placed(chip: str, args: Sequence[Any]) -> list[Any]:
             f"libtpu could not describe a {chip} ({type(exc).__name__}: {str(exc)[:200]})"
         ) from exc
     on_chip = NamedSharding(Mesh([device], ("one",)), PartitionSpec())
+    arrays = (jax.Array, jax.ShapeDtypeStruct, np.ndarray, np.generic, int, float, bool, complex)
+    plain = [a for a in jax.tree.leaves(list(args)) if not isinstance(a, arrays)]
+    if plain:
+        # A mutable ref (`jax.new_ref`) placed as an array would be traced as another function.
+        raise NotCompiled(f"an argument is a {type(plain[0]).__name__}, not an array: compiled on a TPU only")
     return jax.tree.map(
         lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=on_chip) if hasattr(a, "dtype") else a,
         list(args),
