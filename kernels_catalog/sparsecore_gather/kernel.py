@@ -48,4 +48,8 @@ def embedding_lookup(table, ids, *, window=8):
         out_type=jax.ShapeDtypeStruct((count, table.shape[1]), table.dtype),
         mesh=plsc.ScalarSubcoreMesh(axis_name="core", num_cores=cores),
         scratch_types=[pltpu.SMEM((window,), jnp.int32), pltpu.SemaphoreType.DMA],
+        # The SparseCores' own HBM tiling, not the TensorCore's: with the TensorCore's, the compiler
+        # refuses row DMAs at unaligned offsets ("Offsets along tiled dimensions must be aligned to
+        # tiles"), as libtpu 0.0.50.1 does for a v5p at 100,000 rows; JAX's SparseCore tests set it too.
+        compiler_params=pltpu.CompilerParams(use_tc_tiling_on_sc=False),
     )(table, ids)

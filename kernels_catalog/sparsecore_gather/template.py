@@ -59,4 +59,7 @@ def embedding_lookup(table, ids, *, window=8):
         out_type=jax.ShapeDtypeStruct((count, table.shape[1]), table.dtype),
         mesh=plsc.ScalarSubcoreMesh(axis_name="core", num_cores=cores),
         scratch_types=[pltpu.SMEM((window,), jnp.int32), pltpu.SemaphoreType.DMA],
+        # The SparseCores' own HBM tiling (the TensorCore's makes the compiler refuse row DMAs at
+        # unaligned offsets).
+        compiler_params=pltpu.CompilerParams(use_tc_tiling_on_sc=False),
     )(table, ids)

@@ -59,6 +59,6 @@ def test_a_mutable_ref_argument_is_not_compiled_as_an_array(cpu_job: None):
     """Placed as an array, a ref would be traced as another function (one with no kernel, which
     compiles): the compile is not tried, and says why."""
     ref = jax.new_ref(jnp.zeros((8, 128), jnp.float32))
-    with pytest.raises(offline.NotCompiled, match="an argument is a .*Ref.*, not an array"):
+    with pytest.raises(offline.NotCompiled, match=r"an argument is a .*Ref.*, not an array"):
         offline.placed("v5e", [ref])
     assert len(offline.placed("v5e", [X, 2.0])) == 2  # Python scalars pass as they are

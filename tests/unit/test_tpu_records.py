@@ -192,7 +192,9 @@ def test_the_in_place_matmul_timed_again_with_the_fixed_wait_is_within_the_chip(
     """The same five in-place configs, timed again on the chip at c3e8649 (`on-chip.sh sweeps-h`) after
     `Call.run_quietly` waited for the refs the kernel writes: every one now slower than its roofline,
     none doubted, and each within 10 % of the estimate it was timed with."""
-    rows = [r for r in records.tune_rows() if r["entry"] == "inplace_chunked_matmul" and r["commit"] == "c3e8649"]
+    rows = [
+        r for r in records.tune_rows() if r["entry"] == "inplace_chunked_matmul" and r["commit"] == "c3e8649"
+    ]
     assert len(rows) == 5
     for r in rows:
         assert not calibration.faster_than_the_chip(r), r["params"]

@@ -45,6 +45,9 @@ def gather_add(x, indices):
         gather_add_kernel,
         out_type=jax.ShapeDtypeStruct((x.shape[0], LANES, 32), x.dtype),
         mesh=mesh,
+        compiler_params=pltpu.CompilerParams(
+            use_tc_tiling_on_sc=False
+        ),  # as JAX's SparseCore tests compile it
         scratch_types=[pltpu.VMEM((LANES,), jnp.int32), pltpu.VMEM((LANES, 32), x.dtype)],
     )(x, indices)
 
@@ -73,6 +76,9 @@ def scatter_add(x, indices):
         scatter_add_kernel,
         out_type=jax.ShapeDtypeStruct((32,), x.dtype),
         mesh=mesh,
+        compiler_params=pltpu.CompilerParams(
+            use_tc_tiling_on_sc=False
+        ),  # as JAX's SparseCore tests compile it
         scratch_types=[
             pltpu.VMEM_SHARED((32,), x.dtype),
             pltpu.VMEM((32,), x.dtype),
@@ -109,6 +115,9 @@ def kernel(x, gather_ids, y, scatter_ids):
         shared_scratch_kernel,
         out_type=jax.ShapeDtypeStruct(small.shape, small.dtype),
         mesh=mesh,
+        compiler_params=pltpu.CompilerParams(
+            use_tc_tiling_on_sc=False
+        ),  # as JAX's SparseCore tests compile it
         scratch_types=(
             pltpu.VMEM_SHARED(small.shape[1:], jnp.int32),
             pltpu.VMEM_SHARED(small.shape, jnp.int32),
@@ -118,6 +127,9 @@ def kernel(x, gather_ids, y, scatter_ids):
         fetch_and_add_kernel,
         out_type=(jax.ShapeDtypeStruct((16, LANES), jnp.int32),) * 2,
         mesh=mesh,
+        compiler_params=pltpu.CompilerParams(
+            use_tc_tiling_on_sc=False
+        ),  # as JAX's SparseCore tests compile it
         scratch_types=[
             pltpu.VMEM((LANES,), jnp.int32),
             pltpu.VMEM((LANES,), jnp.int32),

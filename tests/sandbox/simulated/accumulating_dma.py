@@ -37,6 +37,9 @@ def kernel(table, ids):
         add_kernel,
         out_type=(jax.ShapeDtypeStruct((8, 16), table.dtype), jax.ShapeDtypeStruct((16, 16), table.dtype)),
         mesh=mesh,
+        compiler_params=pltpu.CompilerParams(
+            use_tc_tiling_on_sc=False
+        ),  # as JAX's SparseCore tests compile it
         scratch_types=[
             pltpu.VMEM((2, 8), jnp.int32),
             pltpu.VMEM((8, 16), table.dtype),
