@@ -131,18 +131,22 @@ def kernel(x, steps, *, block=8):
 """
 
 
+def tune_cli(tmp_path, source: str, *arguments: str) -> tuple[dict, subprocess.CompletedProcess]:  # type: ignore[type-arg]
+    """`python -m sandbox tune` of a scratch file for a v5e, `--json`: its answer and the process."""
+    path = tmp_path / "scratch.py"
+    path.write_text(source)
+    command = [sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", *arguments, "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return json.loads(done.stdout), done
+
+
 def test_tune_cli_a_correct_config_without_an_estimate_is_not_ok(tmp_path):
-    path = tmp_path / "revisit.py"
-    path.write_text(REVISITED)
     # 2^23 grid steps over one block at the target size: past what the model walks (a ModelLimitError),
     # though the config is correct at its check size and the chip's compiler accepts it (a few KiB of
     # HBM: the same grid over distinct blocks would not fit a v5e's, and the compiler says so).
-    command = [
-        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", f"m={8 << 23},n=128",
-        "--param", "block=8", "--bind", "block=m", "--json",
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
-    out = json.loads(done.stdout)
+    out, done = tune_cli(
+        tmp_path, REVISITED, "--size", f"m={8 << 23},n=128", "--param", "block=8", "--bind", "block=m"
+    )
     (row,) = out["configs"]
     assert row["status"] == "unestimated" and row["correct"] is True, row["reason"]
     assert row["estimated_seconds"] is None and "no estimate: " in row["reason"]
@@ -153,14 +157,10 @@ def test_tune_cli_a_correct_config_without_an_estimate_is_not_ok(tmp_path):
 def test_tune_cli_a_config_over_the_chips_hbm_is_rejected_by_its_compiler(tmp_path):
     """2^23 blocks of 8 rows: 32 GiB in and 32 GiB out, more than a v5e's 15.75 GiB of HBM. libtpu,
     compiling for the chip on this host without one, refuses it (E1000), as the chip would."""
-    path = tmp_path / "double.py"
-    path.write_text(SCRATCH)
-    command = [
-        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", f"m={8 << 23},n=128",
-        "--param", "block=8", "--bind", "block=m", "--json",
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
-    (row,) = json.loads(done.stdout)["configs"]
+    out, _ = tune_cli(
+        tmp_path, SCRATCH, "--size", f"m={8 << 23},n=128", "--param", "block=8", "--bind", "block=m"
+    )
+    (row,) = out["configs"]
     assert row["status"] == "rejected", row["reason"]
     assert "E1000: CompileTimeHbmOom: Ran out of memory on HBM" in row["reason"], row["reason"]
 
@@ -194,14 +194,10 @@ def test_tune_takes_the_chips_compiler_over_the_count_for_vmem(tmp_path):
     """A 16 MiB scratch the body touches one vreg of: the count (24 MiB with br=64's blocks) says
     `over_vmem`, but libtpu compiles it for a v5e, so the config is `ok`; at br=256 the compiler refuses
     it itself, and the row says its figures (32 MiB: the untouched scratch is not allocated)."""
-    path = tmp_path / "scratch.py"
-    path.write_text(PARTLY_READ_SCRATCH)
-    command = [
-        sys.executable, "-m", "sandbox", "tune", str(path), "--chip", "v5e", "--size", "m=1024,n=8192",
-        "--param", "br=64,256", "--bind", "br=m", "--json",
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
-    rows = {c["params"]["br"]: c for c in json.loads(done.stdout)["configs"]}
+    out, _ = tune_cli(
+        tmp_path, PARTLY_READ_SCRATCH, "--size", "m=1024,n=8192", "--param", "br=64,256", "--bind", "br=m"
+    )
+    rows = {c["params"]["br"]: c for c in out["configs"]}
     assert rows[64]["status"] == "ok" and rows[64]["vmem_bytes"] > 16 << 20, rows[64]["reason"]
     assert rows[64]["lowering"][0]["compiled"] is True
     assert rows[256]["status"] == "over_vmem" and rows[256]["lowering"][0]["compiled"] is False
