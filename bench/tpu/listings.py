@@ -45,7 +45,8 @@ def one(estimator: Estimator, row: dict) -> dict:  # type: ignore[type-arg]
     for stale in DUMP.iterdir():
         stale.unlink()
     t0 = time.perf_counter()
-    compiled = offline.compile_for("v5e", fn, list(args))
+    with chip_context(estimator.chip):  # as the lowering check: get_tpu_info needs the chip at trace time
+        compiled = offline.compile_for("v5e", fn, list(args))
     programs = bundles.kernel_listings(DUMP)
     return {
         "key": key(row),
