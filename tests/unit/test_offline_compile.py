@@ -62,3 +62,10 @@ def test_a_mutable_ref_argument_is_not_compiled_as_an_array(cpu_job: None):
     with pytest.raises(offline.NotCompiled, match=r"an argument is a .*Ref.*, not an array"):
         offline.placed("v5e", [ref])
     assert len(offline.placed("v5e", [X, 2.0])) == 2  # Python scalars pass as they are
+
+
+def test_a_function_without_array_arguments_is_not_compiled_for_the_cpu(cpu_job: None):
+    """Nothing would put its program on the chip: it would lower for the CPU, where Pallas refuses
+    ("Only interpret mode is supported on CPU backend"), a refusal the chip would never give."""
+    with pytest.raises(offline.NotCompiled, match="takes no array"):
+        offline.placed("v5e", [])

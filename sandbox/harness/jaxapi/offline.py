@@ -111,6 +111,11 @@ def placed(chip: str, args: Sequence[Any]) -> list[Any]:
     if plain:
         # A mutable ref (`jax.new_ref`) placed as an array would be traced as another function.
         raise NotCompiled(f"an argument is a {type(plain[0]).__name__}, not an array: compiled on a TPU only")
+    if not any(hasattr(a, "dtype") and hasattr(a, "shape") for a in jax.tree.leaves(list(args))):
+        # Without an array argument nothing puts the program on the chip: it would lower for the CPU.
+        raise NotCompiled(
+            "the function takes no array, so nothing places it on the chip: compiled on a TPU only"
+        )
     return jax.tree.map(
         lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=on_chip) if hasattr(a, "dtype") else a,
         list(args),
