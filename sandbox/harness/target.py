@@ -35,7 +35,7 @@ import jax
 from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import compat
-from sandbox.harness.jaxapi import interpret_fixes
+from sandbox.harness.jaxapi import interpret_fixes, offline
 from sandbox.harness.jaxapi.interpret import route_race_reports
 from sandbox.protocol import Chip, InterpretOptions, Mode, Unavailable, Versions
 from sandbox.protocol.chips import chip_info, chip_of_device_kind
@@ -104,7 +104,7 @@ class Target:
             python=platform.python_version(),
             jax=jax.__version__,
             jaxlib=_dist_version("jaxlib") or "?",
-            libtpu=_dist_version("libtpu") or _dist_version("libtpu-nightly"),
+            libtpu=offline.libtpu_version(),
             device_kind=kind,
             interpret_fixes=self.fixes,
             unavailable=self.unavailable,

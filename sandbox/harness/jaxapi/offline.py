@@ -7,8 +7,9 @@ v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06): a softmax kernel's final bundle
 this CPU host was byte for byte the one the chip's own compile dumped; the compile verdicts of the
 VMEM grid's configs are compared in bench/tpu/v5e/vmem-offline.jsonl.
 
-The function is traced again with its arguments placed on the topology's first device (a one-device
-program, as the simulator runs it); a function over several devices is not compiled here.
+The lowering check traces the function once with its arguments placed on the topology's first device
+(`placed`: a one-device program, as the simulator runs it) and compiles that lowering
+(`compile_lowered`); a function over several devices is not compiled here.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ class Compiled:
 
 
 class NotCompiled(Exception):
-    """The compile could not be tried (no libtpu, an unknown chip, a multi-device function, or a trace
-    that only fails off the simulator's abstract mesh): the message says which."""
+    """The compile could not be tried (no libtpu, an unknown chip, an argument that is no array, or a
+    kernel that did not lower for the placed arguments): the message says which."""
 
 
 def libtpu_version() -> str | None:
@@ -106,12 +107,13 @@ def placed(chip: str, args: Sequence[Any]) -> list[Any]:
             f"libtpu could not describe a {chip} ({type(exc).__name__}: {str(exc)[:200]})"
         ) from exc
     on_chip = NamedSharding(Mesh([device], ("one",)), PartitionSpec())
+    leaves = jax.tree.leaves(list(args))
     arrays = (jax.Array, jax.ShapeDtypeStruct, np.ndarray, np.generic, int, float, bool, complex)
-    plain = [a for a in jax.tree.leaves(list(args)) if not isinstance(a, arrays)]
+    plain = [a for a in leaves if not isinstance(a, arrays)]
     if plain:
         # A mutable ref (`jax.new_ref`) placed as an array would be traced as another function.
         raise NotCompiled(f"an argument is a {type(plain[0]).__name__}, not an array: compiled on a TPU only")
-    if not any(hasattr(a, "dtype") and hasattr(a, "shape") for a in jax.tree.leaves(list(args))):
+    if not any(hasattr(a, "dtype") and hasattr(a, "shape") for a in leaves):
         # Without an array argument nothing puts the program on the chip: it would lower for the CPU.
         raise NotCompiled(
             "the function takes no array, so nothing places it on the chip: compiled on a TPU only"
@@ -125,11 +127,12 @@ def placed(chip: str, args: Sequence[Any]) -> list[Any]:
 def compile_lowered(chip: str, lowered: Any) -> Compiled:
     """libtpu's compile of a function lowered from `placed` arguments."""
     t0 = time.perf_counter()
+    refused: BaseException | None = None
     try:
         lowered.compile()
     except Exception as exc:
-        return Compiled(chip, time.perf_counter() - t0, exc, f"libtpu {libtpu_version()}")
-    return Compiled(chip, time.perf_counter() - t0, None, f"libtpu {libtpu_version()}")
+        refused = exc
+    return Compiled(chip, time.perf_counter() - t0, refused, f"libtpu {libtpu_version()}")
 
 
 def compile_for(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> Compiled:

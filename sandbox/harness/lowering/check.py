@@ -60,7 +60,6 @@ def check(
     explain: Explain | None = None,
     *,
     ir: bool = True,
-    compile: bool = True,
 ) -> LoweringCheck:
     """Lower `fn(*args)` for `chip`, read its IR and run the static chip checks on the traced kernel.
 
@@ -68,13 +67,12 @@ def check(
     compiler's exception into the user's message (the harness's error translator); its line wins
     unless it has none, then the line the compiler's MLIR location names is kept. `ir=False` leaves
     the IR texts out (a sweep needs only the verdict); `args` may be `jax.ShapeDtypeStruct`s.
-    `compile=False` skips libtpu's compile (the count's VMEM verdict stands).
     """
     t0 = time.perf_counter()
     stage = _Stage()
     target = dataclasses.replace(target, chip=chip)
     compiled = Compiled()
-    placed = _placed(args, target, compiled) if compile else None
+    placed = _placed(args, target, compiled)
     error = _lower(fn, placed if placed is not None else args, target, stage, explain, placed is not None)
     if error is not None and placed is not None:  # a failure only off the simulator's mesh: lower as before
         stage, placed = _Stage(), None
