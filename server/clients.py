@@ -11,19 +11,28 @@ the page) only subdivides its address's share: an address that mints a new id pe
 An IPv6 client is its /64 (`IPV6_PREFIX`): one subscriber holds a whole /64 at least and may send
 from any of its 2**64 addresses, so a per-address cap counted per IPv6 address caps nothing. An
 IPv4 address written as IPv6 (`::ffff:192.0.2.1`) is that IPv4 address.
+
+A coarser unit, the client's network (`network_of`: an IPv4 /24, an IPv6 /48), counts only where many
+addresses of one holder would otherwise pass for many people: the queue's kept places
+(`server.queue.admission`). A /48 is what one site is routed (2**16 /64s), and a /24 the smallest
+block one holder is routed in IPv4, so its addresses are one holder's or one provider's neighbours.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 _BROWSER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _FORWARDED_FOR = re.compile(r'for="?\[?([^\]";,]+)', re.IGNORECASE)
 IPV6_PREFIX = 64
+IPV4_NETWORK_PREFIX = 24
+IPV6_NETWORK_PREFIX = 48
+CLASS_PREFIX = "class:"
+OWNER_KEY_SEPARATOR = "."
 
 
 @dataclass(frozen=True)
@@ -39,12 +48,16 @@ class Client:
     def key(self) -> str:
         return f"{self.address}/{self.browser}" if self.browser else self.address
 
+    @property
+    def network(self) -> str:
+        return network_of(self.address)
+
 
 def in_class_session(class_id: str, student_id: str, owner: str) -> Client:
     """A student of a class, limited per student and by the class budget, not by the shared address.
     The budget, the rate and the place in the queue's round robin are its owner's (`owner`: who
     started the class, as the class store keeps it): two classes of one address get one share."""
-    return Client(f"class:{owner}", f"{class_id}.{student_id}", in_class=True)
+    return Client(f"{CLASS_PREFIX}{owner}", f"{class_id}.{student_id}", in_class=True)
 
 
 def with_its_classes(client: Client, owner: str) -> Client:
@@ -52,7 +65,7 @@ def with_its_classes(client: Client, owner: str) -> Client:
     own runs count: in the same address as its classes' runs, so the per-address cap, the class budget
     and the queue's round robin each see the two together (one address cannot hold its own cap and its
     classes' budget beside it)."""
-    return Client(f"class:{owner}", client.browser)
+    return Client(f"{CLASS_PREFIX}{owner}", client.browser)
 
 
 def parse_networks(text: str) -> tuple[Network, ...]:
@@ -82,6 +95,25 @@ def subscriber(address: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.IPv6Network((ip, IPV6_PREFIX), strict=False))
     return str(ip)
+
+
+def network_of(address: str) -> str:
+    """The network a `Client.address` belongs to: an IPv4 /24 or an IPv6 /48. A class group's is its
+    owner's (`owner_key`: the network's digest before the dot); any other key is its own network."""
+    if address.startswith(CLASS_PREFIX):
+        return CLASS_PREFIX + address.removeprefix(CLASS_PREFIX).split(OWNER_KEY_SEPARATOR)[0]
+    try:
+        net = ipaddress.ip_network(address, strict=False)
+    except ValueError:
+        return address
+    prefix = IPV4_NETWORK_PREFIX if net.version == 4 else IPV6_NETWORK_PREFIX
+    return str(net.supernet(new_prefix=prefix)) if net.prefixlen > prefix else str(net)
+
+
+def owner_key(address: str, digest: Callable[[str], str]) -> str:
+    """The key a class owner's `address` is kept by (`digest`: a salted hash, so no address is kept):
+    its network's digest, then its own, so `network_of` finds the network of a class group."""
+    return f"{digest(network_of(address))[:8]}{OWNER_KEY_SEPARATOR}{digest(address)[:24]}"
 
 
 def _client_in(peer: str, chain: list[str], trusted: tuple[Network, ...]) -> str:

@@ -12,7 +12,8 @@ that chip kind):
    turn order), `q:POOL:b:ADDR/BROWSER` (that browser's runs, FIFO), and `q:POOL:since` (run → time
    queued: the depth and the oldest wait). Submitting (`lua.SUBMIT`) checks, in one atomic step,
    the queue size, the per-browser and per-address caps (sets of active runs), the queue's last
-   places kept for addresses with few runs (`server.queue.admission`) and both token
+   places kept for addresses and networks with few runs (`server.queue.admission`; a network's
+   active runs in `active-net:NETWORK`) and both token
    buckets (`server.ratelimit.RateLimiter`'s rule), so the limits hold across web servers exactly
    as they do in one. Then it rings the pool's doorbell (`bell:POOL`) that idle workers block on.
 2. **Dispatch happens when a slot is free**, as in the in-process queue: a worker's slot runs

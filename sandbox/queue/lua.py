@@ -21,9 +21,9 @@ def _script(body: str, args: str) -> Script:
 
 # ARGV: prefix, run_id, pool, address, browser, job, cache_key, per_client, per_address, queue_size,
 #       ttl, cache_size, rate_per_minute, rate_burst, address_rate_per_minute, address_rate_burst,
-#       open_places, light_runs
+#       open_places, light_runs, network, light_network_runs
 # → {'ok', queued} | {'full', queued} | {'kept', queued} (only the kept places are left, and the address
-#   is not light) | {'busy_client', limit} | {'busy_address', limit} | {'rate', seconds}
+#   or its network is not light) | {'busy_client', limit} | {'busy_address', limit} | {'rate', seconds}
 SUBMIT = _script(
     """
 local run_id, pool, addr, browser = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -45,8 +45,12 @@ local mine, theirs = k('active', addr .. '/' .. browser), k('active', addr)
 if active(mine) >= per_client then return {'busy_client', per_client} end
 local group = active(theirs)
 if group >= per_address then return {'busy_address', per_address} end
--- The queue's last places are kept for addresses with few runs: `server.queue.admission.refuses`.
-if queued >= tonumber(ARGV[17]) and group >= tonumber(ARGV[18]) then return {'kept', queued} end
+-- The queue's last places are kept for addresses (and networks) with few runs:
+-- `server.queue.admission.refuses`.
+local net = k('active-net', ARGV[19])
+if queued >= tonumber(ARGV[17]) and (group >= tonumber(ARGV[18]) or active(net) >= tonumber(ARGV[20])) then
+  return {'kept', queued}
+end
 local wait = take_tokens(addr, browser, ARGV[13], ARGV[14], ARGV[15], ARGV[16], t)
 if wait > 0 then return {'rate', wait} end
 local rk = k('run', run_id)
@@ -54,7 +58,7 @@ redis.call('HSET', rk, 'state', 'queued', 'pool', pool, 'address', addr, 'browse
   'job', ARGV[6], 'key', ARGV[7], 'created', t, 'attempt', 0, 'ttl', ARGV[11], 'cache', ARGV[12])
 -- Long enough for any run to end; `end_run` shortens it to the configured TTL.
 redis.call('EXPIRE', rk, 86400)
-for _, key in ipairs({mine, theirs}) do
+for _, key in ipairs({mine, theirs, net}) do
   redis.call('SADD', key, run_id)
   redis.call('EXPIRE', key, 86400)
 end
@@ -66,7 +70,7 @@ redis.call('LTRIM', bell, -1000, -1)
 return {'ok', queued + 1}
 """,
     "run_id pool address browser job cache_key per_client per_address queue_size ttl cache_size rate_per_minute "
-    "rate_burst address_rate_per_minute address_rate_burst open_places light_runs",
+    "rate_burst address_rate_per_minute address_rate_burst open_places light_runs network light_network_runs",
 )
 
 # A run answered from the cache: done at once, but a run for the rate limits (not for the caps on

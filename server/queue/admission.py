@@ -10,8 +10,15 @@ Retry-After). Someone trying the playground, or a student behind an address of t
 finds a place while the heavy users wait their turn. Nothing already queued is dropped: the rule
 only decides who joins.
 
-The in-process engine asks `refuses`; the Redis queue passes `open_places` and `LIGHT_RUNS` to its
-`SUBMIT` script (`sandbox.queue.lua`, which may not import the server), whose comparison is this one.
+Many addresses of one holder are not many light users: a /48 holds 65,536 IPv6 /64s, each a group
+of its own, which would take every kept place two runs at a time. So a kept place also needs the
+group's network (`server.clients.network_of`: an IPv4 /24, an IPv6 /48, a class owner's network)
+to hold fewer than `LIGHT_NETWORK_RUNS` runs: two light people of one network at a time. (Holders of
+many networks are not told apart: that needs accounts, which the playground does not have.)
+
+The in-process engine asks `refuses`; the Redis queue passes `open_places`, `LIGHT_RUNS` and
+`LIGHT_NETWORK_RUNS` to its `SUBMIT` script (`sandbox.queue.lua`, which may not import the server),
+whose comparison is this one.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from __future__ import annotations
 # A group with fewer runs than this, queued or running, may take a kept place: one run and the
 # next try after it, which is what a person at a keyboard sends.
 LIGHT_RUNS = 2
+# A network with fewer runs than this may take a kept place: two light groups' worth.
+LIGHT_NETWORK_RUNS = 2 * LIGHT_RUNS
 
 
 def kept_places(queue_size: int, queue_reserve: int | None) -> int:
@@ -31,7 +40,8 @@ def open_places(queue_size: int, queue_reserve: int | None) -> int:
     return queue_size - kept_places(queue_size, queue_reserve)
 
 
-def refuses(queued: int, group_runs: int, open_places: int) -> bool:
-    """Whether a group holding `group_runs` runs (queued or running) is refused a place in a queue
-    where `queued` runs wait: only once the open places are taken, and only a group that is not light."""
-    return queued >= open_places and group_runs >= LIGHT_RUNS
+def refuses(queued: int, group_runs: int, network_runs: int, open_places: int) -> bool:
+    """Whether a group holding `group_runs` runs (queued or running), in a network holding
+    `network_runs`, is refused a place in a queue where `queued` runs wait: only once the open places
+    are taken, and only a group that is not light or whose network is not."""
+    return queued >= open_places and (group_runs >= LIGHT_RUNS or network_runs >= LIGHT_NETWORK_RUNS)

@@ -182,7 +182,10 @@ class InProcessEngine:
         )
         if len(active) >= cap:
             raise ClientBusyError(cap, whose)
-        if admission.refuses(self.queued, len(active), self.queue_size - self.kept_places):
+        neighbours = sum(
+            1 for r in self.runs.values() if r.state != "done" and r.client.network == client.network
+        )
+        if admission.refuses(self.queued, len(active), neighbours, self.queue_size - self.kept_places):
             raise QueueFullError(self.retry_after(), self.queued, self.kept_places)
         self._take_tokens(client)
         run = Run(id=new_run_id(), job=job, client=client)

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Iterator
 
 from server.problems import ProblemError
-from server.queue.admission import LIGHT_RUNS
+from server.queue.admission import LIGHT_NETWORK_RUNS, LIGHT_RUNS
 from server.queue.interface import (
     ClientBusyError,
     NoRunnerError,
@@ -51,7 +51,8 @@ def full_detail(exc: QueueFullError) -> str:
     """Why a run found no place, and when to try again."""
     kept = (
         f"; its last {exc.kept} places are kept for people with fewer than {LIGHT_RUNS} runs queued or "
-        f"running (counted per network address, or per class), and yours has {LIGHT_RUNS} or more"
+        f"running (counted per network address, or per class) in a network (an IPv4 /24, an IPv6 /48) "
+        f"with fewer than {LIGHT_NETWORK_RUNS}, and yours has more"
         if exc.kept
         else ""
     )

@@ -164,6 +164,8 @@ class RedisQueue:
             queue_size=s.queue_size,
             open_places=admission.open_places(s.queue_size, s.queue_reserve),
             light_runs=admission.LIGHT_RUNS,
+            network=client.network,
+            light_network_runs=admission.LIGHT_NETWORK_RUNS,
             ttl=s.runs_ttl,
             cache_size=s.cache_size,
             rate_per_minute=s.rate_per_minute,

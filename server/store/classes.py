@@ -16,6 +16,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
+from server.clients import owner_key
 from server.store.lessons import new_token, token_hash
 from server.store.sqlite import RecordDatabase
 from server.wire.classes import CELL_PROGRESS, NAME_CHARS, plain_line
@@ -127,13 +128,18 @@ class ClassStore:
         return str(rows[0][0]) if rows and rows[0][0] else f"class-{class_id}"
 
     def owner_key_if_teacher(self, address: str) -> str | None:
-        """The key `owner_of` gives the classes `address` started, if it started any."""
-        key = self._owner_key(address)
-        rows = self.database.rows("SELECT 1 FROM class_owners WHERE owner = ? LIMIT 1", (key,))
-        return key if rows else None
+        """The key `owner_of` gives the classes `address` started, if it started any (a class kept
+        before owner keys named their network has the older key, the address's digest alone)."""
+        for key in (self._owner_key(address), self._digest(address)[:24]):
+            if self.database.rows("SELECT 1 FROM class_owners WHERE owner = ? LIMIT 1", (key,)):
+                return key
+        return None
 
     def _owner_key(self, address: str) -> str:
-        return hashlib.sha256(f"{self.database.salt}\nclass owner\n{address}".encode()).hexdigest()[:24]
+        return owner_key(address, self._digest)
+
+    def _digest(self, text: str) -> str:
+        return hashlib.sha256(f"{self.database.salt}\nclass owner\n{text}".encode()).hexdigest()
 
     def by_code(self, code: str) -> ClassSession | None:
         return self._one("code", normal_code(code))

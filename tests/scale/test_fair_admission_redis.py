@@ -59,10 +59,10 @@ def still_there(client: TestClient, runs: list) -> bool:
 
 def test_three_addresses_going_for_their_cap_leave_a_place_for_a_fourth(redis_service, prefix, tmp_path):
     with served(redis_service, prefix, tmp_path) as (client, backend):
-        answers = [post(client, "6.6.6.0", "block 0.0")]
+        answers = [post(client, "6.6.0.6", "block 0.0")]
         wait_for(lambda: backend.jobs, what="the first job")  # one running, the rest wait
         answers += [
-            post(client, f"6.6.6.{a}", f"block {a}.{k}") for a in range(3) for k in range(6) if a or k
+            post(client, f"6.6.{a}.6", f"block {a}.{k}") for a in range(3) for k in range(6) if a or k
         ]
         taken = [r for r in answers if r.status_code == 201]
         # Two at the cap (1 running + 11 waiting); the third gets 2 of the 4 kept places, then 503.
@@ -74,6 +74,19 @@ def test_three_addresses_going_for_their_cap_leave_a_place_for_a_fourth(redis_se
         assert newcomer.status_code == 201, newcomer.text
         assert newcomer.json()["position"] <= 4  # its address's turn comes in the first round
         assert still_there(client, taken)  # nothing queued was dropped
+
+
+def test_addresses_of_one_network_take_at_most_its_share_of_the_kept_places(redis_service, prefix, tmp_path):
+    with served(redis_service, prefix, tmp_path) as (client, backend):
+        answers = [post(client, "6.6.0.6", "block 0")]
+        wait_for(lambda: backend.jobs, what="the first job")  # one running, the rest wait
+        answers += [post(client, f"6.6.{a}.6", f"block {a}.{k}") for a in (0, 1) for k in range(6) if a or k]
+        assert [r.status_code for r in answers] == [201] * 12  # 11 waiting: one open place left
+        sixty_fours = [post(client, f"2001:db8:1:{i:x}::1", f"block v6 {i}") for i in range(6)]
+        # The last open place, then kept places until the network holds 4 runs, then no more.
+        assert [r.status_code for r in sixty_fours] == [201] * 4 + [503] * 2
+        assert "in a network (an IPv4 /24, an IPv6 /48) with fewer than 4" in sixty_fours[-1].json()["detail"]
+        assert post(client, "2001:db8:2::1", "block elsewhere").status_code == 201
 
 
 def test_two_class_owners_at_their_budget_leave_places_for_others(redis_service, prefix, tmp_path):

@@ -67,17 +67,44 @@ def test_the_kept_places_are_a_quarter_of_the_queue_unless_set(queue_size, reser
 
 
 @pytest.mark.parametrize(
-    ("queued", "group_runs", "refused"),
-    [(11, 5, False), (12, 0, False), (12, 1, False), (12, 2, True), (15, 24, True)],
+    ("queued", "group_runs", "network_runs", "refused"),
+    [
+        (11, 5, 9, False),  # open places left: no rule
+        (12, 0, 0, False),
+        (12, 1, 3, False),
+        (12, 2, 2, True),  # the group is not light
+        (12, 0, 4, True),  # its network is not
+        (15, 24, 24, True),
+    ],
 )
-def test_only_a_group_with_few_runs_takes_a_kept_place(queued, group_runs, refused):
-    assert admission.refuses(queued, group_runs, open_places=12) is refused
+def test_only_a_group_with_few_runs_in_a_network_with_few_takes_a_kept_place(
+    queued, group_runs, network_runs, refused
+):
+    assert admission.refuses(queued, group_runs, network_runs, open_places=12) is refused
+
+
+def test_many_addresses_of_one_network_are_not_many_light_users():
+    """A /48 holds 65,536 /64s and an attacker's /24 256 addresses: each a light group, they took
+    every kept place. Now one network takes at most `LIGHT_NETWORK_RUNS` of them."""
+
+    def scenario() -> tuple[list[str], list[str], list[str]]:
+        queue = engine(queue_size=24, per_address=18)  # 18 open places, the last 6 kept
+        admitted(queue, Client("10.0.0.1"), 18)
+        sixty_fours = [admitted(queue, Client(f"2001:db8:1:{i:x}::/64"), 1)[0] for i in range(8)]
+        elsewhere = admitted(queue, Client("2001:db8:2:1::/64"), 1)  # another /48
+        fours = [admitted(queue, Client(f"203.0.113.{i}"), 1)[0] for i in range(1, 4)]
+        return sixty_fours, elsewhere, fours
+
+    sixty_fours, elsewhere, fours = in_loop(scenario)
+    assert sixty_fours == ["ok"] * admission.LIGHT_NETWORK_RUNS + ["kept"] * 4
+    assert elsewhere == ["ok"]
+    assert fours == ["ok", "full", "full"]  # the last place, then the queue is full
 
 
 def test_three_addresses_going_for_their_cap_leave_places_for_others():
     def scenario() -> tuple[list[list[str]], InProcessEngine]:
         queue = engine()  # 16 places, the last 4 kept; 6 runs an address
-        heavy = [admitted(queue, Client(f"10.0.0.{i}", "greedy"), 7) for i in range(3)]
+        heavy = [admitted(queue, Client(f"10.0.{i}.1", "greedy"), 7) for i in range(3)]  # 3 networks
         light = [admitted(queue, Client(f"192.0.2.{i}"), 1) for i in range(4)]
         return [*heavy, *light], queue
 
@@ -137,8 +164,8 @@ def test_a_refusal_for_a_kept_place_says_why_and_when_to_try_again():
     assert (refused.kept, refused.queued) == (4, 12) and refused.retry_after >= 1
     assert full_detail(refused) == (
         "12 runs are waiting; its last 4 places are kept for people with fewer than 2 runs queued or "
-        f"running (counted per network address, or per class), and yours has 2 or more; try again in "
-        f"{refused.retry_after} s"
+        "running (counted per network address, or per class) in a network (an IPv4 /24, an IPv6 /48) "
+        f"with fewer than 4, and yours has more; try again in {refused.retry_after} s"
     )
 
 

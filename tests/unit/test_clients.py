@@ -1,8 +1,10 @@
 """Who a request comes from: proxies are believed only when configured, browser ids only subdivide."""
 
+import hashlib
+
 import pytest
 
-from server.clients import Client, identify, parse_networks
+from server.clients import Client, identify, in_class_session, network_of, owner_key, parse_networks
 
 PROXY = parse_networks("10.0.0.5/32 10.1.0.0/16")
 
@@ -92,3 +94,28 @@ def test_a_proxys_own_forwarded_for_line_after_the_clients_is_read_too():
     lines = [(b"x-forwarded-for", b"6.6.6.6"), (b"x-forwarded-for", b"192.0.2.44"), (b"host", b"p")]
     headers = header_fields(Request({"type": "http", "headers": lines}))
     assert identify("10.0.0.5", headers, PROXY) == Client("192.0.2.44")
+
+
+@pytest.mark.parametrize(
+    ("address", "network"),
+    [
+        ("192.0.2.77", "192.0.2.0/24"),
+        ("2001:db8:1:2::/64", "2001:db8:1::/48"),  # a subscriber's /64, as `identify` gives it
+        ("2001:db8::/32", "2001:db8::/32"),  # already wider: itself
+        ("unknown", "unknown"),
+    ],
+)
+def test_a_clients_network_is_its_ipv4_24_or_its_ipv6_48(address, network):
+    assert network_of(address) == network == Client(address).network
+
+
+def test_class_owners_of_one_network_share_a_network_and_nothing_else():
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    one, two, other = (owner_key(a, digest) for a in ("192.0.2.1", "192.0.2.200", "198.51.100.1"))
+    assert len({one, two, other}) == 3 and "192" not in one  # kept as digests
+    members = [in_class_session("c", "s", key) for key in (one, two, other)]
+    assert members[0].network == members[1].network != members[2].network
+    assert members[0].network != members[0].address  # a network, not one owner
+    assert network_of(f"class:{digest('x')[:24]}") == f"class:{digest('x')[:24]}"  # an older key
