@@ -21,8 +21,7 @@ from typing import Any
 from sandbox.catalog.entries import load_catalog
 from sandbox.harness import sweep_plan, usercode
 from sandbox.harness.model.estimate import chip_context, estimate_jaxpr, known_values, target_inputs, trace
-from sandbox.harness.model.outside import xla_kind
-from sandbox.harness.model.runs import estimate_xla
+from sandbox.harness.model.runs import xla_costing
 from sandbox.harness.target import Target
 from sandbox.jobs import sweeps
 from sandbox.protocol import InterpretOptions, SweepSpec, chip_info
@@ -91,16 +90,24 @@ class Estimator:
         }
 
     def estimate_baseline(self, row: dict[str, Any]) -> dict[str, Any]:
-        """{"where", "xla_estimated_seconds", "kind"}: the model's costing of XLA's own op at a sweep's size,
-        as the sweep's job estimates it (`model.runs.estimate_xla`; None where it cannot be costed)."""
+        """{"where", "xla_estimated_seconds", "kind", "model_seconds", "model_kind"}: XLA's own op at a
+        sweep's size costed as the sweep's job costs it (`model.runs.xla_costing`: by libtpu's cost
+        analysis where its kind runs in several passes and libtpu is here; None where it cannot be costed),
+        and as a host without libtpu costs it (the model's costing alone)."""
         timed = self.plan(row)
-        args = self._target_args(row, timed)
-        target = Target(chip=self.chip.name, interpret=True, options=InterpretOptions())
         if timed.baseline is None:
             return {"where": where(row), "xla_estimated_seconds": None, "kind": None}
-        seconds = estimate_xla(timed.baseline, args, target)
-        kind = xla_kind(trace(timed.baseline, args, chip_context(self.chip)))
-        return {"where": where(row), "xla_estimated_seconds": seconds, "kind": kind}
+        args = self._target_args(row, timed)
+        target = Target(chip=self.chip.name, interpret=True, options=InterpretOptions())
+        seconds, kind = xla_costing(timed.baseline, args, target)
+        model, model_kind = xla_costing(timed.baseline, args, target, compiled=False)
+        return {
+            "where": where(row),
+            "xla_estimated_seconds": seconds,
+            "kind": kind or None,
+            "model_seconds": model,
+            "model_kind": model_kind or None,
+        }
 
     def _target_args(self, row: dict[str, Any], timed: Timed) -> Any:
         if where(row) not in self._inputs:

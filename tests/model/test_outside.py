@@ -92,6 +92,21 @@ def test_a_dot_outside_a_kernel_costs_its_mxu_time_or_its_bytes():
     assert found.seconds == pytest.approx(max(moved / V6E.device_hbm_bandwidth, flops / peak))
 
 
+def test_a_dot_whose_consumer_brings_earlier_ops_is_costed_as_a_dot():
+    """A dot's sole element-wise consumer joins its fusion, and with it whatever that consumer's other
+    operand was made by (here an iota bias, made before the dot): the fusion's first op is then no dot,
+    and reading it as one raised, so XLA's paged attention (a gather, dots and masks) got no baseline."""
+
+    def biased(a, b):
+        bias = jax.lax.broadcasted_iota(jnp.bfloat16, (8192, 128), 1)
+        return (a @ b) + bias
+
+    found = _outside(biased, (8192, 2048), (2048, 128))
+    flops = 2 * 8192 * 2048 * 128
+    assert found.flops == flops
+    assert found.seconds >= flops / (V6E.bf16_flops * V6E.mxu_efficiency)
+
+
 def test_the_estimate_adds_them_and_says_so():
     x = jax.ShapeDtypeStruct(SHAPE, jnp.bfloat16)
     heads_major = jax.ShapeDtypeStruct((4, 8, 256, 128), jnp.bfloat16)

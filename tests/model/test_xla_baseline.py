@@ -14,7 +14,8 @@ import jax
 import pytest
 
 from sandbox.catalog.entries import load_catalog
-from sandbox.harness.model.runs import estimate_xla, xla_validation
+from sandbox.harness.model.outside import XLA_COMPILED, XLA_PASSES
+from sandbox.harness.model.runs import estimate_xla, xla_costing, xla_validation
 from sandbox.harness.target import Target
 from sandbox.protocol import InterpretOptions
 
@@ -52,7 +53,7 @@ def test_an_estimate_of_xla_own_op_says_how_far_ops_of_its_kind_held_on_the_chip
     x = jax.ShapeDtypeStruct((1024, 1024), jax.numpy.float32)
     v5e = Target(chip="v5e", interpret=True, options=InterpretOptions())
     dot = xla_validation(lambda a: a @ a + 1.0, (x,), v5e)
-    assert dot.startswith("XLA's dots and element-wise ops: the model's costing was ") and "TPU v5e" in dot
+    assert dot.startswith("XLA's dots and element-wise ops: this costing was ") and "TPU v5e" in dot
     softmax = xla_validation(lambda a: jax.nn.softmax(a, axis=-1), (x,), v5e)
     assert softmax.startswith("XLA's reductions") and "% to " in softmax
     v6e = Target(chip="v6e", interpret=True, options=InterpretOptions())
@@ -60,3 +61,43 @@ def test_an_estimate_of_xla_own_op_says_how_far_ops_of_its_kind_held_on_the_chip
         xla_validation(lambda a: a @ a, (x,), v6e)
         == "XLA's dots and element-wise ops: not timed on a real TPU v6e (Trillium)"
     )
+
+
+XLA_RECORDS = RECORDS.parent / "xla.jsonl"
+
+
+def attention(q, k, v):
+    """bench/tpu/sweeps/flash.py's `xla_baseline`, as the chip timed it: XLA's attention in bf16."""
+    swap = (0, 2, 1, 3)
+    return jax.nn.dot_product_attention(q.transpose(swap), k.transpose(swap), v.transpose(swap)).transpose(
+        swap
+    )
+
+
+def xla_timed(file: str, size: dict[str, int]) -> float:
+    rows = [json.loads(line) for line in XLA_RECORDS.read_text().splitlines() if line.strip()]
+    return next(r["measured_device_seconds"] for r in rows if r["file"] == file and r["size"] == size)
+
+
+@pytest.mark.parametrize(
+    ("shape", "size"),
+    [
+        ((2, 8, 4096, 128), {"b": 2, "d": 128, "h": 8, "s": 4096}),
+        ((4, 16, 2048, 64), {"b": 4, "d": 64, "h": 16, "s": 2048}),
+    ],
+)
+def test_attention_in_xla_is_costed_by_libtpu_near_the_chips_time(monkeypatch, shape, size):
+    """The model's one pass made XLA's attention 0.25x and 0.63x of the v5e's time; libtpu's cost analysis
+    of the program it compiles for the v5e, off the chip, is within 10 % (bench/tpu/v5e/xla.jsonl)."""
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")  # a job off a chip slot: the compile-only client
+    q = jax.ShapeDtypeStruct(shape, jax.numpy.bfloat16)
+    v5e = Target(chip="v5e", interpret=True, options=InterpretOptions())
+    seconds, kind = xla_costing(attention, (q, q, q), v5e)
+    assert kind == XLA_COMPILED
+    assert seconds is not None
+    error = seconds / xla_timed("bench/tpu/sweeps/flash.py", size) - 1
+    assert abs(error) <= BAND, f"{error:+.1%}"
+    model, model_kind = xla_costing(attention, (q, q, q), v5e, compiled=False)
+    assert model_kind == XLA_PASSES and model is not None and model < 0.7 * seconds  # what it replaced
+    text = xla_validation(attention, (q, q, q), v5e)
+    assert text.startswith(f"{XLA_COMPILED}: this costing was ") and "sizes timed on a real TPU v5e" in text

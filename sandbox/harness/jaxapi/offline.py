@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -144,3 +145,20 @@ def compile_for(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> Compi
     except Exception as exc:
         raise NotCompiled(f"the kernel did not lower for libtpu's {chip} ({type(exc).__name__})") from exc
     return compile_lowered(chip, lowered)
+
+
+def cost_seconds(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> float | None:
+    """XLA's own estimate of `fn(*args)`'s device time on `chip`: libtpu's cost analysis of the program it
+    compiles (`optimal_seconds`), after its fusion and layout passes, so an op XLA runs in several passes
+    is costed as it runs. None when it cannot be compiled here or gives no figure. (Measured against
+    the lent v5e in bench/tpu/v5e/xla-estimates.jsonl: close for attention and row reductions, too slow
+    for dots, which the time model costs better.)"""
+    try:
+        abstract = placed(chip, args)
+        analysis = jax.jit(fn).trace(*abstract).lower().compile().cost_analysis()
+    except Exception:  # an op libtpu cannot compile for `chip` has no figure, as on a host without it
+        return None
+    if isinstance(analysis, list | tuple):
+        analysis = analysis[0] if analysis else {}
+    value = analysis.get("optimal_seconds") if isinstance(analysis, dict) else None
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) and value > 0 else None

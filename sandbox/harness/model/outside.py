@@ -61,6 +61,9 @@ PASSES = frozenset(
 )
 XLA_PLAIN = "XLA's dots and element-wise ops"
 XLA_PASSES = "XLA's reductions, gathers or ragged dots (softmax, attention, grouped dots)"
+# The same ops costed by libtpu's own cost analysis of their compiled program (`model.runs.xla_baseline`
+# where the chip's compiler runs off the chip): their bands are apart.
+XLA_COMPILED = "XLA's reductions, gathers or ragged dots, costed by libtpu's compiler"
 
 
 def xla_kind(closed: Any) -> str:
@@ -316,7 +319,9 @@ def _cost(
     bandwidth = chip.device_hbm_bandwidth
     seconds = sum(read.values()) / bandwidth + written / (bandwidth * chip.hbm_write_efficiency)
     if flops:
-        peak = chip.mxu_rate(dot_kind(group[0].eqn)) * chip.mxu_efficiency * chip.device_tensor_cores
+        # The group's dot, wherever it sits: a consumer it took in may have brought earlier ops with it.
+        dot = next(n for n in group if n.name in MATMULS)
+        peak = chip.mxu_rate(dot_kind(dot.eqn)) * chip.mxu_efficiency * chip.device_tensor_cores
         seconds = max(seconds, flops / peak)
     found.seconds += seconds
     found.bytes += moved

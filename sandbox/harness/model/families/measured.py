@@ -58,7 +58,15 @@ XLA_MEASURED: tuple[Band, ...] = (
         "v5e",
         -0.9866,
         -0.2807,
-        13,
+        15,
+        SOURCE,
+    ),
+    Band(
+        "XLA's reductions, gathers or ragged dots, costed by libtpu's compiler",
+        "v5e",
+        -0.9337,
+        1.4444,
+        15,
         SOURCE,
     ),
 )

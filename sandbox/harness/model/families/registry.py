@@ -119,13 +119,13 @@ def validation(families: Iterable[str], chip: str, title: str) -> Validation:
 
 
 def xla_validation(kind: str, chip: str, title: str) -> str:
-    """What the model's costing of XLA's own op (`outside.xla_kind`'s `kind`) was off the chip's time,
+    """What the costing of XLA's own op (`outside.xla_kind`'s `kind`, or `XLA_COMPILED`) was off the chip's time,
     where such ops were timed on it (`measured.XLA_MEASURED`)."""
     band = _band(XLA_MEASURED, kind, chip)
     if band is None:
         return f"{kind}: not timed on a real {title}"
     return (
-        f"{kind}: the model's costing was {_seen(band)} off XLA's own time at {band.points} sizes timed "
+        f"{kind}: this costing was {_seen(band)} off XLA's own time at {band.points} sizes timed "
         f"on a real {title}"
     )
 
