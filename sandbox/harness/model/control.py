@@ -9,12 +9,15 @@ to the next, a grid-mode branch's results from every branch.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from sandbox.harness.model.barriers import Barriers
 from sandbox.harness.model.evaluate import UNKNOWN, Ref
+from sandbox.harness.model.hoisting import NOTHING, Hoisted, invariant_eqns, once_units
 from sandbox.harness.model.iteration_classes import MIN_ITERATIONS, walk_by_class
 from sandbox.harness.model.ops import Acc, has_sync, jaxpr_of, scan_counts
 
@@ -30,6 +33,9 @@ class ControlFlow(Barriers):
     mask: Any
     notes: set[str]
     label: str
+    hoisted: Hoisted
+    sublanes: int
+    lanes: int
 
     def run(self, jaxpr: Any, env: dict[Any, Any]) -> list[Any]:
         raise NotImplementedError
@@ -112,12 +118,14 @@ class ControlFlow(Barriers):
         self._bind(body.invars, eqn.invars)
         carries = body.invars[consts_n : consts_n + carry_n]
         if not self.sequential and length * np.size(self.acc.zero) > GRID_LOOP_BUDGET:
-            carry = self._scan_once(body, [*consts, *([UNKNOWN] * (carry_n + len(xs)))], length)[:carry_n]
+            unknown = [*consts, *([UNKNOWN] * (carry_n + len(xs)))]
+            carry = self._scan_once(body, unknown, length, consts_n)[:carry_n]
             self._bind(carries, body.outvars[:carry_n])
         else:
             stepped = self.sequential and has_sync(body)
+            hoisted = invariant_eqns(body, consts_n)
             if stepped and not xs and length >= MIN_ITERATIONS:
-                found = walk_by_class(self, body, consts, carry, length, carry_n)
+                found = walk_by_class(self, body, consts, carry, length, carry_n, hoisted)
                 if found is not None:
                     carry, length = found, 0
                     self._bind(carries, body.outvars[:carry_n])
@@ -127,7 +135,9 @@ class ControlFlow(Barriers):
                 x = [
                     v[i] if isinstance(v, np.ndarray) and v.ndim and len(v) == length else UNKNOWN for v in xs
                 ]
-                carry = self.run(body, dict(zip(body.invars, [*consts, *carry, *x], strict=False)))[:carry_n]
+                with self._hoisting(hoisted if i else NOTHING):
+                    env_i = dict(zip(body.invars, [*consts, *carry, *x], strict=False))
+                    carry = self.run(body, env_i)[:carry_n]
                 self._bind(carries, body.outvars[:carry_n])
         self._bind(eqn.outvars[:carry_n], carries)
         for var, value in zip(
@@ -135,15 +145,31 @@ class ControlFlow(Barriers):
         ):
             env[var] = value
 
-    def _scan_once(self, body: Any, values: list[Any], length: int) -> list[Any]:
-        """Grid mode, a long loop: walk its body once with unknown carries and count it `length` times."""
+    def _scan_once(self, body: Any, values: list[Any], length: int, constants: int) -> list[Any]:
+        """Grid mode, a long loop: walk its body once with unknown carries and count it `length` times,
+        its invariant work (`hoisting`) once."""
         self.notes.add(f"a loop of {length} iterations is costed from one iteration (its carries unknown)")
+        hoisted = invariant_eqns(body, constants)
         saved = self.acc
         self.acc = Acc(saved.zero)
-        outs = self.run(body, dict(zip(body.invars, values, strict=False)))
+        with self._hoisting(hoisted):
+            outs = self.run(body, dict(zip(body.invars, values, strict=False)))
         saved.absorb(self.acc, length)
         self.acc = saved
+        if once := once_units(body, hoisted, self.sublanes, self.lanes):
+            self.acc.add(None, 0, once, self.mask, -1)
         return [UNKNOWN] * len(outs)
+
+    @contextlib.contextmanager
+    def _hoisting(self, hoisted: Hoisted) -> Iterator[None]:
+        """While walking a loop's later iterations: its invariant equations cost a reload at most."""
+        saved = self.hoisted
+        if hoisted.eqns:
+            self.hoisted = Hoisted(saved.eqns | hoisted.eqns, saved.read_in_loop | hoisted.read_in_loop)
+        try:
+            yield
+        finally:
+            self.hoisted = saved
 
     def _while(self, eqn: Any, env: dict[Any, Any]) -> None:
         cond, body = jaxpr_of(eqn.params["cond_jaxpr"]), jaxpr_of(eqn.params["body_jaxpr"])
@@ -154,6 +180,7 @@ class ControlFlow(Barriers):
         self._bind(body.invars, eqn.invars[cn:])
         saved = self.mask
         stepped = self.sequential and has_sync(body)
+        hoisted = invariant_eqns(body, bn)
         for i in range(MAX_LOOP):
             (go,) = self.run(cond, dict(zip(cond.invars, [*cconsts, *carry], strict=False)))
             if go is UNKNOWN:
@@ -165,7 +192,8 @@ class ControlFlow(Barriers):
                 break
             if stepped:
                 self.step(f"{self.label}loop step {i}")
-            carry = self.run(body, dict(zip(body.invars, [*bconsts, *carry], strict=False)))
+            with self._hoisting(hoisted if i else NOTHING):
+                carry = self.run(body, dict(zip(body.invars, [*bconsts, *carry], strict=False)))
             self._bind(body.invars[bn:], body.outvars)
             self._bind(cond.invars[cn:], body.outvars)
         self.mask = saved

@@ -32,6 +32,7 @@ import numpy as np
 
 from sandbox.harness.jaxapi import core as jcore
 from sandbox.harness.model.evaluate import UNKNOWN, Ref, scalar_rules
+from sandbox.harness.model.hoisting import NOTHING, Hoisted
 
 _KINDS = itertools.count()  # step kinds, unique across loops and kernels (`steady` compares them)
 MIN_ITERATIONS = 64  # shorter loops are walked step by step (the set-up is not worth it)
@@ -167,13 +168,20 @@ def masked(value: Any, mask: Any, length: int) -> Any:
 
 
 def walk_by_class(
-    walker: Any, body: Any, consts: list[Any], carry: list[Any], length: int, carry_n: int
+    walker: Any,
+    body: Any,
+    consts: list[Any],
+    carry: list[Any],
+    length: int,
+    carry_n: int,
+    hoisted: Hoisted = NOTHING,
 ) -> list[Any] | None:
     """Program mode: emit the loop's events, one walk per iteration class; the final carries, or None.
 
     Each iteration gets its step marker as before; an iteration whose class was walked already
     gets that walk's events again (its trailing work included, as the next marker would flush it).
     The last iteration is walked as usual, so its trailing work merges with what follows the loop.
+    The first iteration is walked alone, with the loop's invariant work (`hoisted`) it alone pays for.
     """
     sequence = carry_sequence(body, consts, carry, length)
     if sequence is None:
@@ -196,7 +204,7 @@ def walk_by_class(
         return None
     walked: dict[int, tuple[int, list[Any]]] = {}
     for i in range(length - 1):
-        found = walked.get(int(classes[i]))
+        found = walked.get(int(classes[i])) if i else None
         if found is not None:
             walker.step(f"{walker.label}loop step {i}", found[0])
             walker.events.extend(found[1])
@@ -204,8 +212,11 @@ def walk_by_class(
         kind = next(_KINDS)
         walker.step(f"{walker.label}loop step {i}", kind)
         start = len(walker.events)
-        walker.run(body, dict(zip(body.invars, [*consts, *sequence[i]], strict=False)))
+        with walker._hoisting(hoisted if i else NOTHING):
+            walker.run(body, dict(zip(body.invars, [*consts, *sequence[i]], strict=False)))
         walker.flush()
-        walked[int(classes[i])] = (kind, walker.events[start:])
+        if i:
+            walked[int(classes[i])] = (kind, walker.events[start:])
     walker.step(f"{walker.label}loop step {length - 1}")
-    return walker.run(body, dict(zip(body.invars, [*consts, *sequence[-2]], strict=False)))[:carry_n]
+    with walker._hoisting(hoisted if length > 1 else NOTHING):
+        return walker.run(body, dict(zip(body.invars, [*consts, *sequence[-2]], strict=False)))[:carry_n]

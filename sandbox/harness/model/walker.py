@@ -17,7 +17,7 @@ waits for (`barriers`): it cannot overlap that dot.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from sandbox.harness.model.evaluate import (
     size,
     space_of,
 )
+from sandbox.harness.model.hoisting import NOTHING, reload, work_of
 from sandbox.harness.model.iteration_classes import masked
 from sandbox.harness.model.ops import (
     CALLS,
@@ -108,6 +109,7 @@ class Walker(ControlFlow, Synchronisation):
         self.dots = 0
         self.eqns = 0
         self.record: list[Any] | None = None  # grid mode: what iteration classes depend on
+        self.hoisted = NOTHING  # the loop-invariant equations paid for already (`hoisting`)
         self._static: dict[Any, tuple[Any, ...]] = {}
         self._plans: dict[int, tuple[Any, list[tuple[object, Any, Any]]]] = {}
 
@@ -142,9 +144,16 @@ class Walker(ControlFlow, Synchronisation):
             elif kind is _HANDLER:
                 extra(eqn, env)
             elif kind is _CALL:
-                self._call(eqn, env, extra)
+                if id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
+                    self._uncosted(lambda: self._call(eqn, env, extra))  # noqa: B023  (called at once)
+                    if reloaded := self._reload(eqn, work_of([eqn], self.sublanes, self.lanes)):
+                        self._work(None, 0, reloaded)
+                else:
+                    self._call(eqn, env, extra)
             else:
                 units, cross = extra
+                if id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
+                    units, cross = self._reload(eqn, units), None
                 waits, wait = self._through(eqn, cross is not None) if self.codes else (-1, -1)
                 if waits != wait:  # a lane reduction of a dot's result: its cross-lane part waits
                     self._work(None, 0, {u: ops for u, ops in units.items() if u != "xlu"}, waits)
@@ -195,6 +204,22 @@ class Walker(ControlFlow, Synchronisation):
         for var, value in zip(eqn.outvars, self.run(jaxpr, inner_env), strict=False):
             env[var] = value
         self._bind(eqn.outvars, jaxpr.outvars)
+
+    def _reload(self, eqn: Any, computed: Mapping[str, float]) -> dict[str, float]:
+        """A hoisted equation's cost in a later iteration (`computed`: what it costs to compute): its
+        value's reload or computing it again, if the loop reads it."""
+        if id(eqn) not in self.hoisted.read_in_loop:
+            return {}
+        return reload(eqn, dict(computed), self.sublanes, self.lanes)
+
+    def _uncosted(self, walk: Callable[[], None]) -> None:
+        """`walk` for its values alone: the work it finds is not added (a hoisted call's)."""
+        acc, pending = self.acc, self.pending
+        self.acc, self.pending = Acc(acc.zero), Acc(0.0)
+        try:
+            walk()
+        finally:
+            self.acc, self.pending = acc, pending
 
     def _vector(self, eqn: Any, wait: int) -> None:
         """A VMEM load: its value's vregs (packed dtypes fill them deeper)."""
