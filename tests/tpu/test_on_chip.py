@@ -15,7 +15,7 @@ import pytest
 
 from sandbox.protocol import chip_info
 from tests.sandbox.test_run_both import READS_UNWRITTEN
-from tests.tpu.conftest import ENTRY, KERNEL, chip_here, cli, sandbox_command
+from tests.tpu.conftest import ENTRY, KERNEL, ROOT, chip_here, cli, sandbox_command
 
 pytestmark = pytest.mark.tpu
 
@@ -161,3 +161,20 @@ def test_the_simulator_on_a_tpu_vm_compiles_with_libtpu_as_a_cpu_host_does(tmp_p
     assert "needs 64.00 MiB of scoped VMEM, over the limit of 16.00 MiB" in result["summary"], result[
         "summary"
     ]
+
+
+def test_xla_attention_is_costed_by_the_chips_own_compiler_as_off_the_chip():
+    """XLA's own attention beside a flash-attention kernel: a native job on the chip costs it with
+    libtpu's cost analysis of the program it compiles there, as a job off the chip slots does with the
+    compile-only client (`offline.cost_seconds`), and both give the same figure (one libtpu)."""
+    flash = str(ROOT / "bench" / "tpu" / "sweeps" / "flash.py")
+    native, _ = cli(flash, "--chip", chip_here(), "--mode", "tpu")
+    simulated, _ = cli(flash, "--chip", chip_here(), "--mode", "interpret")
+    keep("xla-costed-native", native)
+    for result in (native, simulated):
+        assert result["status"] == "passed", result["summary"]
+        estimate = result["estimate"]
+        assert estimate["xla_validation"].startswith(
+            "XLA's reductions, gathers or ragged dots, costed by libtpu"
+        )
+    assert native["estimate"]["xla_seconds"] == pytest.approx(simulated["estimate"]["xla_seconds"], rel=0.01)

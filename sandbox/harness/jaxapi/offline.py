@@ -147,14 +147,27 @@ def compile_for(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> Compi
     return compile_lowered(chip, lowered)
 
 
+def _on_this_chip(chip: str, args: Sequence[Any]) -> list[Any]:
+    """`args` as shapes for this job's own TPU, which must be a `chip` (a native job compiles there)."""
+    from sandbox.protocol.chips import chip_of_device_kind
+
+    kind = jax.devices()[0].device_kind
+    if chip_of_device_kind(kind) != chip:
+        raise NotCompiled(f"this job's device is a {kind}, not a {chip}")
+    return jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype) if hasattr(a, "dtype") else a, list(args)
+    )
+
+
 def cost_seconds(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> float | None:
     """XLA's own estimate of `fn(*args)`'s device time on `chip`: libtpu's cost analysis of the program it
     compiles (`optimal_seconds`), after its fusion and layout passes, so an op XLA runs in several passes
-    is costed as it runs. None when it cannot be compiled here or gives no figure. (Measured against
+    is costed as it runs: off a chip slot with the compile-only client, in a job on a chip with the
+    chip's own. None when it cannot be compiled here or gives no figure. (Measured against
     the lent v5e in bench/tpu/v5e/xla-estimates.jsonl: close for attention and row reductions, too slow
     for dots, which the time model costs better.)"""
     try:
-        abstract = placed(chip, args)
+        abstract = placed(chip, args) if off_chip() else _on_this_chip(chip, args)
         analysis = jax.jit(fn).trace(*abstract).lower().compile().cost_analysis()
     except Exception:  # an op libtpu cannot compile for `chip` has no figure, as on a host without it
         return None
