@@ -101,3 +101,18 @@ def test_attention_in_xla_is_costed_by_libtpu_near_the_chips_time(monkeypatch, s
     assert model_kind == XLA_PASSES and model is not None and model < 0.7 * seconds  # what it replaced
     text = xla_validation(attention, (q, q, q), v5e)
     assert text.startswith(f"{XLA_COMPILED}: this costing was ") and "sizes timed on a real TPU v5e" in text
+
+
+def test_the_chips_own_costing_of_xla_attention_is_the_compile_only_clients(monkeypatch):
+    """On the lent v5e (chip tier at 594478b, bench/tpu/v5e/xla-costed-native.json), a native job of
+    bench/tpu/sweeps/flash.py costed XLA's attention beside it with the chip's own compile; here, off
+    the chip, libtpu's compile-only client gives the same figure for the same shapes."""
+    native = json.loads((RECORDS.parent / "xla-costed-native.json").read_text())
+    assert native["status"] == "passed" and native["timing"]["simulated"] is False
+    assert native["estimate"]["xla_validation"].startswith(XLA_COMPILED)
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    q = jax.ShapeDtypeStruct((1, 2, 256, 128), jax.numpy.bfloat16)  # flash.py's make_inputs defaults
+    v5e = Target(chip="v5e", interpret=True, options=InterpretOptions())
+    seconds, kind = xla_costing(attention, (q, q, q), v5e)
+    assert kind == XLA_COMPILED
+    assert seconds == pytest.approx(native["estimate"]["xla_seconds"], rel=1e-6)
