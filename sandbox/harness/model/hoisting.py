@@ -11,9 +11,10 @@ An equation is invariant here when it is a pure vector operation (no effect, no 
 inside the loop may see a store of the loop, so it is never hoisted; no loop or branch; a call only
 if all in it is pure, as `jnp`'s jitted floor division and remainder are) whose operands are
 literals, the loop's constants, or other invariant values. Iterations after the first pay nothing for
-a value only other hoisted work reads, and for one the loop reads a reload of its vregs from VMEM
-when it is more than one vreg (`reload`): a hoisted value that does not fit the register file is
-spilled, and the listing's inner loop reloads its spills (478 a step there).
+a value only other hoisted work reads, and for one the loop reads (`reload`) nothing if it is one
+vreg, else a reload of its vregs from VMEM or computing it again, whichever is less: a hoisted value
+that does not fit the register file is spilled (the listing's inner loop reloads 478 spills a step)
+or rematerialised where that is cheaper.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from sandbox.harness.jaxapi import core as jcore
 from sandbox.harness.model.ops import CALLS, memory_cost, sub_jaxprs, vector_units, weighted
 
 # Equations that read or write memory, or talk to the DMA engine or other cores: never hoisted.
-_STATEFUL_PREFIXES = ("get", "swap", "addupdate", "dma", "semaphore", "barrier", "ref_", "prng")
+_STATEFUL_PREFIXES = ("get", "swap", "masked", "addupdate", "dma", "semaphore", "barrier", "ref_", "prng")
 
 
 @dataclass(frozen=True)
