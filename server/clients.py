@@ -12,6 +12,11 @@ An IPv6 client is its /64 (`IPV6_PREFIX`): one subscriber holds a whole /64 at l
 from any of its 2**64 addresses, so a per-address cap counted per IPv6 address caps nothing. An
 IPv4 address written as IPv6 (`::ffff:192.0.2.1`) is that IPv4 address.
 
+A server on a unix socket (`PLAYGROUND_UDS`) has no network peer: every request comes from whatever
+connected to the socket. Alone, all of them are one client ("unknown"); behind a reverse proxy on the
+socket, `PLAYGROUND_TRUSTED_PROXIES` names it with the word `unix` (`UNIX_SOCKET`), and its forwarded
+headers name each client as a TCP proxy's do.
+
 A coarser unit, the client's network (`network_of`: an IPv4 /24, an IPv6 /48), counts only where many
 addresses of one holder would otherwise pass for many people: the queue's kept places
 (`server.queue.admission`). A /48 is what one site is routed (2**16 /64s), and a /24 the smallest
@@ -26,6 +31,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+# In the trusted proxies: whoever connects over the server's unix socket (a request without a peer).
+UNIX_SOCKET = "unix"
+Proxy = Network | str
 _BROWSER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _FORWARDED_FOR = re.compile(r'for="?\[?([^\]";,]+)', re.IGNORECASE)
 IPV6_PREFIX = 64
@@ -68,17 +76,23 @@ def with_its_classes(client: Client, owner: str) -> Client:
     return Client(f"{CLASS_PREFIX}{owner}", client.browser)
 
 
-def parse_networks(text: str) -> tuple[Network, ...]:
-    """`"10.0.0.0/8 127.0.0.1"` → networks; raises ValueError naming a bad entry."""
-    return tuple(ipaddress.ip_network(part, strict=False) for part in text.split())
+def parse_networks(text: str) -> tuple[Proxy, ...]:
+    """`"10.0.0.0/8 127.0.0.1 unix"` → networks (and `UNIX_SOCKET`); raises ValueError naming a bad entry."""
+    return tuple(
+        UNIX_SOCKET if part == UNIX_SOCKET else ipaddress.ip_network(part, strict=False)
+        for part in text.split()
+    )
 
 
-def identify(peer: str | None, headers: dict[str, str], trusted: Iterable[Network] = ()) -> Client:
-    """The client behind a request from `peer` with these (lower-cased) headers."""
-    trusted = tuple(trusted)
+def identify(peer: str | None, headers: dict[str, str], trusted: Iterable[Proxy] = ()) -> Client:
+    """The client behind a request from `peer` (None: over the unix socket) with these (lower-cased)
+    headers."""
+    proxies = tuple(trusted)
+    networks = tuple(p for p in proxies if not isinstance(p, str))
     address = _normal(peer) or "unknown"
-    if trusted and _within(address, trusted):
-        named = {_client_in(address, chain, trusted) for chain in _forwarded_chains(headers)}
+    by_proxy = UNIX_SOCKET in proxies if peer is None else bool(networks) and _within(address, networks)
+    if by_proxy:
+        named = {_client_in(address, chain, networks) for chain in _forwarded_chains(headers)}
         address = named.pop() if len(named) == 1 else address
     browser = headers.get("x-playground-client", "")
     return Client(subscriber(address), browser if _BROWSER_ID.fullmatch(browser) else "")

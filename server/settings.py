@@ -126,7 +126,8 @@ class Settings(BaseSettings):
     trusted_proxies: str = Field(
         "",
         description="Reverse proxies whose `X-Forwarded-For` / `Forwarded` headers name the client, as "
-        "space-separated addresses or networks (`10.0.0.5 10.1.0.0/16`); empty: the peer is the client.",
+        "space-separated addresses or networks (`10.0.0.5 10.1.0.0/16`), and `unix` for a proxy connecting "
+        "over `PLAYGROUND_UDS`; empty: the peer is the client (on a unix socket: one client for all).",
     )
     runs_kept: int = Field(500, description="Finished runs kept in memory for `GET /api/runs/{id}`.")
     runs_kept_bytes: int = Field(

@@ -119,3 +119,11 @@ def test_class_owners_of_one_network_share_a_network_and_nothing_else():
     assert members[0].network == members[1].network != members[2].network
     assert members[0].network != members[0].address  # a network, not one owner
     assert network_of(f"class:{digest('x')[:24]}") == f"class:{digest('x')[:24]}"  # an older key
+
+
+def test_a_request_over_the_unix_socket_is_believed_only_when_the_socket_is_a_trusted_proxy():
+    forwarded = {"x-forwarded-for": "203.0.113.7, 10.0.0.5"}  # a TCP proxy of ours in between, too
+    assert identify(None, forwarded, parse_networks("unix 10.0.0.0/8")).address == "203.0.113.7"
+    assert identify(None, forwarded, parse_networks("10.0.0.0/8")).address == "unknown"
+    assert identify(None, forwarded).address == "unknown"
+    assert identify("192.0.2.1", forwarded, parse_networks("unix")).address == "192.0.2.1"  # a TCP peer
