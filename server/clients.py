@@ -25,6 +25,7 @@ block one holder is routed in IPv4, so its addresses are one holder's or one pro
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Callable, Iterable
@@ -56,8 +57,9 @@ class Client:
     def key(self) -> str:
         return f"{self.address}/{self.browser}" if self.browser else self.address
 
-    @property
+    @functools.cached_property
     def network(self) -> str:
+        """`network_of` its address, worked out once (the queue asks it of every active run)."""
         return network_of(self.address)
 
 

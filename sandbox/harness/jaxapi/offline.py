@@ -107,7 +107,6 @@ def placed(chip: str, args: Sequence[Any]) -> list[Any]:
         raise NotCompiled(
             f"libtpu could not describe a {chip} ({type(exc).__name__}: {str(exc)[:200]})"
         ) from exc
-    on_chip = NamedSharding(Mesh([device], ("one",)), PartitionSpec())
     leaves = jax.tree.leaves(list(args))
     arrays = (jax.Array, jax.ShapeDtypeStruct, np.ndarray, np.generic, int, float, bool, complex)
     plain = [a for a in leaves if not isinstance(a, arrays)]
@@ -119,8 +118,13 @@ def placed(chip: str, args: Sequence[Any]) -> list[Any]:
         raise NotCompiled(
             "the function takes no array, so nothing places it on the chip: compiled on a TPU only"
         )
+    return _shapes(args, NamedSharding(Mesh([device], ("one",)), PartitionSpec()))
+
+
+def _shapes(args: Sequence[Any], sharding: Any = None) -> list[Any]:
+    """`args` as `jax.ShapeDtypeStruct`s (on `sharding` where given); what has no dtype as it is."""
     return jax.tree.map(
-        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=on_chip) if hasattr(a, "dtype") else a,
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding) if hasattr(a, "dtype") else a,
         list(args),
     )
 
@@ -154,9 +158,7 @@ def _on_this_chip(chip: str, args: Sequence[Any]) -> list[Any]:
     kind = jax.devices()[0].device_kind
     if chip_of_device_kind(kind) != chip:
         raise NotCompiled(f"this job's device is a {kind}, not a {chip}")
-    return jax.tree.map(
-        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype) if hasattr(a, "dtype") else a, list(args)
-    )
+    return _shapes(args)
 
 
 def cost_seconds(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> float | None:

@@ -136,8 +136,9 @@ class ControlFlow(Barriers):
                     v[i] if isinstance(v, np.ndarray) and v.ndim and len(v) == length else UNKNOWN for v in xs
                 ]
                 with self._hoisting(hoisted if i else NOTHING):
-                    env_i = dict(zip(body.invars, [*consts, *carry, *x], strict=False))
-                    carry = self.run(body, env_i)[:carry_n]
+                    carry = self.run(body, dict(zip(body.invars, [*consts, *carry, *x], strict=False)))[
+                        :carry_n
+                    ]
                 self._bind(carries, body.outvars[:carry_n])
         self._bind(eqn.outvars[:carry_n], carries)
         for var, value in zip(

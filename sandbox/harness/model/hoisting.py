@@ -20,6 +20,7 @@ or rematerialised where that is cheaper.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,26 +82,19 @@ def _pure(eqn: Any) -> bool:
     return not inner or (name in CALLS and all(_pure(e) for j in inner for e in j.eqns))
 
 
-def reload(eqn: Any, computed: dict[str, float], sublanes: int, lanes: int) -> dict[str, float]:
+def reload(
+    eqn: Any, computed: Callable[[], Mapping[str, float]], sublanes: int, lanes: int
+) -> dict[str, float]:
     """What a hoisted value the loop reads costs an iteration after the first, `computed` what
     computing it again costs: nothing if it fits one vreg (it stays in a register), else a load of
     its vregs (spilled before the loop) or, where that costs more, computing it again (the compiler
     rematerialises a value cheaper to make than to reload, as a broadcast kept in one vreg)."""
-    out = max((getattr(v, "aval", None) for v in eqn.outvars), key=lambda a: _elements(a), default=None)
-    if out is None or _elements(out) <= 1:
-        return {}
-    loads = memory_cost(out.shape, out.dtype, sublanes, lanes)
+    avals = [v.aval for v in eqn.outvars if hasattr(getattr(v, "aval", None), "shape")]
+    loads = max((memory_cost(a.shape, a.dtype, sublanes, lanes) for a in avals), default=0.0)
     if loads <= sublanes * lanes:
         return {}
-    return computed if weighted(computed) < weighted({"load": loads}) else {"load": loads}
-
-
-def _elements(aval: Any) -> int:
-    shape = getattr(aval, "shape", ())
-    count = 1
-    for d in shape:
-        count *= int(d)
-    return count
+    again = dict(computed())
+    return again if weighted(again) < weighted({"load": loads}) else {"load": loads}
 
 
 def once_units(body: Any, hoisted: Hoisted, sublanes: int, lanes: int) -> dict[str, float]:

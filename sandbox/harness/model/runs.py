@@ -51,12 +51,11 @@ def xla_costing(
     try:
         closed = trace(fn, args, target.chip_context())
         kind = xla_kind(closed)
-        seconds = float(outside_work(closed, chip_info(target.chip)).seconds) or None
         if compiled and kind == XLA_PASSES and (by_libtpu := offline.cost_seconds(target.chip, fn, args)):
             return by_libtpu, XLA_COMPILED
+        return float(outside_work(closed, chip_info(target.chip)).seconds) or None, kind
     except Exception:  # the model's limits are not the run's failure
         return None, ""
-    return seconds, kind
 
 
 def estimate_xla(fn: Callable[..., Any], args: Sequence[Any], target: Target) -> float | None:

@@ -146,14 +146,14 @@ class Walker(ControlFlow, Synchronisation):
             elif kind is _CALL:
                 if id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
                     self._uncosted(lambda: self._call(eqn, env, extra))  # noqa: B023  (called at once)
-                    if reloaded := self._reload(eqn, work_of([eqn], self.sublanes, self.lanes)):
+                    if reloaded := self._reload(eqn, lambda: work_of([eqn], self.sublanes, self.lanes)):  # noqa: B023
                         self._work(None, 0, reloaded)
                 else:
                     self._call(eqn, env, extra)
             else:
                 units, cross = extra
                 if id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
-                    units, cross = self._reload(eqn, units), None
+                    units, cross = self._reload(eqn, lambda: units), None  # noqa: B023
                 waits, wait = self._through(eqn, cross is not None) if self.codes else (-1, -1)
                 if waits != wait:  # a lane reduction of a dot's result: its cross-lane part waits
                     self._work(None, 0, {u: ops for u, ops in units.items() if u != "xlu"}, waits)
@@ -205,12 +205,12 @@ class Walker(ControlFlow, Synchronisation):
             env[var] = value
         self._bind(eqn.outvars, jaxpr.outvars)
 
-    def _reload(self, eqn: Any, computed: Mapping[str, float]) -> dict[str, float]:
-        """A hoisted equation's cost in a later iteration (`computed`: what it costs to compute): its
-        value's reload or computing it again, if the loop reads it."""
+    def _reload(self, eqn: Any, computed: Callable[[], Mapping[str, float]]) -> dict[str, float]:
+        """A hoisted equation's cost in a later iteration (`computed`: what computing it costs, asked
+        only where needed): its value's reload or computing it again, if the loop reads it."""
         if id(eqn) not in self.hoisted.read_in_loop:
             return {}
-        return reload(eqn, dict(computed), self.sublanes, self.lanes)
+        return reload(eqn, computed, self.sublanes, self.lanes)
 
     def _uncosted(self, walk: Callable[[], None]) -> None:
         """`walk` for its values alone: the work it finds is not added (a hoisted call's)."""
