@@ -40,8 +40,9 @@ from sandbox.verdict.summary import summarize_output
 
 log = logging.getLogger(__name__)
 
-# Verdicts only the checker makes: a job's process that writes one is ignored.
-CHECKER_KINDS = frozenset({"case", "outputs", "expected", "config"})
+# Verdicts only the checker makes (and the host's rerun, `sandbox.backends.rerun`): a job's process
+# that writes one is ignored.
+CHECKER_KINDS = frozenset({"case", "outputs", "expected", "config", "rerun"})
 # What a kernel's process sends for the checker to judge, in order.
 JUDGED_KINDS = frozenset({"case_outputs", "config_outputs"})
 

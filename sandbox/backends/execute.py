@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sandbox.backends import both, checking, pairing, references, reported
+from sandbox.backends import both, checking, pairing, references, reported, rerun
 from sandbox.backends.base import Backend, StopJob
 from sandbox.backends.pairing import RunSlots
 from sandbox.backends.phases import PhaseClock, with_phases
@@ -163,6 +163,7 @@ def _execute(
             clock.saw(seen.kind)
             deliver(seen)
         execution = replace(checker.rewrite(ran), reference_kept=earlier is not None and reference is earlier)
+        execution = rerun.timed_by_host(backend, job, execution, cancel)  # a class run's time, by the host
         if not on_disk:
             references.remember(backend, job)
     except Exception as exc:  # a backend fault: the run fails cleanly, the caller carries on

@@ -38,12 +38,19 @@ def serve(events_fd: int, *, set_limits: bool = True) -> int:
         process.apply_limits(job.limits, on_chip=process.on_chip(os.environ))
     # Imported only now, so `started` above precedes every JAX import (in a fresh interpreter).
     from sandbox.harness.reference import ReferenceSession
+    from sandbox.harness.rerun import RerunSession
     from sandbox.harness.session import Session
     from sandbox.harness.sweep import SweepSession
 
     # A sweep's reference's job is a reference's job: it never runs the kernel.
     session = (
-        ReferenceSession if job.role == "reference" else SweepSession if job.sweep is not None else Session
+        ReferenceSession
+        if job.role == "reference"
+        else RerunSession
+        if job.role == "rerun"
+        else SweepSession
+        if job.sweep is not None
+        else Session
     )
     try:
         session(job, events).run()

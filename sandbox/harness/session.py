@@ -30,6 +30,7 @@ from sandbox.harness.checks import races, timing
 from sandbox.harness.checks.kernels import count_kernels
 from sandbox.harness.errors import notes, translate
 from sandbox.harness.given import case_inputs
+from sandbox.harness.jaxapi import exported
 from sandbox.harness.lowering import check as lowering
 from sandbox.harness.model.runs import estimate_call, xla_baseline
 from sandbox.harness.monitor import hooks as monitor_hooks
@@ -171,6 +172,19 @@ class Session(JobSession):
         self._after_cases(target, plan, first)
         if timed is not None:
             self._measure(target, plan, timed)
+            if self.job.rerun and not target.interpret:
+                self._export(target, timed)
+
+    def _export(self, target: Target, timed: _FirstCall) -> None:
+        """A class run on a chip: the timed case's program, for the host to check and time again
+        where no user code runs (`sandbox.harness.rerun`)."""
+        try:
+            with target.chip_context():
+                program = exported.export_for_tpu(timed.call.fn, timed.call.args)
+        except exported.ProgramRefused as exc:
+            self.events.emit("exported", case=timed.case, error=str(exc))
+            return
+        self.events.emit("exported", case=timed.case, program=program)
 
     def _after_cases(self, target: Target, plan: CheckPlan, first: _FirstCall | None) -> None:
         """The first call's trace (recorded during it), then its lowering checks."""

@@ -61,6 +61,8 @@ EventKind = Literal[
     "progress",  # how far the kernel got (grid steps, DMAs), every second or so while it runs
     "log",  # full internal text for the server log (raw tracebacks); never shown to users
     "done",  # harness finished normally
+    "exported",  # a class run's kernel process on a chip: the timed case's program (to the host only)
+    "rerun",  # a rerun job's process: the exported program checked and timed (to the host only)
 ]
 
 
@@ -250,6 +252,31 @@ class ConfigRan:
 
 
 @dataclass(frozen=True)
+class ProgramExported:
+    """What a class run's kernel process on a chip sends the host: the program of the case it timed,
+    serialized by `jax.export` (base64), for the host to check and time again (`sandbox.backends.rerun`);
+    or why it could not be exported."""
+
+    case: str
+    program: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ProgramRerun:
+    """A rerun job's report (`sandbox.harness.rerun`): the exported program's outputs on the seed's
+    inputs against the reference's, and its time on the chip; or why it was not run or timed."""
+
+    case: str
+    seed: int
+    passed: bool
+    reason: str = ""
+    device_seconds: float | None = None
+    wall_median_seconds: float | None = None
+    runs: int = 0
+
+
+@dataclass(frozen=True)
 class Failed:
     error: ErrorInfo
     # "chip_busy": the job's chips are held by another program (libtpu's lockfile): nothing ran, and
@@ -305,6 +332,8 @@ PAYLOADS: dict[str, type] = {
     "done": Finished,
     "progress": ProgressReported,
     "log": Logged,
+    "exported": ProgramExported,
+    "rerun": ProgramRerun,
 }
 
 

@@ -15,8 +15,10 @@ from sandbox.protocol.sweep import SweepSpec
 Mode = Literal["auto", "interpret", "tpu", "both"]
 # A run is two jobs (`sandbox.backends.checking`): the "reference" job makes inputs and expected outputs
 # and never loads the user's kernel code (catalog mode) or never calls it (scratch mode); the "kernel"
-# job runs the kernel and reports its outputs. The comparison happens outside both.
-Role = Literal["kernel", "reference"]
+# job runs the kernel and reports its outputs. The comparison happens outside both. A class run's
+# "rerun" job (`sandbox.backends.rerun`) runs no user code: on the chip, it checks and times the program
+# the kernel's job exported, on inputs of a seed that job never saw, for the class board.
+Role = Literal["kernel", "reference", "rerun"]
 
 
 @dataclass(frozen=True)
@@ -129,3 +131,11 @@ class Job:
     # A class run on a scratch step (set by the server, never from a request): the lesson step's file,
     # whose `make_inputs`, `reference` and `TOLERANCE` check this kernel instead of the file's own.
     reference_source: str | None = None
+    # A class run (set by the server, never from a request): on a chip, its kernel's job exports the
+    # timed case's program, and the host checks and times it again in a "rerun" job of its own.
+    rerun: bool = False
+    # A "rerun" job's: the exported program (`jax.export`, base64), the name of the case it was exported
+    # for, and the seed of the inputs it is checked and timed on.
+    program: str = ""
+    rerun_case: str = ""
+    rerun_seed: int = 0

@@ -167,6 +167,22 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class HostTiming:
+    """A class run's time as the host measured it (`sandbox.backends.rerun`): the program the kernel's
+    job exported, checked again against the lesson's reference on inputs of a seed that job never saw
+    and timed on the chip by a process that runs no user code. `seconds` is None when there is no such
+    time, and `note` says why (not on a chip, the program could not be exported, refused or wrong)."""
+
+    seconds: float | None  # the device time per call, else the wall-clock median
+    note: str
+    chip: str = ""
+    case: str = ""
+    device_seconds: float | None = None
+    wall_median_seconds: float | None = None
+    runs: int = 0
+
+
+@dataclass(frozen=True)
 class MemoryUse:
     peak_rss_bytes: int
     hbm_input_bytes: int
@@ -354,6 +370,9 @@ class RunResult:
     checked_by: str = ""
     # The host's word, not the job's (`Execution.on_chip`): the kernel's job ran on a TPU chip slot.
     ran_on_chip: bool = False
+    # A class run's time as the host measured it (`HostTiming`): the only time the class board believes
+    # as measured. None for a run that did not ask for it.
+    host_timing: HostTiming | None = None
     # Where the run's time went (`Phases`); None for a result from the cache or one that never ran.
     phases: Phases | None = None
     # Mode `both`: this result is the chip's, and this the simulator's verdict beside it.

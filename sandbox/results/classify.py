@@ -37,12 +37,8 @@ from sandbox.protocol import (
     Versions,
 )
 from sandbox.protocol.events import Failed, LoweringChecked, ProgressReported, VersionsFound, payload
-from sandbox.results.checked_by import (
-    CHECKED_BY_AUTHOR,
-    CHECKED_BY_AUTHOR_KEPT,
-    CHECKED_BY_CATALOG,
-    CHECKED_BY_LESSON,
-)
+from sandbox.results import checked_by as by
+from sandbox.results.host_timing import host_timing
 
 # CSI / OSC escape sequences and C0 controls other than tab and newline: shown as text, never obeyed.
 _ESCAPES = re.compile(
@@ -97,6 +93,7 @@ def classify(job: Job, execution: Execution) -> RunResult:
         sweep=sweep,
         checked_by=_checked_by(job, facts, kept=execution.reference_kept),
         ran_on_chip=execution.on_chip,
+        host_timing=host_timing(job, execution.events),
     )
 
 
@@ -104,10 +101,10 @@ def _checked_by(job: Job, facts: _Facts, *, kept: bool) -> str:
     if not facts.cases:
         return ""
     if job.entry is not None:
-        return CHECKED_BY_CATALOG
+        return by.CHECKED_BY_CATALOG
     if job.reference_source is not None:
-        return CHECKED_BY_LESSON
-    return CHECKED_BY_AUTHOR_KEPT if kept else CHECKED_BY_AUTHOR
+        return by.CHECKED_BY_LESSON
+    return by.CHECKED_BY_AUTHOR_KEPT if kept else by.CHECKED_BY_AUTHOR
 
 
 class _Facts:

@@ -2,14 +2,20 @@
 
 Only a `passed` verdict counts, and only one the trusted checker made against the lesson's own
 reference (`RunResult.checked_by`: the step's catalog entry, or the step file's `reference`, never
-the student's); `no_kernel`, `mismatch` and the rest never rank. The time is what the kernel's own process reported: its measured median only when the host
-says the job ran in a TPU chip slot (`RunResult.ran_on_chip`; a process on a CPU host that calls its
-time "measured" is not believed), else the TPU time model's estimate for the challenge's chip. A
+the student's); `no_kernel`, `mismatch` and the rest never rank.
+
+The time of a run on a chip is the host's (`RunResult.host_timing`, `sandbox.backends.rerun`): the
+program the kernel's process exported, checked again against the lesson's reference on inputs of a
+seed that process never saw and timed by a process that runs no user code. What the kernel's own
+process measured is never believed, and a run on a chip without the host's time does not rank (a
+student who breaks the export does not get their process's word instead). A simulated run has no
+measured time anywhere: it ranks by the TPU time model's estimate for the challenge's chip, which the
+kernel's process computes (it traces the student's code) and reports, labelled as such. A reported
 time no kernel can take does not rank: not a finite number, under `FASTEST_SECONDS`, over an hour,
 or under the time the chip needs to write the case's outputs to HBM (`write_floor`, from what the
 trusted checker saw: a made-up 2 µs for a 4096² f32 result is not believed).
 Each row says which is which, so nobody reads a reported number as a checked one (SECURITY.md, "The
-verdict is made outside the user's process"). Rows show nicknames only.
+class board"). Rows show nicknames only.
 """
 
 from __future__ import annotations
@@ -33,7 +39,10 @@ SLOWEST_SECONDS = 3600.0
 VERDICT = "checked: the trusted checker compared the outputs outside the kernel's process"
 REPORTED = {
     "estimate": "reported by the kernel's process: the TPU time model's estimate on {chip}",
-    "measured": "reported by the kernel's process: measured on a {chip}",
+    "measured": (
+        "measured by the host on a {chip}: the kernel's exported program, checked again on new inputs "
+        "and timed outside the kernel's process"
+    ),
 }
 
 
@@ -46,20 +55,23 @@ def score(result: dict[str, Any], chip: str) -> tuple[float, Basis] | None:
     timing = result.get("timing") or {}
     if not isinstance(timing, dict):
         return None
+    if result.get("ran_on_chip") is True:
+        return _host_measured(result, chip)
     floor = write_floor(result.get("cases"), timing.get("case"), chip)
-    kernel = timing.get("kernel") or {}
-    on_chip = result.get("ran_on_chip") is True and timing.get("simulated") is False
-    if (
-        on_chip
-        and isinstance(kernel, dict)
-        and (median := _plausible(kernel.get("median"), floor)) is not None
-    ):
-        return median, "measured"
     estimate = result.get("estimate") or {}
     seconds = _plausible(estimate.get("seconds"), floor) if isinstance(estimate, dict) else None
     if isinstance(estimate, dict) and estimate.get("chip") == chip and seconds is not None:
         return seconds, "estimate"
     return None
+
+
+def _host_measured(result: dict[str, Any], chip: str) -> tuple[float, Basis] | None:
+    """A chip run's time: the host's, or none at all."""
+    host = result.get("host_timing")
+    if not isinstance(host, dict) or host.get("chip") != chip:
+        return None
+    seconds = _plausible(host.get("seconds"), write_floor(result.get("cases"), host.get("case"), chip))
+    return (seconds, "measured") if seconds is not None else None
 
 
 def write_floor(cases: Any, timed: Any, chip: str) -> float:

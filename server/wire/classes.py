@@ -149,10 +149,12 @@ class BoardRow(Wire):
     name: str = Field(..., description="The student's nickname (nothing else about them is shown).")
     seconds: float = Field(..., description="The best correct kernel's time on the board's chip.")
     basis: Literal["estimate", "measured"] = Field(
-        ..., description="`estimate`: the TPU time model's estimate; `measured`: timed on a TPU."
+        ...,
+        description="`estimate`: the TPU time model's estimate, reported by the kernel's process; "
+        "`measured`: timed on a TPU by the host, outside the kernel's process.",
     )
     verdict: str = Field(..., description="What is checked: the verdict, by the trusted checker.")
-    reported: str = Field(..., description="What the kernel's own process reported: the time.")
+    reported: str = Field(..., description="Where the time comes from, in words.")
 
 
 class Board(Wire):

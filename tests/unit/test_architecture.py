@@ -475,6 +475,8 @@ def test_the_forwarded_kinds_are_protocol_kinds_and_the_queue_forwards_exactly_t
         "case_outputs",
         "expected",
         "config_outputs",
+        "exported",  # a class run's program, for the host's rerun only
+        "rerun",  # the host's rerun, folded into the result's host_timing
     }
 
 

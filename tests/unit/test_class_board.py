@@ -1,5 +1,6 @@
 """What ranks on a class board: only a `passed` verdict of the trusted checker, timed on the board's
-chip (the estimate there, or the measured median on a TPU); and the in-process live state's rules."""
+chip (the estimate there, or on a TPU the host's own measurement, never the kernel process's); and
+the in-process live state's rules."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ CHECKED = {
 
 
 ON_CHIP = {**CHECKED, "ran_on_chip": True}  # the host's word: the job ran in a TPU chip slot
+HOST = {"seconds": 3e-5, "chip": "v6e", "case": "", "note": "measured by the host"}  # sandbox.backends.rerun
+REFUSED = {"seconds": None, "chip": "v6e", "case": "", "note": "not measured by the host: refused"}
 
 
 @pytest.mark.parametrize(
@@ -45,12 +48,16 @@ ON_CHIP = {**CHECKED, "ran_on_chip": True}  # the host's word: the job ran in a 
         ({**CHECKED, "checked_by": CHECKED_BY_CATALOG}, (2e-5, "estimate")),
         ({**CHECKED, "chip": "v5e"}, None),  # another chip than the board's
         ({**CHECKED, "estimate": None}, None),
-        ({**ON_CHIP, "timing": {"simulated": False, "kernel": {"median": 3e-5}}}, (3e-5, "measured")),
+        ({**ON_CHIP, "host_timing": HOST, "timing": {"kernel": {"median": 9.0}}}, (3e-5, "measured")),
         ({**CHECKED, "timing": {"simulated": True, "kernel": {"median": 9.0}}}, (2e-5, "estimate")),
-        # Issue 41: times the kernel's process made up.
+        # Issue 41: times the kernel's process made up. On a chip only the host's time counts: a run
+        # whose program the host could not time does not rank (not even by its estimate).
         ({**CHECKED, "timing": {"simulated": False, "kernel": {"median": 1e-9}}}, (2e-5, "estimate")),
-        ({**ON_CHIP, "timing": {"simulated": False, "kernel": {"median": 1e-9}}}, (2e-5, "estimate")),
-        ({**ON_CHIP, "timing": {"simulated": False, "kernel": {"median": -3.0}}}, (2e-5, "estimate")),
+        ({**ON_CHIP, "timing": {"simulated": False, "kernel": {"median": 3e-5}}}, None),
+        ({**ON_CHIP, "host_timing": REFUSED, "timing": {"kernel": {"median": 3e-5}}}, None),
+        ({**ON_CHIP, "host_timing": {**HOST, "seconds": -3.0}}, None),
+        ({**ON_CHIP, "host_timing": {**HOST, "chip": "v5e"}}, None),
+        ({**CHECKED, "host_timing": {**HOST, "note": "not measured: not on a chip", "seconds": None}}, (2e-5, "estimate")),
         ({**CHECKED, "estimate": {**ESTIMATE, "seconds": -1.0}}, None),
         ({**CHECKED, "estimate": {**ESTIMATE, "seconds": 1e-9}}, None),
         ({**CHECKED, "estimate": {**ESTIMATE, "seconds": "2e-5"}}, None),
@@ -58,7 +65,8 @@ ON_CHIP = {**CHECKED, "ran_on_chip": True}  # the host's word: the job ran in a 
     ],
     ids=[
         "estimate", "no_kernel", "mismatch", "unchecked", "own-reference", "catalog", "other-chip", "no-estimate", "tpu", "simulated",
-        "measured-on-a-cpu-host", "one-ns", "negative-measured", "negative-estimate", "one-ns-estimate",
+        "measured-on-a-cpu-host", "own-median-on-a-chip", "host-refused", "negative-host-time", "host-on-other-chip",
+        "simulated-with-note", "negative-estimate", "one-ns-estimate",
         "text-estimate", "hours-estimate",
     ],
 )  # fmt: skip
@@ -99,7 +107,7 @@ def test_a_time_under_what_writing_the_outputs_takes_does_not_rank(cases, timed,
     measured = {
         **result,
         "ran_on_chip": True,
-        "timing": {"case": timed, "simulated": False, "kernel": {"median": estimate}},
+        "host_timing": {**HOST, "case": timed, "seconds": estimate},
     }
     assert score({**measured, "estimate": None}, "v6e") == (
         None if expected is None else (estimate, "measured")

@@ -132,7 +132,16 @@ function stats(st) {
   return `${seconds(st.median)} median of ${st.n} (min ${seconds(st.min)}, ± ${seconds(st.std)})`;
 }
 
-function timingSection(timing, chip) {
+// A class run's time as the host measured it (sandbox/backends/rerun.py), or why it did not.
+function hostTimingRow(host) {
+  if (!host) return null;
+  const text = isNum(host.seconds)
+    ? `${seconds(host.seconds)} per call (${host.note})`
+    : host.note;
+  return ["Measured by the host", text];
+}
+
+function timingSection(timing, chip, host) {
   const rows = [
     ["Kernel", stats(timing.kernel)],
     ["XLA reference", stats(timing.reference)],
@@ -147,6 +156,8 @@ function timingSection(timing, chip) {
       rows.push(["XLA reference on the device", `${seconds(timing.reference_device_seconds)}; the kernel takes ${ratio.toFixed(2)}× XLA's time`]);
     }
   }
+  const hosted = hostTimingRow(host);
+  if (hosted) rows.push(hosted);
   if (isNum(timing.roofline_seconds)) {
     rows.push([`Roofline bound on ${chip || "the chip"}`, `${seconds(timing.roofline_seconds)} (see Roofline below)`]);
   }
@@ -269,7 +280,7 @@ export function renderResult(root, result, ctx) {
       result.outputs?.length ? outputsSection(result.outputs) : null,
       streamsSection(result),
       errorMapsSection(cases),
-      result.timing ? timingSection(result.timing, result.chip || ctx.chip) : null,
+      result.timing ? timingSection(result.timing, result.chip || ctx.chip, result.host_timing) : null,
       result.memory ? memorySection(result.memory) : null,
       estimateSection(result.estimate, ctx.chips?.find((c) => c.name === (result.chip || ctx.chip))?.title),
       rooflineSection(result.timing, ctx.chips, result.chip || ctx.chip, result.estimate),

@@ -1,0 +1,117 @@
+"""A class run's time as the host measures it: the kernel's exported program, rerun where no user code runs.
+
+The class board (`server.classroom.board`) believes a time only if the trusted side made it. On a
+chip, the kernel's job of a class run (`Job.rerun`) exports the program of the case it timed; here,
+after the checker passed every case, the host runs a rerun job on the same backend and chip
+(`sandbox.harness.rerun`): the lesson's reference on inputs of a fresh seed, the program checked
+against it and timed. Its one `rerun` event becomes the run's `host_timing`; a `rerun` event the
+kernel's own process writes is dropped by the checker (`checking.CHECKER_KINDS`).
+
+Where no rerun can be made, the event says why (not on a chip, the run did not pass, the program
+could not be exported, was refused, or was wrong on the new inputs), and the board falls back to
+what it labels as the kernel process's report.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import threading
+from dataclasses import replace
+
+from sandbox.backends import checking
+from sandbox.backends.base import Backend
+from sandbox.protocol import Event, Execution, Job, new_event
+from sandbox.protocol.events import CaseChecked, ProgramExported, ProgramRerun, payload
+
+log = logging.getLogger(__name__)
+
+NOT_ON_CHIP = (
+    "not measured by the host: the run did not run on a TPU chip (the host measures a chip's time only)"
+)
+NOT_PASSED = "not measured by the host: the run did not pass"
+NOT_EXPORTED = "not measured by the host: the kernel's process sent no program"
+
+
+def timed_by_host(backend: Backend, job: Job, execution: Execution, cancel: threading.Event) -> Execution:
+    """`execution` without the kernel's `exported` event, with the host's `rerun` event for a class
+    run whose lesson checks it (see the module doc)."""
+    sent = [payload(e) for e in execution.events if e.kind == "exported"]
+    execution = replace(execution, events=tuple(e for e in execution.events if e.kind != "exported"))
+    lessons = job.entry is not None or job.reference_source is not None  # never a student's own reference
+    if not job.rerun or job.role != "kernel" or job.sweep is not None or not lessons or cancel.is_set():
+        return execution
+    report = _rerun(backend, job, execution, sent[-1] if sent else None, cancel)
+    return replace(execution, events=(*execution.events, new_event("rerun", **vars(report))))
+
+
+def _rerun(
+    backend: Backend, job: Job, execution: Execution, sent: ProgramExported | None, cancel: threading.Event
+) -> ProgramRerun:
+    if not execution.on_chip:
+        return _not(NOT_ON_CHIP)
+    if not _passed(execution):
+        return _not(NOT_PASSED)
+    if sent is None or not sent.program:
+        reason = f"its program could not be exported: {sent.error}" if sent and sent.error else ""
+        return _not(f"not measured by the host: {reason}" if reason else NOT_EXPORTED)
+    rerun = rerun_job(job, sent, secrets.randbelow(2**31 - 2) + 1)
+    found: list[Event] = []
+    ran = backend.run(rerun, found.append, cancel)
+    reports = [payload(e) for e in found if e.kind == "rerun"]
+    if not reports:
+        log.warning("job %s: the rerun ended without a report: %s", job.id, _facts(ran))
+        return _not(f"not measured by the host: its rerun ended without a report ({_ending(ran)})")
+    return _bounded(reports[-1])
+
+
+def rerun_job(job: Job, sent: ProgramExported, seed: int) -> Job:
+    """The rerun job of `job`: its reference's job (the lesson's code, never the student's) on the
+    chip, with the program, the case and the seed."""
+    reference = checking.reference_job(job)
+    assert reference is not None  # a lesson's run always has a reference's job
+    return replace(
+        reference,
+        id=f"{job.id}-rerun",
+        role="rerun",
+        mode="tpu",
+        inputs=(),
+        rerun=False,
+        program=sent.program,
+        rerun_case=sent.case,
+        rerun_seed=seed,
+    )
+
+
+def _passed(execution: Execution) -> bool:
+    cases: list[CaseChecked] = [payload(e) for e in execution.events if e.kind == "case"]
+    ended = any(e.kind == "done" for e in execution.events) and not any(
+        e.kind == "error" for e in execution.events
+    )
+    return ended and bool(cases) and all(c.result.passed for c in cases)
+
+
+def _bounded(report: ProgramRerun) -> ProgramRerun:
+    """The rerun's report with times a kernel can take, else not passed: the rerun process runs no user
+    Python, but what it reports is read like every job's report."""
+    times = [t for t in (report.device_seconds, report.wall_median_seconds) if t is not None]
+    if report.passed and (not times or not all(math.isfinite(t) and 0 < t < 3600 for t in times)):
+        return replace(report, passed=False, reason="its rerun reported no usable time")
+    return replace(report, reason=report.reason[:500], case=report.case[:200])
+
+
+def _not(reason: str) -> ProgramRerun:
+    return ProgramRerun(case="", seed=0, passed=False, reason=reason)
+
+
+def _ending(execution: Execution) -> str:
+    if execution.timed_out:
+        return "it ran out of time"
+    if execution.signal:
+        return f"signal {execution.signal}"
+    return f"exit code {execution.exit_code}"
+
+
+def _facts(execution: Execution) -> str:
+    return f"exit={execution.exit_code} signal={execution.signal} stderr={execution.stderr[-500:]!r}"
