@@ -4,7 +4,8 @@
 #                                       a plain script's first call, and Tune sweeps measured on the chip
 #   bench/tpu/on-chip.sh tier OUT       the chip tier of the test suite (pytest -m tpu), then the
 #                                       simulator-vs-chip corpus and the scoped-VMEM compile grid
-#   bench/tpu/on-chip.sh tests OUT      the chip tier of the test suite alone
+#   bench/tpu/on-chip.sh tests OUT      the chip tier of the test suite alone (TIER_FILES: some of its
+#                                       files only, e.g. to split it over two 10-minute device calls)
 #   bench/tpu/on-chip.sh sweeps-a OUT   the time model's calibration sweeps, part 1: the catalog's matmul
 #                                       families at several shapes each (square, skinny, small K)
 #   bench/tpu/on-chip.sh sweeps-b OUT   part 2: elementwise, row softmax, flash attention and grouped matmul
@@ -142,7 +143,7 @@ if [ "$what" = tier ]; then
     tail -n 3 "$out/vmem.log"
 fi
 if [ "$what" = tier ] || [ "$what" = tests ]; then
-    step "pytest -m tpu"; PLAYGROUND_TIER_OUT=$out timeout 540 $py -m pytest -p no:cacheprovider -m tpu tests/tpu -q -o addopts="" \
+    step "pytest -m tpu"; PLAYGROUND_TIER_OUT=$out timeout 540 $py -m pytest -p no:cacheprovider -m tpu ${TIER_FILES:-tests/tpu} -q -o addopts="" \
         > "$out/tier-full.txt" 2>&1; tail -n 40 "$out/tier-full.txt" | tee "$out/tier.txt"
 fi
 step done

@@ -111,22 +111,100 @@ def test_an_agent_runs_a_kernel_on_the_chip_over_mcp(socket_path):
     assert structured["mode"] == "tpu", structured
 
 
-def test_a_class_runs_its_lesson_on_the_chip(socket_path):
+def challenge(client: httpx.Client) -> tuple[dict, dict]:
+    """A one-step lesson on the catalog kernel, its class, and the step made a challenge (a board)."""
+    step = {"source": KERNEL.read_text(), "entry": ENTRY, "chip": chip_here(), "note": "On the chip."}
+    lesson = client.post("/api/lessons", json={"title": "Chip day", "steps": [step]}).json()
+    room = client.post("/api/classes", json={"lesson": lesson["id"]}).json()
+    teacher = {"Authorization": f"Bearer {room['teacher_token']}"}
+    made = client.put(f"/api/classes/{room['id']}/steps/1", json={"kind": "challenge"}, headers=teacher)
+    assert made.status_code == 200, made.text
+    return room, teacher
+
+
+def class_run(client: httpx.Client, room: dict, name: str, source: str) -> dict:
+    token = client.post(f"/api/classes/{room['code']}/join", json={"name": name}).json()["student_token"]
+    body = {
+        "source": source,
+        "entry": ENTRY,
+        "chip": chip_here(),
+        "mode": "auto",
+        "class_token": token,
+        "step": 1,
+    }
+    run = client.post("/api/runs", json=body)
+    assert run.status_code in (200, 201, 202), run.text
+    return finished(client, run.json()["url"])
+
+
+def test_a_class_runs_its_lesson_on_the_chip_and_the_host_times_it(socket_path):
+    """Issue 41: the board's time on a chip is the host's own, not what the kernel's process said."""
     with client_on(socket_path) as client:
-        step = {"source": KERNEL.read_text(), "entry": ENTRY, "chip": chip_here(), "note": "On the chip."}
-        lesson = client.post("/api/lessons", json={"title": "Chip day", "steps": [step]}).json()
-        room = client.post("/api/classes", json={"lesson": lesson["id"]}).json()
-        token = client.post(f"/api/classes/{room['code']}/join", json={"name": "Ada"}).json()["student_token"]
-        body = {**step, "mode": "auto", "class_token": token, "step": 1}
-        del body["note"]
-        run = client.post("/api/runs", json=body)
-        assert run.status_code in (200, 201, 202), run.text
-        assert_native_pass(finished(client, run.json()["url"]))
-        grid = client.get(
-            f"/api/classes/{room['id']}/progress",
-            headers={"Authorization": f"Bearer {room['teacher_token']}"},
-        )
+        room, teacher = challenge(client)
+        result = class_run(client, room, "Ada", KERNEL.read_text())
+        assert_native_pass(result)
+        host = result["host_timing"]
+        assert host["note"].startswith("measured by the host"), host
+        assert host["case"] == result["timing"]["case"] and host["chip"] == chip_here()
+        # The same program, timed by the kernel's process and by the host's rerun: the same kernel.
+        assert 0.5 < host["seconds"] / result["timing"]["device_seconds"] < 2, (host, result["timing"])
+        grid = client.get(f"/api/classes/{room['id']}/progress", headers=teacher)
         assert grid.status_code == 200 and "passed" in grid.text, grid.text[:2000]
+        (row,) = grid.json()["boards"][0]["rows"]
+        assert (row["name"], row["basis"], row["seconds"]) == ("Ada", "measured", host["seconds"])
+
+
+# A student's file whose kernel is right but whose process hands the host another program: one that
+# makes its own inputs (the catalog's seed 2, drawn in the program) and passes the product through a
+# copy kernel; and one that is XLA's dot alone. Each run passes; neither gets a time, nor a place.
+FORGED = """
+import sys
+
+import jax.numpy as jnp
+
+
+def _copy(x):
+    def body(i_ref, o_ref):
+        o_ref[...] = i_ref[...]
+
+    spec = pl.BlockSpec((256, x.shape[1]), lambda i: (i, 0))
+    return pl.pallas_call(
+        body, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(x.shape[0] // 256,),
+        in_specs=[spec], out_specs=spec,
+    )(x)
+
+
+def _own_inputs(a, b):
+    kx, ky = jax.random.split(jax.random.key(2))
+    x = jax.random.normal(kx, a.shape, jnp.float32).astype(a.dtype)
+    y = jax.random.normal(ky, b.shape, jnp.float32).astype(b.dtype)
+    return _copy(jnp.dot(x, y, preferred_element_type=jnp.float32).astype(a.dtype))
+
+
+def _xla_only(a, b):
+    return jnp.dot(a, b, preferred_element_type=jnp.float32).astype(a.dtype)
+
+
+_exported = sys.modules["sandbox.harness.jaxapi.exported"]
+_real = _exported.export_for_tpu
+_exported.export_for_tpu = lambda fn, args: _real(FORGE, args)
+"""
+
+
+def test_a_program_swapped_by_the_kernels_process_gets_no_time_and_no_place(socket_path):
+    with client_on(socket_path) as client:
+        room, teacher = challenge(client)
+        notes = {}
+        for name, forge in (("Eve", "_own_inputs"), ("Mal", "_xla_only")):
+            source = KERNEL.read_text() + FORGED.replace("FORGE", forge)
+            result = class_run(client, room, name, source)
+            assert_native_pass(result)  # the kernel itself is right: the checker says so
+            assert result["host_timing"]["seconds"] is None, result["host_timing"]
+            notes[name] = result["host_timing"]["note"]
+        assert "on new inputs the program's out does not match" in notes["Eve"], notes
+        assert "no Pallas kernel" in notes["Mal"], notes
+        grid = client.get(f"/api/classes/{room['id']}/progress", headers=teacher).json()
+        assert grid["boards"][0]["rows"] == [], grid["boards"]
 
 
 def test_a_sweep_from_the_tune_tab_is_timed_on_the_chip(socket_path):
