@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -40,6 +41,8 @@ from sandbox.verdict.tolerances import output_tolerance
 
 class RerunSession(ReferenceSession):
     """The reference's job's loading; instead of sending expected outputs, the program rerun."""
+
+    _since = time.monotonic()
 
     def _mode(self) -> Mode:
         return "tpu"  # the program runs on the chip; its inputs and reference on the CPU, below
@@ -67,11 +70,15 @@ class RerunSession(ReferenceSession):
         with contextlib.redirect_stdout(io.StringIO()), jax.default_device(jax.devices("cpu")[0]):
             inputs = tuple(plan.make_inputs(case))
             expected = calls.flatten("out", calls.run_reference(plan.reference, inputs))
+        self._took("the inputs and the reference's outputs")
         program = jax.jit(load_program(self.job.program, inputs))
+        self._took("the program loaded and checked")
         chip = jax.devices()[0]
         on_chip = tuple(jax.device_put(x, chip) for x in inputs)
         got = calls.flatten("out", jax.block_until_ready(program(*on_chip)))
+        self._took("the program's first call")
         wrong = self._wrong(got, expected, plan)
+        self._took("the comparison")
         if wrong:
             return ProgramRerun(case.name, case.seed, False, f"on new inputs the program's {wrong}")
 
@@ -80,6 +87,7 @@ class RerunSession(ReferenceSession):
 
         stats = timing.measure(run, self.job.timing_budget_seconds)
         device = measure.device_time(target, run)
+        self._took("the timing")
         return ProgramRerun(
             case.name,
             case.seed,
@@ -88,6 +96,12 @@ class RerunSession(ReferenceSession):
             wall_median_seconds=stats.median,
             runs=stats.n,
         )
+
+    def _took(self, step: str) -> None:
+        """Where a rerun's time goes, for the host's log (a rerun has the wall-clock limit of a job)."""
+        now = time.monotonic()
+        self.events.emit("log", text=f"rerun: {step} took {now - self._since:.2f} s")
+        self._since = now
 
     def _wrong(self, got: list[tuple[str, Any]], expected: list[tuple[str, Any]], plan: Expectation) -> str:
         """What is wrong with the program's outputs ("" when they match the reference's)."""
