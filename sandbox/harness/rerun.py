@@ -51,7 +51,7 @@ class RerunSession(ReferenceSession):
         self.events.emit("rerun", **vars(self._rerun(target, plan)))
 
     def _rerun(self, target: Target, plan: Expectation | None) -> ProgramRerun:
-        job = self.job
+        job, self._since = self.job, time.monotonic()
         case = _named(plan, job.rerun_case)
         if plan is None or case is None:
             return ProgramRerun(job.rerun_case, job.rerun_seed, False, "the lesson has no such case to check")
