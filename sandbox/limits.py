@@ -28,6 +28,11 @@ SWEEP_CPU_SECONDS_PER_CONFIG = 20
 # megablox's gmm, 30-45 s for JAX's paged attention (the model's walk of its 16k-step grid included);
 # at 10 s a config a 6-config paged-attention sweep was stopped before its first config was judged.
 SWEEP_CHIP_WALL_SECONDS_PER_CONFIG = 30.0
+# A class run's rerun on a chip (`sandbox.backends.rerun`) starts JAX on the chip, makes the inputs and
+# the reference's outputs on the CPU, compiles the program and times it: measured on the lent v5e
+# (2026-12-06), 12 s to the first step, then 33 s to compile a program that draws 16 Mi normal numbers.
+RERUN_WALL_SECONDS = 120.0
+RERUN_CPU_SECONDS = 240
 # The hardened backend's CPU quota per job (a cgroup quota, in cores), beside the CPU-time limit:
 # None is every core of the host. A job alone may then use an idle machine (XLA's compile and the
 # interpreter's callbacks run on threads of their own: a first call takes 1.4 s of CPU on 1.0 s of
@@ -61,6 +66,15 @@ def default_limits(**overrides: float | int) -> Limits:
 def for_tpu(limits: Limits) -> Limits:
     """`limits` for a job that owns chips: room for libtpu's threads; everything else unchanged."""
     return dataclasses.replace(limits, processes=max(limits.processes, TPU_PROCESSES))
+
+
+def for_rerun(limits: Limits) -> Limits:
+    """The kernel's job's `limits`, with at least the room a rerun takes (`RERUN_WALL_SECONDS`)."""
+    return dataclasses.replace(
+        limits,
+        wall_seconds=max(limits.wall_seconds, RERUN_WALL_SECONDS),
+        cpu_seconds=max(limits.cpu_seconds, RERUN_CPU_SECONDS),
+    )
 
 
 def on_chip(job: Job) -> Job:

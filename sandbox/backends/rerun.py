@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from sandbox.backends import checking
 from sandbox.backends.base import Backend
+from sandbox.limits import for_rerun
 from sandbox.protocol import Event, Execution, Job, new_event
 from sandbox.protocol.events import CaseChecked, ProgramExported, ProgramRerun, payload
 
@@ -76,6 +77,7 @@ def rerun_job(job: Job, sent: ProgramExported, seed: int) -> Job:
         id=f"{job.id}-rerun",
         role="rerun",
         mode="tpu",
+        limits=for_rerun(job.limits),
         inputs=(),
         rerun=False,
         program=sent.program,

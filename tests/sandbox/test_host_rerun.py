@@ -143,6 +143,7 @@ def test_the_host_reruns_a_passed_class_run_with_the_lessons_code_on_a_fresh_see
     job = backend.jobs[0]
     assert (job.role, job.mode, job.program, job.rerun_case) == ("rerun", "tpu", PROGRAM, "small")
     assert job.source == "" and job.entry == ENTRY.spec() and not job.rerun  # the entry's code only
+    assert job.limits.wall_seconds >= 120 and job.limits.memory_bytes == class_job().limits.memory_bytes
     assert job.rerun_seed != backend.jobs[1].rerun_seed  # a seed the kernel's job never saw
     assert [e.kind for e in first.events] == ["started", "case", "done", "rerun"]  # the program is not kept
     host = classify(class_job(), first).host_timing
