@@ -39,7 +39,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "estimate": (1_000, 4_000),  # a timeline of MAX_TIMELINE steps
     "lowering": (250_000, 64),  # IR texts of MAX_IR_CHARS, one check per chip
     "error": (20_000, 64),  # a traceback trimmed to the user's frames
-    "exported": (6_000_000, 4),  # a program of PROGRAM_BYTES in base64 (`jaxapi.exported`)
+    "exported": (3_000_000, 4),  # a program of PROGRAM_BYTES in base64 (`jaxapi.exported`)
 }
 DEFAULT_LIMITS = (2_000, 32)  # timing, memory, versions, progress, ...: a few short words each
 # What a scratch file's `make_inputs` printed, as the harness caps it (`sandbox.harness.reference`).

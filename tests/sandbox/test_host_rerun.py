@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 import os
 import threading
 
@@ -21,11 +22,13 @@ import pytest
 from jax.experimental import pallas as pl
 
 from sandbox.backends import checking, rerun
+from sandbox.backends.reported import bounded
+from sandbox.backends.service import MAX_JOB_BYTES
 from sandbox.catalog.entries import load_catalog
 from sandbox.harness.jaxapi.exported import PROGRAM_BYTES, ProgramRefused, export_for_tpu, load_program
 from sandbox.harness.rerun import RerunSession
 from sandbox.jobs.build import make_job
-from sandbox.protocol import CaseResult, Event, EventWriter, Execution, Job, new_event
+from sandbox.protocol import CaseResult, Event, EventWriter, Execution, Job, new_event, to_json_dict
 from sandbox.protocol.events import ProgramRerun, payload
 from sandbox.results.classify import classify
 from tests.executions import finished
@@ -196,6 +199,15 @@ def test_a_rerun_that_gives_no_usable_time_ranks_nothing(report, said):
     ran = finished(passed_case(), new_event("exported", case="small", program=PROGRAM), on_chip=True)
     host = classify(class_job(), timed(class_job(), ran, Rerunner(report))).host_timing
     assert host is not None and host.seconds is None and said in host.note
+
+
+def test_a_rerun_job_with_the_largest_program_fits_what_the_job_runner_service_reads():
+    program = "A" * (4 * -(-PROGRAM_BYTES // 3))  # PROGRAM_BYTES in base64
+    job = rerun.rerun_job(class_job(), payload(new_event("exported", case="small", program=program)), 1)
+    assert len(json.dumps(to_json_dict(job))) < MAX_JOB_BYTES
+    sent = new_event("exported", case="small", program=program)
+    kept = bounded(sent)
+    assert kept is not None and payload(kept).program == program  # the checker's bounds keep it whole
 
 
 def test_a_kernels_process_cannot_write_the_hosts_report():

@@ -33,8 +33,9 @@ KERNEL_CALL = "tpu_custom_call"
 DIALECTS = ("stablehlo.", "func.", "chlo.", "sdy.", "mhlo.", "builtin.")
 HOST_OPS = frozenset({"stablehlo.infeed", "stablehlo.outfeed", "stablehlo.send", "stablehlo.recv"})
 # A program's serialized bytes (a Mosaic kernel is tens of KB; a program that carries its answer as a
-# constant, far more): past it, no rerun.
-PROGRAM_BYTES = 4 << 20
+# constant, far more): past it, no rerun. In base64 inside its rerun job, it stays under what the job
+# runner service reads of one job (`sandbox.backends.service.MAX_JOB_BYTES`, 4 MiB).
+PROGRAM_BYTES = 2 << 20
 
 
 class ProgramRefused(ValueError):
