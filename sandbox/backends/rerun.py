@@ -7,9 +7,9 @@ after the checker passed every case, the host runs a rerun job on the same backe
 against it and timed. Its one `rerun` event becomes the run's `host_timing`; a `rerun` event the
 kernel's own process writes is dropped by the checker (`checking.CHECKER_KINDS`).
 
-Where no rerun can be made, the event says why (not on a chip, the run did not pass, the program
-could not be exported, was refused, or was wrong on the new inputs), and the board falls back to
-what it labels as the kernel process's report.
+Where no rerun can be made on a chip, the event says why (the run did not pass, the program could not
+be exported, was refused, or was wrong on the new inputs), and the run does not rank. A simulated run
+gets no event: the board ranks it by the estimate its process reported, labelled as such.
 """
 
 from __future__ import annotations
@@ -28,9 +28,6 @@ from sandbox.protocol.events import CaseChecked, ProgramExported, ProgramRerun, 
 
 log = logging.getLogger(__name__)
 
-NOT_ON_CHIP = (
-    "not measured by the host: the run did not run on a TPU chip (the host measures a chip's time only)"
-)
 NOT_PASSED = "not measured by the host: the run did not pass"
 NOT_EXPORTED = "not measured by the host: the kernel's process sent no program"
 
@@ -41,7 +38,9 @@ def timed_by_host(backend: Backend, job: Job, execution: Execution, cancel: thre
     sent = [payload(e) for e in execution.events if e.kind == "exported"]
     execution = replace(execution, events=tuple(e for e in execution.events if e.kind != "exported"))
     lessons = job.entry is not None or job.reference_source is not None  # never a student's own reference
-    if not job.rerun or job.role != "kernel" or job.sweep is not None or not lessons or cancel.is_set():
+    asked = job.rerun and job.role == "kernel" and job.sweep is None and lessons
+    # A simulated run has no time to measure: the board takes its (reported) estimate, and says so.
+    if not asked or not execution.on_chip or cancel.is_set():
         return execution
     report = _rerun(backend, job, execution, sent[-1] if sent else None, cancel)
     return replace(execution, events=(*execution.events, new_event("rerun", **vars(report))))
@@ -50,8 +49,6 @@ def timed_by_host(backend: Backend, job: Job, execution: Execution, cancel: thre
 def _rerun(
     backend: Backend, job: Job, execution: Execution, sent: ProgramExported | None, cancel: threading.Event
 ) -> ProgramRerun:
-    if not execution.on_chip:
-        return _not(NOT_ON_CHIP)
     if not _passed(execution):
         return _not(NOT_PASSED)
     if sent is None or not sent.program:

@@ -171,7 +171,8 @@ class HostTiming:
     """A class run's time as the host measured it (`sandbox.backends.rerun`): the program the kernel's
     job exported, checked again against the lesson's reference on inputs of a seed that job never saw
     and timed on the chip by a process that runs no user code. `seconds` is None when there is no such
-    time, and `note` says why (not on a chip, the program could not be exported, refused or wrong)."""
+    time, and `note` says why (the run did not pass, the program could not be exported, was refused or
+    wrong). A simulated run has none."""
 
     seconds: float | None  # the device time per call, else the wall-clock median
     note: str

@@ -157,12 +157,11 @@ def test_the_host_reruns_a_passed_class_run_with_the_lessons_code_on_a_fresh_see
 @pytest.mark.parametrize(
     ("facts", "events", "said"),
     [
-        ({"on_chip": False}, ["case", "exported"], rerun.NOT_ON_CHIP),
         ({"on_chip": True}, ["exported"], rerun.NOT_PASSED),
         ({"on_chip": True}, ["case"], rerun.NOT_EXPORTED),
         ({"on_chip": True}, ["case", "unexportable"], "not measured by the host: its program could not be exported: refs"),
     ],
-    ids=["simulated", "not-passed", "no-program", "unexportable"],
+    ids=["not-passed", "no-program", "unexportable"],
 )  # fmt: skip
 def test_where_the_host_does_not_rerun_it_says_why(facts, events, said):
     made = {
@@ -176,13 +175,15 @@ def test_where_the_host_does_not_rerun_it_says_why(facts, events, said):
     assert result.host_timing.seconds is None and result.host_timing.note == said
 
 
-def test_a_run_that_is_not_the_lessons_gets_no_host_timing():
+def test_a_simulated_run_or_one_that_is_not_the_lessons_gets_no_host_timing():
     ran = finished(passed_case(), new_event("exported", case="small", program=PROGRAM), on_chip=True)
     backend = Rerunner(MEASURED)
     own_reference = dataclasses.replace(class_job(), entry=None, source="def reference(x): ...")
     for job in (dataclasses.replace(class_job(), rerun=False), own_reference):
         out = timed(job, ran, backend)
         assert [e.kind for e in out.events] == ["started", "case", "done"]
+    simulated = timed(class_job(), dataclasses.replace(ran, on_chip=False), backend)
+    assert classify(class_job(), simulated).host_timing is None  # the board takes its estimate
     assert backend.jobs == []
 
 

@@ -132,13 +132,14 @@ function stats(st) {
   return `${seconds(st.median)} median of ${st.n} (min ${seconds(st.min)}, ± ${seconds(st.std)})`;
 }
 
-// A class run's time as the host measured it (sandbox/backends/rerun.py), or why it did not.
+// A class run on a chip: its time on the class board, as the host measured it (sandbox/backends/rerun.py),
+// or why there is none (the run then has no place on the board).
 function hostTimingRow(host) {
   if (!host) return null;
   const text = isNum(host.seconds)
-    ? `${seconds(host.seconds)} per call (${host.note})`
-    : host.note;
-  return ["Measured by the host", text];
+    ? `${seconds(host.seconds)} per call, ${host.note}`
+    : `none, so no place on the board: ${host.note}`;
+  return ["Class board time", text];
 }
 
 function timingSection(timing, chip, host) {
