@@ -32,6 +32,26 @@ class Call:
             outputs += flatten("out", result)
         return outputs
 
+    def of_arrays(self) -> tuple[Callable[..., Any], tuple[jax.ShapeDtypeStruct, ...]]:
+        """The call as a function of plain arrays, and their shapes, for `jax.export` (which takes no
+        refs): the mutable inputs are made refs inside it, and returned first, as `run` names its outputs."""
+        specs = tuple(jax.ShapeDtypeStruct(tuple(a.shape), a.dtype) for a in self.args)
+        if not self.mutable:
+            return self.fn, specs
+        fn, mutable = self.fn, self.mutable
+
+        def with_refs(*values: Any) -> Any:
+            args = tuple(jax.new_ref(v) if i in mutable else v for i, v in enumerate(values))
+            result = fn(*args)
+            mutated = tuple(args[i][...] for i in mutable)
+            return (
+                mutated
+                if result is None or (isinstance(result, tuple) and not result)
+                else (*mutated, result)
+            )
+
+        return with_refs, specs
+
     def run_quietly(self) -> None:
         """Run once and wait for the kernel to finish (what a timing brackets). A kernel that writes
         through a mutable ref returns nothing to wait on: the call then waits for one element read back

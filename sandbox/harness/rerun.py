@@ -104,11 +104,12 @@ class RerunSession(ReferenceSession):
         self._since = now
 
     def _wrong(self, got: list[tuple[str, Any]], expected: list[tuple[str, Any]], plan: Expectation) -> str:
-        """What is wrong with the program's outputs ("" when they match the reference's)."""
-        if [name for name, _ in got] != [name for name, _ in expected]:
-            return f"outputs are {[n for n, _ in got]}, not the reference's {[n for n, _ in expected]}"
+        """What is wrong with the program's outputs ("" when they match the reference's), compared in
+        order as the checker compares a kernel's (an in-place entry's mutated inputs come first)."""
+        if len(got) != len(expected):
+            return f"{len(got)} outputs are not the reference's {len(expected)}"
         declared = self.job.entry.tolerances if self.job.entry is not None else plan.tolerances
-        for (name, g), (_, e) in zip(got, expected, strict=True):
+        for (_, g), (name, e) in zip(got, expected, strict=True):
             check = compare(name, g, e, output_tolerance(name, str(e.dtype), declared))
             if not check.passed:
                 return f"{name} does not match the reference's ({check.mismatch_count:,} of {check.total:,} elements)"

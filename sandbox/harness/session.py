@@ -180,9 +180,12 @@ class Session(JobSession):
         where no user code runs (`sandbox.harness.rerun`)."""
         try:
             with target.chip_context():
-                program = exported.export_for_tpu(timed.call.fn, timed.call.args)
+                program = exported.export_for_tpu(*timed.call.of_arrays())
         except exported.ProgramRefused as exc:
             self.events.emit("exported", case=timed.case, error=str(exc))
+            return
+        except Exception as exc:  # inputs that are not arrays (no shape to export for), and the like
+            self.events.emit("exported", case=timed.case, error=f"{type(exc).__name__}: {str(exc)[:300]}")
             return
         self.events.emit("exported", case=timed.case, program=program)
 

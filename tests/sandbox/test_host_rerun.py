@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import importlib.util
 import json
 import os
 import threading
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -25,10 +27,21 @@ from sandbox.backends import checking, rerun
 from sandbox.backends.reported import bounded
 from sandbox.backends.service import MAX_JOB_BYTES
 from sandbox.catalog.entries import load_catalog
+from sandbox.harness import calls
 from sandbox.harness.jaxapi.exported import PROGRAM_BYTES, ProgramRefused, export_for_tpu, load_program
+from sandbox.harness.model.estimate import chip_context
 from sandbox.harness.rerun import RerunSession
 from sandbox.jobs.build import make_job
-from sandbox.protocol import CaseResult, Event, EventWriter, Execution, Job, new_event, to_json_dict
+from sandbox.protocol import (
+    CaseResult,
+    Event,
+    EventWriter,
+    Execution,
+    Job,
+    chip_info,
+    new_event,
+    to_json_dict,
+)
 from sandbox.protocol.events import ProgramRerun, payload
 from sandbox.results.classify import classify
 from tests.executions import finished
@@ -36,6 +49,7 @@ from tests.executions import finished
 pytestmark = pytest.mark.usefixtures("cpu_only")
 
 X = jnp.ones((256, 128), jnp.float32)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -90,6 +104,26 @@ def test_a_program_that_calls_anything_but_a_pallas_kernel_is_refused():
     assert "no Pallas kernel" in refusal(exported(lambda x: x @ x.T, X), (X,))  # XLA's op, no kernel
     cpu = base64.b64encode(jax.export.export(jax.jit(lambda x: x + 1))(X).serialize()).decode()
     assert "not for one TPU" in refusal(cpu, (X,))
+
+
+def test_an_in_place_kernel_is_exported_as_a_function_of_arrays():
+    """A kernel that writes a mutable ref (`jax.new_ref`): jax.export takes no refs, so the program
+    makes them itself and returns the written inputs first, as the checker orders a kernel's outputs."""
+    entry = load_catalog().get("inplace_chunked_matmul")
+    assert entry is not None and entry.mutable_inputs == (0,)
+    spec = importlib.util.spec_from_file_location(
+        "inplace", ROOT / "kernels_catalog" / entry.slug / "kernel.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x, w = jnp.ones((1024, 512), jnp.float32), jnp.ones((512, 512), jnp.float32)
+    call = calls.prepare(getattr(module, entry.entry_point), (x, w), entry.mutable_inputs)
+    with chip_context(chip_info("v5e")):
+        text = export_for_tpu(*call.of_arrays())
+    program = jax.export.deserialize(bytearray(base64.b64decode(text)))
+    assert [a.shape for a in program.out_avals] == [(1024, 512)]  # x after x <- x @ w
+    assert callable(load_program(text, (x, w)))
 
 
 def test_a_kernel_that_cannot_be_exported_says_why():
