@@ -22,7 +22,7 @@ export const RESULT_FIELDS = [
   "status", "summary", "chip", "mode", "options", "cases", "outputs", "error", "timing", "memory",
   "stdout", "stderr", "stdout_truncated", "stderr_truncated", "versions", "limit", "wall_seconds",
   "cached_from", "cached_at", "lowering", "lowerings", "chip_warnings", "trace", "estimate", "sweep",
-  "checked_by", "phases", "ran_on_chip", "both",
+  "checked_by", "phases", "ran_on_chip", "host_timing", "both",
 ];
 export const CASE_FIELDS = ["name", "dtype", "dims", "input_shapes", "tolerance", "passed", "outputs", "seconds", "note", "races", "kernels"];
 
