@@ -25,6 +25,7 @@ from sandbox.backends.base import Backend
 from sandbox.limits import for_rerun
 from sandbox.protocol import Event, Execution, Job, new_event
 from sandbox.protocol.events import CaseChecked, ProgramExported, ProgramRerun, payload
+from sandbox.protocol.job import SCRATCH_CASE_NAME
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,8 @@ def _rerun(
     if sent is None or not sent.program:
         reason = f"its program could not be exported: {sent.error}" if sent and sent.error else ""
         return _not(f"not measured by the host: {reason}" if reason else NOT_EXPORTED)
+    if sent.case != timed_case(job):  # the host says which case is timed, never the kernel's process
+        return _not(f"not measured by the host: its program is for another case than {timed_case(job)!r}")
     rerun = rerun_job(job, sent, secrets.randbelow(2**31 - 2) + 1)
     if rerun is None:
         return _not("not measured by the host: the run has no reference to check its program against")
@@ -64,6 +67,15 @@ def _rerun(
         log.warning("job %s: the rerun ended without a report: %s", job.id, _facts(ran))
         return _not(f"not measured by the host: its rerun ended without a report ({_ending(ran)})")
     return _bounded(reports[-1])
+
+
+def timed_case(job: Job) -> str:
+    """The case a kernel's job on a chip times (`sandbox.harness.session`): the last it runs, the
+    TPU-size one where the entry has one; a scratch file's only case."""
+    if job.entry is None:
+        return SCRATCH_CASE_NAME
+    cases = [c for c in job.entry.cases if not (c.tpu_only and job.mode != "tpu")]
+    return cases[-1].name if cases else ""
 
 
 def rerun_job(job: Job, sent: ProgramExported, seed: int) -> Job | None:

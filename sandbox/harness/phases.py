@@ -34,9 +34,10 @@ from sandbox.harness.monitor.core import Monitor
 from sandbox.harness.target import Target, TargetError, configure, fault_of
 from sandbox.harness.trace import capture as trace
 from sandbox.protocol import Case, EntrySpec, EventWriter, Job, Mode, Tolerance
+from sandbox.protocol.job import SCRATCH_CASE_NAME
 from sandbox.verdict.tolerances import scratch_tolerances
 
-SCRATCH_CASE = Case(name="scratch", dtype="", seed=0)
+SCRATCH_CASE = Case(name=SCRATCH_CASE_NAME, dtype="", seed=0)
 USER_FILES = (usercode.USER_FILE,)
 REFERENCE_FILES = (usercode.REFERENCE_FILE,)
 

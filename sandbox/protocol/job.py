@@ -73,6 +73,10 @@ class Case:
         raise AttributeError(name)
 
 
+# A scratch file's one case (it has no catalog cases): the harness's `SCRATCH_CASE`, the host's name for it.
+SCRATCH_CASE_NAME = "scratch"
+
+
 @dataclass(frozen=True)
 class EntrySpec:
     """What the child needs of a catalog entry: the reference, the cases and how to check them."""

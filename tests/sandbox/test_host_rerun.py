@@ -144,6 +144,16 @@ def class_job(**fields) -> Job:
     return dataclasses.replace(job, rerun=True, mode="tpu", **fields)
 
 
+def test_the_host_names_the_timed_case_not_the_kernels_process():
+    assert rerun.timed_case(class_job()) == TIMED == ENTRY.cases[-1].name
+    assert rerun.timed_case(dataclasses.replace(class_job(), entry=None)) == "scratch"
+    smaller = new_event("exported", case=ENTRY.cases[0].name, program=PROGRAM)  # a smaller case's program
+    backend = Rerunner(MEASURED)
+    host = classify(class_job(), timed(class_job(), finished(passed_case(), smaller, on_chip=True), backend))
+    assert backend.jobs == [] and host.host_timing is not None and host.host_timing.seconds is None
+    assert "another case" in host.host_timing.note
+
+
 def passed_case() -> Event:
     return new_event(
         "case", index=0, of=1, result=CaseResult("small", "float32", {}, (), None, True, (), 0.0)
@@ -164,7 +174,8 @@ class Rerunner:
         return finished(*events)
 
 
-MEASURED = ProgramRerun("small", 7, True, device_seconds=2e-5, wall_median_seconds=6e-5, runs=40)
+TIMED = "bf16 4096x4096x4096 (TPU)"  # tiled_matmul's last case: the one a kernel's job on a chip times
+MEASURED = ProgramRerun(TIMED, 7, True, device_seconds=2e-5, wall_median_seconds=6e-5, runs=40)
 
 
 def timed(job: Job, execution: Execution, backend: Rerunner) -> Execution:
@@ -173,12 +184,12 @@ def timed(job: Job, execution: Execution, backend: Rerunner) -> Execution:
 
 def test_the_host_reruns_a_passed_class_run_with_the_lessons_code_on_a_fresh_seed():
     backend = Rerunner(MEASURED)
-    sent = new_event("exported", case="small", program=PROGRAM)
+    sent = new_event("exported", case=TIMED, program=PROGRAM)
     ran = finished(passed_case(), sent, on_chip=True)
     first = timed(class_job(), ran, backend)
     timed(class_job(), ran, backend)
     job = backend.jobs[0]
-    assert (job.role, job.mode, job.program, job.rerun_case) == ("rerun", "tpu", PROGRAM, "small")
+    assert (job.role, job.mode, job.program, job.rerun_case) == ("rerun", "tpu", PROGRAM, TIMED)
     assert job.source == "" and job.entry == ENTRY.spec() and not job.rerun  # the entry's code only
     assert job.limits.wall_seconds >= 120 and job.limits.memory_bytes == class_job().limits.memory_bytes
     assert job.rerun_seed != backend.jobs[1].rerun_seed  # a seed the kernel's job never saw
@@ -200,8 +211,8 @@ def test_the_host_reruns_a_passed_class_run_with_the_lessons_code_on_a_fresh_see
 def test_where_the_host_does_not_rerun_it_says_why(facts, events, said):
     made = {
         "case": passed_case(),
-        "exported": new_event("exported", case="small", program=PROGRAM),
-        "unexportable": new_event("exported", case="small", error="refs"),
+        "exported": new_event("exported", case=TIMED, program=PROGRAM),
+        "unexportable": new_event("exported", case=TIMED, error="refs"),
     }
     backend = Rerunner(MEASURED)
     result = classify(class_job(), timed(class_job(), finished(*(made[e] for e in events), **facts), backend))
@@ -210,7 +221,7 @@ def test_where_the_host_does_not_rerun_it_says_why(facts, events, said):
 
 
 def test_a_simulated_run_or_one_that_is_not_the_lessons_gets_no_host_timing():
-    ran = finished(passed_case(), new_event("exported", case="small", program=PROGRAM), on_chip=True)
+    ran = finished(passed_case(), new_event("exported", case=TIMED, program=PROGRAM), on_chip=True)
     backend = Rerunner(MEASURED)
     own_reference = dataclasses.replace(class_job(), entry=None, source="def reference(x): ...")
     for job in (dataclasses.replace(class_job(), rerun=False), own_reference):
@@ -231,16 +242,16 @@ def test_a_simulated_run_or_one_that_is_not_the_lessons_gets_no_host_timing():
     ids=["silent", "nan", "wrong-on-new-inputs"],
 )
 def test_a_rerun_that_gives_no_usable_time_ranks_nothing(report, said):
-    ran = finished(passed_case(), new_event("exported", case="small", program=PROGRAM), on_chip=True)
+    ran = finished(passed_case(), new_event("exported", case=TIMED, program=PROGRAM), on_chip=True)
     host = classify(class_job(), timed(class_job(), ran, Rerunner(report))).host_timing
     assert host is not None and host.seconds is None and said in host.note
 
 
 def test_a_rerun_job_with_the_largest_program_fits_what_the_job_runner_service_reads():
     program = "A" * (4 * -(-PROGRAM_BYTES // 3))  # PROGRAM_BYTES in base64
-    job = rerun.rerun_job(class_job(), payload(new_event("exported", case="small", program=program)), 1)
+    job = rerun.rerun_job(class_job(), payload(new_event("exported", case=TIMED, program=program)), 1)
     assert len(json.dumps(to_json_dict(job))) < MAX_JOB_BYTES
-    sent = new_event("exported", case="small", program=program)
+    sent = new_event("exported", case=TIMED, program=program)
     kept = bounded(sent)
     assert kept is not None and payload(kept).program == program  # the checker's bounds keep it whole
 
