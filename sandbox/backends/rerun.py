@@ -55,8 +55,9 @@ def _rerun(
     if sent is None or not sent.program:
         reason = f"its program could not be exported: {sent.error}" if sent and sent.error else ""
         return _not(f"not measured by the host: {reason}" if reason else NOT_EXPORTED)
-    if sent.case != timed_case(job):  # the host says which case is timed, never the kernel's process
-        return _not(f"not measured by the host: its program is for another case than {timed_case(job)!r}")
+    timed = timed_case(job)
+    if sent.case != timed:  # the host says which case is timed, never the kernel's process
+        return _not(f"not measured by the host: its program is for another case than {timed!r}")
     rerun = rerun_job(job, sent, secrets.randbelow(2**31 - 2) + 1)
     if rerun is None:
         return _not("not measured by the host: the run has no reference to check its program against")
@@ -74,7 +75,7 @@ def timed_case(job: Job) -> str:
     TPU-size one where the entry has one; a scratch file's only case."""
     if job.entry is None:
         return SCRATCH_CASE_NAME
-    cases = [c for c in job.entry.cases if not (c.tpu_only and job.mode != "tpu")]
+    cases = job.entry.cases_for(job.mode)
     return cases[-1].name if cases else ""
 
 

@@ -124,7 +124,7 @@ class JobSession:
 
     def _cases(self, entry: EntrySpec) -> tuple[Case, ...]:
         """The entry's cases this job runs: the TPU-size ones only on a TPU."""
-        return tuple(c for c in entry.cases if not (c.tpu_only and self.job.mode != "tpu"))
+        return entry.cases_for(self.job.mode)
 
     # -- failures ------------------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ from sandbox.verdict.tolerances import output_tolerance
 class RerunSession(ReferenceSession):
     """The reference's job's loading; instead of sending expected outputs, the program rerun."""
 
-    _since = time.monotonic()
+    _since = 0.0  # when the step `_took` times began (set as the rerun starts)
 
     def _mode(self) -> Mode:
         return "tpu"  # the program runs on the chip; its inputs and reference on the CPU, below

@@ -181,11 +181,9 @@ class Session(JobSession):
         try:
             with target.chip_context():
                 program = exported.export_for_tpu(*timed.call.of_arrays())
-        except exported.ProgramRefused as exc:
-            self.events.emit("exported", case=timed.case, error=str(exc))
-            return
-        except Exception as exc:  # inputs that are not arrays (no shape to export for), and the like
-            self.events.emit("exported", case=timed.case, error=f"{type(exc).__name__}: {str(exc)[:300]}")
+        except Exception as exc:  # refused, or inputs that are not arrays (no shape to export for)
+            why = str(exc) if isinstance(exc, exported.ProgramRefused) else f"{type(exc).__name__}: {exc}"
+            self.events.emit("exported", case=timed.case, error=why[:500])
             return
         self.events.emit("exported", case=timed.case, program=program)
 

@@ -93,6 +93,10 @@ class EntrySpec:
     # An exercise solved only by a Pallas kernel: outputs that match without one are `no_kernel`.
     expects_kernel: bool = True
 
+    def cases_for(self, mode: str) -> tuple[Case, ...]:
+        """The cases a job in `mode` runs: the TPU-size ones only in mode `tpu`."""
+        return tuple(c for c in self.cases if not (c.tpu_only and mode != "tpu"))
+
 
 @dataclass(frozen=True)
 class CaseInputs:
