@@ -187,7 +187,8 @@ class ChipInfo:
 # - v6e's and TPU7x's own vector rate and MXU efficiency: FITTED to half of tokamax's published
 #   grouped-matmul winners on that chip (its 1st, 3rd, 5th... in tests/data/published_tpu_timings.toml,
 #   marked `calibration`; the other half validates them): `python -m tests.model.fit v6e|tpu7x`
-#   (mean |log error| on the fit half: v6e 3.0 %, TPU7x 9.4 %). The vector rates (v6e 3.54, TPU7x 6.19
+#   (mean |log error| on the fit half, XLA's relayout copies around the kernel counted since 2026-12-06
+#   (`model.layouts`): v6e 3.0 %, TPU7x 7.0 %; the rates did not move). The vector rates (v6e 3.54, TPU7x 6.19
 #   vregs per cycle at the assumed clock; v5e 1.77) absorb both the newer VPUs (bf16 VALUs on v6e and
 #   later; widths and clocks not published) and how tokamax's kernel differs in vector work from the
 #   megablox gmm the model costs in its place; 0.80 and 0.75 of the MXU peak are what their

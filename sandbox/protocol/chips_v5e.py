@@ -34,8 +34,9 @@ V5E_HBM_WRITE_EFFICIENCY = 0.65
 #   Today's stack ran flash's own 128-wide step in about 715 cycles. Until 2026-12-06 it was solved
 #   on JAX's flash attention at (32, 8, 512, 64) on a v5e (2.36 ms, jax-ml/jax#24633: 446 beside the
 #   fixed cost, 841 with it), whose 2024 stack ran that step in 864 cycles: those published points
-#   validate it now, about 16 % fast. It holds in a `pl.kernel` program's steps too (JAX's paged
-#   attention: a flash step per loop iteration).
+#   validate it now, 7-14 % fast (with XLA's relayout copies at head dim 64 counted, `model.layouts`;
+#   13-17 % before). It holds in a `pl.kernel` program's steps too (JAX's paged attention: a flash
+#   step per loop iteration).
 # - V5E_REDUCTION_SERIAL_SHARE: in such a step the share of the shorter of MXU and vector time that
 #   does not overlap the longer (the second dot waits for exp, the statistics for the first dot);
 # - V5E_DOTLESS_STEP_CYCLES: the fixed cost of a step without MXU work (element-wise kernels, a

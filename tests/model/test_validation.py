@@ -71,7 +71,8 @@ def test_estimate_within_band(measurement, quick):
     elif measurement.kernel == "dsd_matmul":  # the one memory-bound guide point: a known miss
         assert -0.35 < error < 0.0
     elif measurement.kernel == "flash_attention":  # the 2024 stack's steps, slower than the sweeps' (v5e)
-        assert -0.2 < error < -0.1, f"{measurement.id}: model {error:+.1%} off the published time"
+        # -16 ... -13 % until XLA's four relayout copies at head dim 64 were counted (`model.layouts`)
+        assert -0.16 < error < -0.05, f"{measurement.id}: model {error:+.1%} off the published time"
     elif measurement.kernel == "splash_attention" and measurement.chip == "v5p":  # a known miss
         assert 1.0 < error < 1.8, f"{measurement.id}: model {error:+.1%} off the published time"
     elif measurement.kernel == "splash_attention":  # held to its range so a change shows

@@ -31,6 +31,7 @@ import numpy as np
 
 from sandbox.harness.jaxapi import core as jcore
 from sandbox.harness.jaxapi.core import AbstractRef
+from sandbox.harness.model import layouts
 from sandbox.harness.model.ops import CALLS, dot_kind, jaxpr_of, sub_jaxprs
 from sandbox.protocol.chips import ChipInfo
 
@@ -92,6 +93,7 @@ def outside_work(closed: Any, chip: ChipInfo) -> Outside:
     """What XLA runs around the kernels of `closed` (a traced function), costed on `chip`."""
     found = Outside()
     _level(jaxpr_of(closed), chip, found, inside_loop=False)
+    _relayouts(jaxpr_of(closed), chip, found)
     if found.fusions:
         found.notes.insert(
             0,
@@ -219,6 +221,51 @@ def _level(jaxpr: Any, chip: ChipInfo, found: Outside, *, inside_loop: bool) -> 
         _cost(group, readers, returned, chip, found)
     if inside_loop and found.fusions > before:
         found.notes.append("XLA ops inside a loop or branch of the function: counted once")
+
+
+def _relayouts(jaxpr: Any, chip: ChipInfo, found: Outside) -> None:
+    """The copies XLA adds between the function's own arrays and its Pallas kernels where the TPU keeps
+    an array in another layout than the row-major one a kernel takes (`layouts`): a function input a
+    kernel reads, copied before it, and a kernel output the function returns, copied after it."""
+    alias: dict[Any, Any] = {}
+    nodes: list[Node] = []
+    _inline(jaxpr, alias, nodes)
+    inputs = set(jaxpr.invars)
+    returned = {a for v in jaxpr.outvars if isinstance(a := alias.get(v, v), jcore.Var)}
+    copied: set[Any] = set()
+    for node in nodes:
+        if node.name == "pallas_call":
+            copied.update(v for v in node.ins if isinstance(v, jcore.Var) and v in inputs and _relayout(v))
+            copied.update(v for v in node.outs if v in returned and _relayout(v))
+    if not copied:
+        return
+    # Each copy reads the array and writes it (its bytes: the copy's tile padding is left out; on the
+    # lent v5e the flash attention kernels at head dim 64 fit that better than padded bytes do).
+    read = written = sum(_nbytes(v) for v in copied)
+    bandwidth = chip.device_hbm_bandwidth
+    seconds = read / bandwidth + written / (bandwidth * chip.hbm_write_efficiency)
+    found.seconds += seconds
+    found.bytes += read + written
+    found.fusions += len(copied)
+    shapes = sorted({f"{_dtype_name(v)}{list(v.aval.shape)}" for v in copied})
+    found.notes.append(
+        f"XLA copies {len(copied)} array(s) between the layout the TPU keeps them in and the row-major one "
+        f"a Pallas kernel takes ({', '.join(shapes[:4])}{', …' if len(shapes) > 4 else ''}: the TPU keeps "
+        f"another dimension in lanes, one that pads less): {_size(read + written)} moved, "
+        f"{seconds * 1e6:.2f} µs, included in the estimate"
+    )
+
+
+def _relayout(var: Any) -> bool:
+    aval: Any = getattr(var, "aval", None)
+    shape = getattr(aval, "shape", None)
+    if shape is None or isinstance(aval, AbstractRef) or _nbytes(var) == 0:
+        return False
+    return layouts.relayout(tuple(int(d) for d in shape), np.dtype(aval.dtype).itemsize)
+
+
+def _dtype_name(var: Any) -> str:
+    return str(np.dtype(var.aval.dtype).name)
 
 
 def _live(nodes: list[Node], returned: set[Any]) -> list[Node]:
