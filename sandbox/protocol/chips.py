@@ -155,7 +155,8 @@ class ChipInfo:
 #   The VPU is (8, 128) lanes with 2 ALUs (scaling-book, Appendix C: 2 vregs per cycle at most);
 #   the achieved rate on a kernel's dependent chains (max, exp, sum, rescale) is lower, so the
 #   rate is FITTED to one published point: JAX's flash_attention forward, (32, 8, 512, 64) bf16,
-#   128-blocks, on a v5e (2.36 ms; jax-ml/jax#24633), given the step cost below. Vector work is
+#   128-blocks, on a v5e (2.36 ms; jax-ml/jax#24633), given the step cost below and XLA's four
+#   relayout copies around that kernel (`model.layouts`; 1.77 before they were counted). Vector work is
 #   counted in padded vregs with EUP and cross-lane weights (sandbox/harness/model/ops.py).
 # - step_seconds: STEP_CYCLES / clock, the fixed cost of one pipeline step (the step's sync, the
 #   MXU's fill and drain between dependent steps), FITTED to one published point: the JAX Pallas
@@ -189,7 +190,7 @@ class ChipInfo:
 #   marked `calibration`; the other half validates them): `python -m tests.model.fit v6e|tpu7x`
 #   (mean |log error| on the fit half, XLA's relayout copies around the kernel counted since 2026-12-06
 #   (`model.layouts`): v6e 3.0 %, TPU7x 7.0 %; the rates did not move). The vector rates (v6e 3.54, TPU7x 6.19
-#   vregs per cycle at the assumed clock; v5e 1.77) absorb both the newer VPUs (bf16 VALUs on v6e and
+#   vregs per cycle at the assumed clock; the one-rate rule's 2.15) absorb both the newer VPUs (bf16 VALUs on v6e and
 #   later; widths and clocks not published) and how tokamax's kernel differs in vector work from the
 #   megablox gmm the model costs in its place; 0.80 and 0.75 of the MXU peak are what their
 #   compute-bound points reach. They were 6.19 and 10.82 (and v5e's 1.83) while the model counted
@@ -205,8 +206,8 @@ class ChipInfo:
 #   not found in any public source; no default is checked there.
 # Per-cycle costs are otherwise the same on every chip (ASSUMED: only v5e timings fix them); each
 # chip's clock turns them into seconds.
-STEP_CYCLES = 343.1
-VECTOR_VREGS_PER_CYCLE = 1.7739
+STEP_CYCLES = 342.1
+VECTOR_VREGS_PER_CYCLE = 2.1462
 DMA_ISSUE_CYCLES = 32.0
 SCALAR_CYCLES = 1.0
 LAUNCH_SECONDS = 1e-6
