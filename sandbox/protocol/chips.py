@@ -286,6 +286,14 @@ _TABLE = (
         int8_ops=459e12,
         **_model_rates(1.75e9, 9e10, mxu=128, sublanes=8),
         megacore=True,
+        # The v5e's measured per-unit issue (VLIW slots side by side), not the one-rate rule: libtpu
+        # schedules the same kernels for a v5p's TensorCore in 1.00-1.14x the v5e's bundles
+        # (bench/tpu/same_core.py, v5e/same-core.jsonl; an element-wise body 1.44x). With it the four
+        # published v5p splash points went +80 ... +109 % -> +10 ... +17 % (docs/tpu-time-model.md).
+        vector_units=V5E_VECTOR_UNITS,
+        reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
+        reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
+        dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
     ),
     ChipInfo(
         name="v6e",

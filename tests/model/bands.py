@@ -38,8 +38,7 @@ TOKAMAX = (
 )
 SPLASH = (
     "tokamax's autotuned Splash attention forward winners (openxla/tokamax@783ea95), JAX's splash kernel "
-    "costed in their place with XLA's transposes around it; on v5p a known miss, 1.8-2.1x too slow "
-    "(docs/tpu-time-model.md)"
+    "costed in their place with XLA's transposes around it (docs/tpu-time-model.md)"
 )
 CONSTANTS = {"TOKAMAX": TOKAMAX, "SPLASH": SPLASH}
 SOURCES: dict[tuple[str, str], str] = {
