@@ -1,12 +1,18 @@
 """Event streams open at once per client address, in one server process: each holds a connection and
 a task for as long as the client keeps it, so one address could otherwise hold thousands (a run's,
-a sweep's, a class's). Beyond the cap a new stream is 429 with Retry-After; closing one frees its place."""
+a sweep's, a class's). Beyond the cap a new stream is 429 with Retry-After; closing one frees its place.
+
+Also how one event is written on a stream (`message`): as strict JSON (`strict_json`), which a
+browser's `JSON.parse` reads whatever a job reported."""
 
 from __future__ import annotations
 
+import json
+import math
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from server.problems import ProblemError
 
@@ -61,3 +67,29 @@ async def _counted(events: AsyncIterator[str], release: Callable[[], None]) -> A
             yield event
     finally:
         release()
+
+
+def message(kind: str, data: Any, event_id: int | str | None = None) -> str:
+    """One Server-Sent Event, its data as `strict_json`."""
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {kind}\ndata: {strict_json(data)}\n\n"
+
+
+def strict_json(data: Any) -> str:
+    """`data` as JSON a browser's `JSON.parse` reads: Python writes NaN and infinity as `NaN` and
+    `Infinity`, which no JSON parser takes (a job's made-up time once broke every follower of its
+    run, issue 41), so a value that is not finite is written as null."""
+    try:
+        return json.dumps(data, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(data), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import logging
-import math
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -31,9 +30,9 @@ from sandbox.backends import reported, scratch_reference
 from sandbox.backends.base import Backend
 from sandbox.backends.kept_references import Reference, ReferenceCache, cache_key, cache_of, nbytes_of
 from sandbox.protocol import ErrorInfo, Event, Execution, Job, new_event
-from sandbox.protocol.codec import DecodeError, from_json_dict
-from sandbox.protocol.events import CaseExpected, CaseRan, ConfigRan
-from sandbox.verdict import arrays
+from sandbox.protocol.codec import DecodeError
+from sandbox.protocol.events import CaseRan, ConfigRan, payload
+from sandbox.verdict import arrays, digests
 from sandbox.verdict.configs import judge_config
 from sandbox.verdict.judge import Expected, judge
 from sandbox.verdict.summary import summarize_output
@@ -148,11 +147,7 @@ def _ended_well(execution: Execution) -> bool:
 
 
 def _reference(job: Job, execution: Execution) -> Reference:
-    events = [
-        reported.expected(from_json_dict(CaseExpected, e.data))
-        for e in execution.events
-        if e.kind == "expected"
-    ]
+    events = [reported.expected(payload(e)) for e in execution.events if e.kind == "expected"]
     expected = {e.index: Expected.of(e) for e in events}
     declared = job.entry.tolerances if job.entry is not None else (events[0].tolerances if events else {})
     nbytes = nbytes_of(expected)  # the inputs it gives count too, kept on disk or not
@@ -187,6 +182,7 @@ class Checker:
     _cases: int = 0
     _configs: set[int] = field(default_factory=set)
     _warned: set[str] = field(default_factory=set)
+    _reports: dict[int, tuple[Event, Event | None]] = field(default_factory=dict)  # by id: each bounded
     # Why the job's outputs cannot be checked, once they cannot: the job is stopped (`execute`).
     broken: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -199,13 +195,20 @@ class Checker:
             self._warn_once(f"its process wrote a {event.kind!r} event of its own; ignored")
             return []
         if event.kind not in JUDGED_KINDS:
-            kept = reported.bounded(event)  # the process's own report, every field bounded
+            kept = self._bounded(event)  # the process's own report, every field bounded
             return [kept] if kept is not None else []
         with self._lock:
             if nth is not None:
                 return self._judged_upto(nth, event)
             self._stream.append(event)
         return self.flush()
+
+    def _bounded(self, event: Event) -> Event | None:
+        """`reported.bounded(event)`, made once per event (`rewrite` sees every event again)."""
+        seen = self._reports.get(id(event))
+        if seen is None or seen[0] is not event:
+            seen = self._reports[id(event)] = (event, reported.bounded(event))
+        return seen[1]
 
     def flush(self) -> list[Event]:
         """The verdicts not made yet of outputs seen so far, if the reference is ready (else none)."""
@@ -265,16 +268,17 @@ class Checker:
         """The case's verdict, or the user's error: nothing a job sent may raise out of the checker
         (an exception here would leave the job running in a slot the host thinks free)."""
         try:
-            ran = bounded(from_json_dict(CaseRan, event.data))
-            return self._judged(ran, nth, event.t)
+            ran = reported.case_ran(payload(event))
+            return self._judged(ran, nth, reported.event_time(event.t))
         except Exception as exc:
             self._warn_once(f"its outputs could not be checked: {exc!r}"[:300])
             self.broken = self.broken or f"the kernel's outputs could not be checked: {_why(exc)}"
-            return _check_error(self.broken, event.t)
+            return _check_error(self.broken, reported.event_time(event.t))
 
     def _judged(self, ran: CaseRan, nth: int, t: float) -> Event:
         if self.reference is None or not self.reference.of:
-            outputs = [summarize_output(name, a) for name, a in arrays.decode(ran.outputs)]
+            sent, _ = digests.split(arrays.decode(ran.outputs))  # no sums to check without a reference
+            outputs = [summarize_output(name, a) for name, a in sent]
             return new_event("outputs", t=t, outputs=outputs)
         expected = self.reference.expected.get(ran.index)
         if expected is None or ran.index != nth:
@@ -293,7 +297,7 @@ class Checker:
 
     def _config_row(self, event: Event) -> list[Event]:
         try:
-            ran = from_json_dict(ConfigRan, event.data)
+            ran: ConfigRan = payload(event)
         except DecodeError:
             return []
         index = ran.result.index
@@ -318,7 +322,8 @@ class Checker:
         )
         # Progress is counted here, not taken from the process: the configs judged of the job's own.
         of = len(self.job.sweep.configs()) if self.job.sweep is not None else 0
-        return [new_event("config", t=event.t, result=result, done=min(len(self._configs), of), of=of)]
+        t = reported.event_time(event.t)
+        return [new_event("config", t=t, result=result, done=min(len(self._configs), of), of=of)]
 
     def _warn_once(self, what: str) -> None:
         """One log line per kind of lie and job: a process that floods them cannot flood the log."""
@@ -338,44 +343,6 @@ class Checker:
             "no verdict can be given for the rest",
             0.0,
         )
-
-
-# What a case's report may carry besides its arrays, all of it the kernel process's word.
-MAX_NOTES, NOTE_CHARS, MAX_RACES, RACE_CHARS, MAX_BANDS = 8, 500, 10, 2000, 8
-
-
-def bounded(ran: CaseRan) -> CaseRan:
-    """`ran` with every field the verdict shows bounded: a few short notes (its mismatch hint and
-    chip bands too), a few races with short texts, counts that are counts, a time that is a finite
-    number (JSON has no NaN)."""
-    races = tuple(
-        replace(
-            r,
-            summary=r.summary[:RACE_CHARS],
-            text=r.text[:RACE_CHARS],
-            accesses=tuple(
-                replace(a, kind=a.kind[:40], buffer=a.buffer[:200], region=a.region[:200], by=a.by[:200])
-                for a in r.accesses[:4]
-            ),
-        )
-        for r in ran.races[:MAX_RACES]
-    )
-    seconds = ran.seconds if math.isfinite(ran.seconds) and ran.seconds >= 0 else 0.0
-    return replace(
-        ran,
-        case=ran.case[:NOTE_CHARS],
-        seconds=seconds,
-        notes=tuple(n[:NOTE_CHARS] for n in ran.notes[:MAX_NOTES]),
-        mismatch_hint=ran.mismatch_hint[:NOTE_CHARS],
-        chip_bands=tuple(
-            (name[:40], band)
-            for name, band in ran.chip_bands[:MAX_BANDS]
-            if math.isfinite(band) and band >= 0
-        ),
-        races=races,
-        race_count=min(max(ran.race_count, 0), 1 << 30),
-        kernels=min(max(ran.kernels, -1), 1 << 20),
-    )
 
 
 def _why(exc: Exception) -> str:

@@ -29,6 +29,7 @@ from sandbox.backends.base import Backend, StopJob
 from sandbox.backends.pairing import RunSlots
 from sandbox.backends.phases import PhaseClock, with_phases
 from sandbox.protocol import FORWARDED_KINDS, Event, Execution, Job, RunResult, RunStatus, never_ran
+from sandbox.results import compiler
 from sandbox.results.classify import classify
 
 log = logging.getLogger(__name__)
@@ -205,8 +206,10 @@ def _reference_cause(failed: checking.ReferenceFailed) -> str:
 def finish(job: Job, execution: Execution, *, cancelled: bool) -> Finished:
     """Classify raw facts; a classifier fault is our error, logged with the facts, never raised. Every
     string of the result is valid Unicode (a job's report may carry a lone surrogate)."""
+    owed = False  # a result made without a report its process owed (the compiler's verdict): not reused
     try:
         result = reported.valid_unicode(classify(job, execution))
+        owed = compiler.unreported(job, execution)
     except Exception:
         log.exception("job %s: the result could not be classified; raw facts: %s", job.id, facts(execution))
         result = internal_error(job, "the job's report could not be read")
@@ -216,7 +219,7 @@ def finish(job: Job, execution: Execution, *, cancelled: bool) -> Finished:
         )
     return Finished(
         result=result,
-        reusable=trusted_execution(execution, cancelled=cancelled) and reusable_result(result),
+        reusable=trusted_execution(execution, cancelled=cancelled) and reusable_result(result) and not owed,
         failure=bool(execution.infra_error),
         wall_seconds=execution.wall_seconds,
     )
@@ -248,7 +251,7 @@ def forwarded(kind: str, data: dict[str, Any], t: float) -> dict[str, Any] | Non
     if kind not in FORWARDED:
         return None
     chars = PROGRESS_CHARS if kind == "progress" else EVENT_CHARS
-    return {**clip(slim(data) if kind == "lowering" else data, chars), "t": t}
+    return {**clip(slim(data) if kind == "lowering" else data, chars), "t": reported.event_time(t)}
 
 
 def clip(value: Any, chars: int) -> Any:

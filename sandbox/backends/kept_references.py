@@ -47,8 +47,9 @@ class Reference:
 
 
 def nbytes_of(expected: dict[int, Expected]) -> int:
-    """Memory a kept reference holds: the decoded outputs and the encoded inputs."""
+    """Memory a kept reference holds: the decoded outputs (and sums) and the encoded inputs."""
     outputs = sum(a.nbytes for x in expected.values() for _, a in x.outputs)
+    outputs += sum(x.sums.nbytes for x in expected.values() if x.sums is not None)
     inputs = sum(len(a.data) for x in expected.values() for a in x.event.inputs)
     return outputs + inputs
 

@@ -3,7 +3,7 @@
 The checker judges outputs; every other event a job's process writes (its timing, memory figures,
 versions, estimate, progress, trace, lowering checks, its error) passes through to `classify`, the
 run's result, its followers and whatever keeps the result (a share, the class board). Those events
-fit their schema (`sandbox.protocol.events.read_event`), but a schema says only "a number" or "a
+fit their schema (`sandbox.protocol.reading.read_event`), but a schema says only "a number" or "a
 string": a forged `memory` event carried a list of 1,000 warnings of 10,000 characters (a 10 MB
 result), 10**300 as a count and "nan" as a time. Here each such event is rebuilt field by field:
 every float finite (else None where the field may be null, else 0), every integer within int64,
@@ -25,7 +25,7 @@ from typing import Any
 
 from sandbox.protocol import Event, to_json_dict
 from sandbox.protocol.codec import DecodeError
-from sandbox.protocol.events import CaseExpected, payload
+from sandbox.protocol.events import CaseExpected, CaseRan, payload, with_payload
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +58,57 @@ def bounded(event: Event) -> Event | None:
         return event
     try:
         chars, items = LIMITS.get(event.kind, DEFAULT_LIMITS)
-        data = to_json_dict(_bound(typed, chars, items, nullable=False))
-        t = event.t if math.isfinite(event.t) and 0 <= event.t < 1e9 else 0.0
-        return Event(kind=event.kind, data=data, t=t)
+        kept = _bound(typed, chars, items, nullable=False)
+        return with_payload(Event(kind=event.kind, data=to_json_dict(kept), t=event_time(event.t)), kept)
     except (TypeError, ValueError, RecursionError) as exc:
         log.warning("a %s event of a job's process could not be bounded; dropped: %r", event.kind, exc)
         return None
+
+
+# What a case's report may carry besides its arrays, all of it the kernel process's word.
+MAX_NOTES, NOTE_CHARS, MAX_RACES, RACE_CHARS, MAX_BANDS = 8, 500, 10, 2000, 8
+
+
+def case_ran(ran: CaseRan) -> CaseRan:
+    """`ran` with every field the verdict shows bounded: a few short notes (its mismatch hint and
+    chip bands too), a few races with short texts, counts that are counts, a time that is a finite
+    number (JSON has no NaN)."""
+    races = tuple(
+        dataclasses.replace(
+            r,
+            summary=r.summary[:RACE_CHARS],
+            text=r.text[:RACE_CHARS],
+            accesses=tuple(
+                dataclasses.replace(
+                    a, kind=a.kind[:40], buffer=a.buffer[:200], region=a.region[:200], by=a.by[:200]
+                )
+                for a in r.accesses[:4]
+            ),
+        )
+        for r in ran.races[:MAX_RACES]
+    )
+    seconds = ran.seconds if math.isfinite(ran.seconds) and ran.seconds >= 0 else 0.0
+    return dataclasses.replace(
+        ran,
+        case=ran.case[:NOTE_CHARS],
+        seconds=seconds,
+        notes=tuple(n[:NOTE_CHARS] for n in ran.notes[:MAX_NOTES]),
+        mismatch_hint=ran.mismatch_hint[:NOTE_CHARS],
+        chip_bands=tuple(
+            (name[:40], band)
+            for name, band in ran.chip_bands[:MAX_BANDS]
+            if math.isfinite(band) and band >= 0
+        ),
+        races=races,
+        race_count=min(max(ran.race_count, 0), 1 << 30),
+        kernels=min(max(ran.kernels, -1), 1 << 20),
+    )
+
+
+def event_time(t: float) -> float:
+    """A process's event time as an event the host makes may carry it: finite, 0 <= t < 1e9, else 0
+    (JSON has no NaN: one reached a run's event stream as `NaN`, which no browser parses)."""
+    return t if math.isfinite(t) and 0 <= t < 1e9 else 0.0
 
 
 def expected(event: CaseExpected) -> CaseExpected:
@@ -103,37 +148,35 @@ def valid_unicode[T](value: T) -> T:
 
 
 def _bound(value: Any, chars: int, items: int, *, nullable: bool) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        hints = _hints(type(value))
-        return dataclasses.replace(
-            value,
-            **{
-                f.name: _bound(getattr(value, f.name), chars, items, nullable=_nullable(hints[f.name]))
-                for f in dataclasses.fields(value)
-                if f.init
-            },
-        )
-    if isinstance(value, bool) or value is None:
+    kind = type(value)
+    if value is None or kind is bool:
         return value
-    if isinstance(value, float):
+    if kind is float:
         return value if math.isfinite(value) else (None if nullable else 0.0)
-    if isinstance(value, int):
+    if kind is int:
         return max(-INT_BOUND, min(INT_BOUND, value))
-    if isinstance(value, str):
+    if isinstance(value, str):  # an enum's value too
         return text(value if len(value) <= chars else value[: chars - 1] + "…")
-    if isinstance(value, tuple | list):
-        return type(value)(_bound(v, chars, items, nullable=False) for v in value[:items])
-    if isinstance(value, dict):
+    if kind is tuple or kind is list:
+        return kind(_bound(v, chars, items, nullable=False) for v in value[:items])
+    if kind is dict:
         kept = list(value.items())[:items]
         return {
             _bound(k, 200, items, nullable=False): _bound(v, chars, items, nullable=False) for k, v in kept
         }
+    plan = _fields(kind) if dataclasses.is_dataclass(kind) else None
+    if plan is not None:  # a payload's dataclass: its own constructor, as `dataclasses.replace` would call it
+        return kind(
+            **{name: _bound(getattr(value, name), chars, items, nullable=null) for name, null in plan}
+        )
     return value
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+def _fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """A dataclass's fields its constructor takes, each with whether it may be None."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, _nullable(hints[f.name])) for f in dataclasses.fields(cls) if f.init)
 
 
 def _nullable(annotation: Any) -> bool:

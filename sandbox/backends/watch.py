@@ -21,7 +21,16 @@ from typing import Any
 
 from sandbox.backends.base import EventSink, StopJob
 from sandbox.protocol import Event, Execution, Limits
-from sandbox.protocol.events import MAX_EVENT_BYTES, MAX_EVENTS, MAX_REPORT_BYTES, ReportError, read_event
+from sandbox.protocol.codec import Budget
+from sandbox.protocol.reading import (
+    MAX_EVENTS,
+    MAX_REPORT_BYTES,
+    REPORT_VALUES,
+    SMALL_EVENT_BYTES,
+    ReportError,
+    line_limit,
+    read_event,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,17 +41,22 @@ KILL_SECONDS = 5.0
 
 class Report:
     """The job's event pipe, read strictly: every line must be an event of a known kind that fits its
-    schema, and the whole report stays under its caps; the first violation stops the reading."""
+    schema, and the whole report stays under its caps (`sandbox.protocol.reading`); the first
+    violation stops the reading. Past `deadline` (the job's wall clock, monotonic) no line is read:
+    the host's reading cannot keep a job past its limit."""
 
-    def __init__(self, on_event: EventSink) -> None:
+    def __init__(self, on_event: EventSink, deadline: float | None = None) -> None:
         self.on_event = on_event
+        self.deadline = deadline
         self.events: list[Event] = []
         self.error: str | None = None
+        self.overdue = False  # lines were left unread at the deadline: the job ran out of time
         self._buffer = bytearray()
         self._total = 0
+        self._values = Budget(REPORT_VALUES)
 
     def feed(self, chunk: bytes) -> None:
-        if self.error is not None:
+        if self.error is not None or self.overdue:
             return
         self._total += len(chunk)
         if self._total > MAX_REPORT_BYTES:
@@ -50,18 +64,25 @@ class Report:
             return
         self._buffer += chunk
         while self.error is None and (end := self._buffer.find(b"\n")) >= 0:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                self.overdue = True
+                del self._buffer[:]
+                return
             line = bytes(self._buffer[:end])
             del self._buffer[: end + 1]
             self._line(line)
-        if self.error is None and len(self._buffer) > MAX_EVENT_BYTES:
-            self.error = f"the job wrote an event of more than {MAX_EVENT_BYTES:,} bytes"
+        if self.error is None and len(self._buffer) > SMALL_EVENT_BYTES:  # a long line, still coming
+            named, limit = line_limit(self._buffer)
+            if len(self._buffer) > limit:
+                what = f"a {named} event" if named else "an event"
+                self.error = f"the job wrote {what} of more than {limit:,} bytes"
 
     def _line(self, line: bytes) -> None:
         if len(self.events) >= MAX_EVENTS:
             self.error = f"the job wrote more than {MAX_EVENTS:,} events"
             return
         try:
-            event = read_event(line)
+            event = read_event(line, self._values)
         except ReportError as exc:
             self.error = f"event {len(self.events) + 1}: {exc}"
             return
@@ -151,6 +172,7 @@ class Watch:
         """Watch until `exited()` (plus the drain); `kill()` stops the job, `wait_dead(s)` waits for it."""
         started = time.monotonic()
         deadline = started + self.limits.wall_seconds
+        self.report.deadline = deadline
         timed_out = cancelled = flood = unkillable = unreadable = False
         exited_at: float | None = None
         with selectors.DefaultSelector() as sel:
@@ -185,6 +207,7 @@ class Watch:
             if self.pipes.stdin in sel.get_map():
                 sel.unregister(self.pipes.stdin)
                 os.close(self.pipes.stdin)
+        timed_out = timed_out or self.report.overdue  # its last lines came too late to be read
         wall = time.monotonic() - started
         return Outcome(
             self.report.events,

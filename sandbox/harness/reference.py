@@ -140,7 +140,7 @@ class ReferenceSession(JobSession):
                 "reference", lambda: calls.flatten("out", calls.run_reference(reference, inputs)), files
             )
         if cap is None:
-            expected = sampled.fit(expected)  # a TPU-size case: every k-th row, as the kernel's side
+            expected = sampled.fit(expected)  # a TPU-size case: rows and sums, as the kernel's side
         nbytes = sum(int(a.nbytes) for _, a in expected)
         if cap is not None and nbytes > cap:
             expected, nbytes = [], 0  # sent without outputs: the checker says the size is too big

@@ -11,6 +11,7 @@ which `sandbox.results.classify` turns into a `RunResult`.
     estimate.py the TPU time model's Estimate (RunResult.estimate, a sweep config's estimate)
     sweep.py   SweepSpec (Job.sweep), ConfigResult, SweepResult (RunResult.sweep)
     events.py  Event, EventKind, EventWriter (the child's side)
+    reading.py read_event: the host's side, within caps per line and per job
     execution.py  Execution (the backend's facts about one child), never_ran
     chips.py   the chip table (the one list of TPU generations)
     codec.py   to_json_dict / from_json_dict for all of the above

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 MAX_CASE_ARRAY_BYTES = 8 << 20
 # A sweep job's configs (or its reference's check sizes) together: base64 makes it a third more on
 # the channel (~43 MiB), and the whole report must stay within the event reader's 48 MiB cap
-# (`events.MAX_REPORT_BYTES`), estimates and all. A 27-config sweep of 4096-row blocks takes ~26 MiB.
+# (`reading.MAX_REPORT_BYTES`), estimates and all. A 27-config sweep of 4096-row blocks takes ~26 MiB.
 MAX_JOB_ARRAY_BYTES = 32 << 20
 # Inputs given to a kernel's job travel inside the job (stdin, or the job-runner service's one line,
 # at most 4 MiB): larger ones are made again by the job, and a reference's job does not send them.

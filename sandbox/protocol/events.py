@@ -1,10 +1,10 @@
-"""The events a job child writes on its event descriptor (one JSON object per line), the writer that
-writes them, the strict reader for them, and `Execution`: the raw facts a backend gathers.
+"""The events a job child writes on its event descriptor (one JSON object per line) and the writer
+that writes them.
 
 The child's stdout belongs to the user, so the harness reports only here; `started` comes before
 any user code is imported. But the child runs user code in the same process, which can write
-anything on that descriptor: so every line is decoded against the schema of its kind
-(`read_event`), within size caps, and whatever does not fit ends the run as an unreadable report,
+anything on that descriptor: so every line is decoded against the schema of its kind, within caps
+(`sandbox.protocol.reading`), and whatever does not fit ends the run as an unreadable report,
 never as an exception in the server.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sandbox.protocol.arrays import ArrayBytes
-from sandbox.protocol.codec import DecodeError, from_json_dict, to_json_dict
+from sandbox.protocol.codec import from_json_dict, to_json_dict
 from sandbox.protocol.estimate import Estimate
 from sandbox.protocol.job import Case, Tolerance
 from sandbox.protocol.result import (
@@ -33,13 +33,6 @@ from sandbox.protocol.result import (
 )
 from sandbox.protocol.sweep import ConfigResult
 from sandbox.protocol.trace import Trace
-
-# What one job may write on its event descriptor: a line, all lines, and the number of events.
-# Generous for the harness (a trace is ~30 KiB, a lowering check with IR texts of every chip a few
-# MiB) and small enough that a flood cannot exhaust the server.
-MAX_EVENT_BYTES = 16 << 20
-MAX_REPORT_BYTES = 48 << 20
-MAX_EVENTS = 10_000
 
 EventKind = Literal[
     "started",  # harness alive, before user code is imported
@@ -112,10 +105,6 @@ class Event:
     kind: EventKind
     data: dict[str, Any] = field(default_factory=dict)
     t: float = 0.0
-
-
-class ReportError(ValueError):
-    """The child's events could not be read: malformed, of an unknown kind, or over a size cap."""
 
 
 @dataclass(frozen=True)
@@ -337,36 +326,28 @@ PAYLOADS: dict[str, type] = {
 }
 
 
-def read_event(line: bytes) -> Event:
-    """One line of a child's report as an Event whose data fits its kind's schema, or `ReportError`."""
-    if len(line) > MAX_EVENT_BYTES:
-        raise ReportError(f"an event of {len(line):,} bytes (the limit is {MAX_EVENT_BYTES:,})")
-    try:
-        raw = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        raise ReportError(f"not JSON: {str(exc)[:120]}") from None
-    if not isinstance(raw, dict) or set(raw) - {"kind", "data", "t"} or "kind" not in raw:
-        raise ReportError("not an event object")
-    kind = raw["kind"]
-    if not isinstance(kind, str) or kind not in PAYLOADS:
-        raise ReportError(f"unknown event kind {str(kind)[:40]!r}")
-    try:
-        from_json_dict(PAYLOADS[kind], raw.get("data", {}))
-        return from_json_dict(Event, raw)
-    except (DecodeError, RecursionError) as exc:
-        raise ReportError(f"{kind} event: {str(exc)[:300]}") from None
-
-
 def new_event(kind: EventKind, t: float = 0.0, **data: Any) -> Event:
     """An event whose data fits its kind's schema (`DecodeError` if not): the writer's side of the check."""
     encoded = to_json_dict(data)
-    from_json_dict(PAYLOADS[kind], encoded)
-    return Event(kind=kind, data=encoded, t=t)
+    return with_payload(Event(kind=kind, data=encoded, t=t), from_json_dict(PAYLOADS[kind], encoded))
+
+
+# Where an event keeps its decoded payload: an attribute, not a field (never compared, never on the
+# wire, gone from a `dataclasses.replace` copy whose data may differ), so the host decodes a line once.
+_PAYLOAD = "_payload"
 
 
 def payload(event: Event) -> Any:
-    """The typed data of an event that `read_event` accepted."""
-    return from_json_dict(PAYLOADS[event.kind], event.data)
+    """The typed data of an event whose data fits its kind's schema: the one its reader decoded, else
+    decoded now (`DecodeError` if it does not fit)."""
+    kept = event.__dict__.get(_PAYLOAD)
+    return kept if kept is not None else from_json_dict(PAYLOADS[event.kind], event.data)
+
+
+def with_payload(event: Event, typed: Any) -> Event:
+    """`event`, keeping `typed`: its data decoded against its kind's schema (by its reader or maker)."""
+    object.__setattr__(event, _PAYLOAD, typed)
+    return event
 
 
 class EventWriter:

@@ -7,14 +7,18 @@ cleanly, since a program may try a fork or a write, be refused and carry on); th
 harness itself said; then how the process ended.
 
 A run `passed` only when the simulator and the TPU compiler both accept it: a kernel whose outputs
-match but that the lowering check for the job's chip rejects is `rejected`. A timeout says how far
-the kernel got (the harness's last `progress` event) and what interpret mode costs per step.
+match but that the lowering check for the job's chip rejects is `rejected`, and one whose process
+never sent that check is an `error` that says the compiler's verdict was not reported
+(`sandbox.results.compiler`). A timeout says how far the kernel got (the harness's last `progress`
+event) and what interpret mode costs per step. Where the kernel ran, the result's mode and whether
+its times are a chip's, is the host's word (`sandbox.results.placement`), never the process's.
 """
 
 from __future__ import annotations
 
 import re
 import signal
+from dataclasses import replace
 from typing import Any
 
 from sandbox.jobs import sweeps
@@ -36,8 +40,9 @@ from sandbox.protocol import (
     Trace,
     Versions,
 )
-from sandbox.protocol.events import Failed, LoweringChecked, ProgressReported, VersionsFound, payload
+from sandbox.protocol.events import Failed, LoweringChecked, ProgressReported, payload
 from sandbox.results import checked_by as by
+from sandbox.results import compiler, placement
 from sandbox.results.host_timing import host_timing
 
 # CSI / OSC escape sequences and C0 controls other than tab and newline: shown as text, never obeyed.
@@ -59,11 +64,16 @@ NO_KERNEL_SUMMARY = (
 def classify(job: Job, execution: Execution) -> RunResult:
     facts = _Facts(execution.events)
     facts.nan_fill = job.options.uninitialized_memory == "nan"
+    facts.unreported = compiler.unreported(job, execution)
     status, summary, limit = _verdict(job, execution, facts)
     sweep = sweeps.gather(job, facts.configs)
     if sweep is not None:
         status, summary = sweeps.verdict(sweep, status, summary)
-    summary += _lowering_suffix(status, facts)
+    missing = job.chip if facts.unreported else ""
+    summary += compiler.lowering_suffix(status, facts.lowering, facts.lowerings, missing=missing)
+    error = (
+        compiler.unreported_error(job.chip) if facts.unreported and status is RunStatus.ERROR else facts.error
+    )
     memory = facts.memory
     if memory is not None and execution.peak_rss_bytes > memory.peak_rss_bytes:
         memory = _with_rss(memory, execution.peak_rss_bytes)
@@ -71,12 +81,12 @@ def classify(job: Job, execution: Execution) -> RunResult:
         status=status,
         summary=summary,
         chip=job.chip,
-        mode=_mode(job, facts),
+        mode=placement.mode(job, execution, started=facts.started),
         options=job.options,
         cases=facts.cases,
         outputs=facts.outputs,
-        error=facts.error,
-        timing=facts.timing,
+        error=error,
+        timing=placement.timing(facts.timing, on_chip=execution.on_chip),
         memory=memory,
         stdout=sanitize(execution.stdout),
         stderr=sanitize(execution.stderr),
@@ -129,13 +139,12 @@ class _Facts:
         self.trace: Trace | None = _last(by_kind, "trace", "trace")
         self.estimate: Estimate | None = _last(by_kind, "estimate", "estimate")
         self.configs: tuple[ConfigResult, ...] = tuple(e.result for e in by_kind.get("config", []))
-        found: list[VersionsFound] = by_kind.get("versions", [])
-        self.interpret = found[-1].interpret if found else None
         checked: list[LoweringChecked] = by_kind.get("lowering", [])
         self.lowering: LoweringCheck | None = checked[-1].check if checked else None
         self.lowerings: tuple[LoweringCheck, ...] = checked[-1].checks if checked else ()
         self.chip_warnings: tuple[str, ...] = checked[-1].warnings if checked else ()
         self.nan_fill = True  # the simulator fills uninitialised memory with NaN (the job's option)
+        self.unreported = False  # the TPU compiler's verdict was owed and never came (`compiler.unreported`)
         progress: list[ProgressReported] = by_kind.get("progress", [])
         self.progress: ProgressReported | None = progress[-1] if progress else None
 
@@ -194,7 +203,7 @@ def _verdict(job: Job, ex: Execution, facts: _Facts) -> tuple[RunStatus, str, st
         )
     if facts.error is not None:
         if facts.error.limitation:
-            return _unsupported(facts.error, facts.lowering)
+            return compiler.unsupported(facts.error, facts.lowering)
         if facts.error.type == "VmemLimitExceeded":  # the chip's E1001 (`harness.errors.chip`): as simulated
             refused = f"rejected by the TPU compiler for {job.chip}: {_error_summary(facts.error)}"
             return RunStatus.REJECTED, refused, None
@@ -216,11 +225,15 @@ def _checked(job: Job, facts: _Facts) -> tuple[RunStatus, str, str | None]:
             return RunStatus.NO_KERNEL, NO_KERNEL_SUMMARY.format(n=n), None
         mine = facts.lowering
         if mine is not None and mine.lowers is False:
-            return RunStatus.REJECTED, _rejected_summary(mine, n), None
+            return RunStatus.REJECTED, compiler.rejected_summary(mine, n), None
+        if facts.unreported:
+            return RunStatus.ERROR, compiler.UNREPORTED_SUMMARY.format(chip=job.chip, n=n), None
         worst = max((o.max_abs_error or 0.0 for c in facts.cases for o in c.outputs), default=0.0)
+        # A passing output's note says how it was checked (one too large to send whole: `verdict.sums`).
+        how = next((f"; {o.name}: {o.note}" for c in facts.cases for o in c.outputs if o.note), "")
         return (
             RunStatus.PASSED,
-            f"passed: {n}/{n} cases match the reference (max abs error {worst:.3g})",
+            f"passed: {n}/{n} cases match the reference (max abs error {worst:.3g}){how}",
             None,
         )
     summary = _mismatch_summary(failed[0], len(failed), len(facts.cases))
@@ -236,45 +249,6 @@ def _nan_hint(case: CaseResult, nan_fill: bool) -> str:
         ". NaN marks memory the kernel never wrote (the simulator fills it with NaN), or values computed "
         "from it, such as an accumulator that was never zeroed"
     )
-
-
-def _rejected_summary(check: LoweringCheck, cases: int, simulated: bool = True) -> str:
-    error = check.error
-    why = f": {error.type}: {error.message}" if error else ""
-    where = f" (line {error.line})" if error and error.line else ""
-    if not simulated:
-        return (
-            f"rejected by the TPU compiler for {check.chip}{why}{where}; the simulator cannot run it "
-            "either, so this kernel would not compile for a TPU"
-        )
-    return (
-        f"rejected by the TPU compiler for {check.chip}{why}{where}; in the simulator the outputs match "
-        f"the reference ({cases}/{cases} cases), but this kernel would not compile for a TPU"
-    )
-
-
-def _lowering_suffix(status: RunStatus, facts: _Facts) -> str:
-    """What the lowering checks add to the summary (the job's chip decides `rejected`; see `_checked`)."""
-    reports = {r.chip: r for r in (*facts.lowerings, facts.lowering) if r is not None}
-    mine = facts.lowering.chip if facts.lowering is not None else None
-    rejected = [c for c, r in reports.items() if r.lowers is False]
-    unchecked = [c for c, r in reports.items() if r.lowers is None]
-    warned = {c: len(r.warnings) for c, r in reports.items() if r.warnings}
-    parts = []
-    if status is RunStatus.REJECTED:
-        rejected = [c for c in rejected if c != mine]
-        if rejected:
-            parts.append(f"also rejected for {', '.join(rejected)}")
-    elif rejected:
-        parts.append(f"rejected by the TPU compiler for {', '.join(rejected)}")
-    if len(warned) == 1:
-        ((chip, count),) = warned.items()
-        parts.append(f"{count} chip-check warning{'s' if count > 1 else ''} for {chip}")
-    elif warned:
-        parts.append(f"chip-check warnings for {', '.join(warned)}")
-    if unchecked:
-        parts.append(f"TPU lowering not checked for {', '.join(unchecked)}")
-    return "".join(f"; {p}" for p in parts)
 
 
 def _mismatch_summary(case: CaseResult, failed: int, total: int) -> str:
@@ -311,22 +285,6 @@ def _error_summary(error: ErrorInfo) -> str:
     where = f" (line {error.line})" if error.line else ""
     phase = f" in {error.phase}" if error.phase else ""
     return f"error{phase}: {error.type}: {error.message}{where}"
-
-
-def _unsupported(error: ErrorInfo, check: LoweringCheck | None) -> tuple[RunStatus, str, str | None]:
-    """A construct the simulator cannot run: whose problem it is, the TPU compiler (lowering check) decides."""
-    where = f" (line {error.line})" if error.line else ""
-    if check is not None and check.lowers is False:
-        return RunStatus.REJECTED, _rejected_summary(check, 0, simulated=False), None
-    if check is not None and check.lowers:
-        verdict = f"the TPU compiler accepts it for {check.chip}"
-    else:
-        verdict = "the TPU lowering check could not tell whether it compiles for a TPU"
-    return (
-        RunStatus.UNSUPPORTED,
-        f"unsupported by the simulator: {error.type}: {error.message}{where}; {verdict}",
-        None,
-    )
 
 
 def _because(facts: _Facts) -> str:
@@ -377,15 +335,7 @@ def _ending(ex: Execution) -> str:
     return f"exit code {ex.exit_code}"
 
 
-def _mode(job: Job, facts: _Facts) -> str:
-    if facts.interpret is None:
-        return job.mode
-    return "interpret" if facts.interpret else "tpu"
-
-
 def _with_rss(memory: MemoryUse, rss: int) -> MemoryUse:
-    from dataclasses import replace
-
     return replace(memory, peak_rss_bytes=rss)
 
 

@@ -5,8 +5,11 @@ Decoding trusts nothing a job sent, and bounds every field of a header before it
 objects, records, strings or sub-arrays), at most `MAX_RANK` dimensions each an int in
 [0, `MAX_CASE_ARRAY_BYTES`] (a zero-size array with a dimension of 10**30 is refused too, not left
 to numpy), the byte count exactly what dtype and shape imply, and a case's arrays within
-`MAX_CASE_ARRAY_BYTES`. Whatever fails is a `ChannelError`, which the checker turns into the user's
-`error` result: a process that lies about its outputs never gets `passed`, and never breaks the checker.
+`MAX_CASE_ARRAY_BYTES`. Beside outputs sampled to fit, one table of per-group sums (`SUMS_NAME`,
+`sandbox.verdict.digests`) may come too, bounded the same way before its bytes are read: float64, two
+dimensions, `SUMS_COLUMNS` columns and at most `MAX_SUMS_ROWS` rows. Whatever fails is a
+`ChannelError`, which the checker turns into the user's `error` result: a process that lies about its
+outputs never gets `passed`, and never breaks the checker.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ from sandbox.protocol.arrays import MAX_CASE_ARRAY_BYTES, ArrayBytes
 MAX_RANK = 8
 MAX_ARRAYS = 64  # outputs (or inputs) of one case; a catalog entry has a handful
 MAX_NAME_CHARS = 200
+# The table of sums over every element of the outputs too large to send whole: its name is no
+# output's (an output's name begins with "out" or "input["), its layout is `digests`'.
+SUMS_NAME = "#sums"
+SUMS_COLUMNS = 33
+MAX_SUMS_ROWS = 4096
+SUMS_BYTES = MAX_SUMS_ROWS * SUMS_COLUMNS * 8
 # ml_dtypes' low-precision types (numpy kind "V"), by name; everything else must be bool/int/float/complex.
 # Every one JAX can return (a float8 "fnuz", a float4 or an int2 output was an unknown dtype: an error
 # however right it was); each compares through float32, which holds all of its values exactly.
@@ -81,15 +90,21 @@ def encode(named: Iterable[tuple[str, np.ndarray]]) -> tuple[ArrayBytes, ...]:
 
 
 def decode(records: Sequence[ArrayBytes]) -> list[tuple[str, np.ndarray]]:
-    """The arrays of one case, each checked against its header before it is read."""
-    if not isinstance(records, Sequence) or len(records) > MAX_ARRAYS:
+    """The arrays of one case, each checked against its header before it is read; the sums table,
+    if one came, among them under its name."""
+    if not isinstance(records, Sequence) or len(records) > MAX_ARRAYS + 1:
         raise ChannelError(f"more than {MAX_ARRAYS} outputs in one case")
+    tables = sum(1 for record in records if getattr(record, "name", None) == SUMS_NAME)
+    if len(records) - tables > MAX_ARRAYS or tables > 1:
+        raise ChannelError(f"more than {MAX_ARRAYS} outputs, or more than one table of sums, in one case")
     total = 0
     arrays = []
     for record in records:
         name = _name(record.name)
         dtype = _dtype(record.dtype)
         shape = _shape(record.shape)
+        if name == SUMS_NAME:
+            _sums_header(dtype, shape)
         want = math.prod(shape) * dtype.itemsize
         total += want
         if total > MAX_CASE_ARRAY_BYTES:
@@ -140,6 +155,19 @@ def _shape(shape: object) -> tuple[int, ...]:
         shown = tuple(shape)[: MAX_RANK + 1] if isinstance(shape, Sequence) else type(shape).__name__
         raise ChannelError(f"an output of impossible shape {str(shown)[:120]}")
     return tuple(shape)
+
+
+def _sums_header(dtype: np.dtype, shape: tuple[int, ...]) -> None:
+    if (
+        dtype != np.float64
+        or len(shape) != 2
+        or shape[1] != SUMS_COLUMNS
+        or not 0 < shape[0] <= MAX_SUMS_ROWS
+    ):
+        raise ChannelError(
+            f"a table of sums of dtype {dtype} and shape {shape}: it must be float64, of at most "
+            f"{MAX_SUMS_ROWS} rows of {SUMS_COLUMNS}"
+        )
 
 
 def _bytes(data: object, want: int) -> bytes:

@@ -66,7 +66,7 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
         (as_complex128(got), as_complex128(expected)) if complex_ else (as_float64(got), as_float64(expected))
     )
     with np.errstate(invalid="ignore", over="ignore"):
-        allowed = tol.atol + tol.rtol * _magnitude(e)
+        allowed = tol.atol + tol.rtol * magnitude(e)
         parts = ((g.real, e.real), (g.imag, e.imag)) if complex_ else ((g, e),)
         abs_err = np.maximum.reduce([np.abs(gp - ep) for gp, ep in parts])
         ok = np.logical_and.reduce([_part_ok(gp, ep, allowed) for gp, ep in parts])
@@ -103,7 +103,7 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
     )
 
 
-def _magnitude(e: np.ndarray) -> np.ndarray:
+def magnitude(e: np.ndarray) -> np.ndarray:
     """|e|; of a complex element with a NaN or Inf part, that of its finite part (which must still match)."""
     if e.dtype.kind != "c":
         return np.abs(e)

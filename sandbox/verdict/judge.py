@@ -4,21 +4,21 @@ Every output is compared with its own tolerance; the case fails if any output do
 sent a different number of outputs, if the race detector fired, or if the kernel was given other
 inputs than the reference's (a `make_inputs` that is not a function of its seed, or a kernel that
 changed them). Only what the comparison needs comes from the kernel's process as data; its notes,
-races and kernel count are its own report, shown as such.
+races and kernel count are its own report, shown as such. An output too large to send whole is
+compared on its sampled rows element by element and, every element, by its groups' sums (`sums`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from sandbox.protocol import CaseResult, Race, Tolerance
+from sandbox.protocol import CaseResult, OutputCheck, Race, Tolerance
 from sandbox.protocol.events import CaseExpected, CaseRan
-from sandbox.verdict import arrays
+from sandbox.verdict import arrays, digests, sums
 from sandbox.verdict.compare import compare
 from sandbox.verdict.tolerances import output_tolerance
 from sandbox.verdict.vacuous import vacuous_note
@@ -31,10 +31,12 @@ INPUTS_DIFFER = (
 
 @dataclass(frozen=True)
 class Expected:
-    """One case as the reference's process computed it, decoded and vetted."""
+    """One case as the reference's process computed it, decoded and vetted; `sums`, the table of
+    sums of its outputs too large to send whole (None if none was)."""
 
     event: CaseExpected
     outputs: list[tuple[str, np.ndarray]]
+    sums: np.ndarray | None = field(default=None, compare=False, repr=False)
     # The vacuous-check note per set of tolerances: it reads only the expected outputs, and a kept
     # catalog reference is judged again on every run (two extra comparisons each, before the verdict).
     _vacuous: dict[tuple[tuple[str, Tolerance], ...], str] = field(
@@ -43,7 +45,9 @@ class Expected:
 
     @classmethod
     def of(cls, event: CaseExpected) -> Expected:
-        return cls(event=event, outputs=arrays.decode(event.outputs))
+        outputs, table = digests.split(arrays.decode(event.outputs))
+        digests.validate(outputs, table)
+        return cls(event=event, outputs=outputs, sums=table)
 
     def vacuous(self, declared: dict[str, Tolerance]) -> str:
         key = tuple(sorted(declared.items()))
@@ -56,13 +60,14 @@ class Expected:
 
 def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> CaseResult:
     """The case's verdict; `arrays.ChannelError` if the kernel's process sent unreadable outputs."""
-    got = arrays.decode(ran.outputs)
+    got, got_sums = digests.split(arrays.decode(ran.outputs))
     want = expected.outputs
     checks = tuple(
         compare(name, got[i][1], w, output_tolerance(name, str(w.dtype), declared))
         for i, (name, w) in enumerate(want)
         if i < len(got)
     )
+    checks = _with_sums(checks, [n for n, _ in got], expected, got_sums)
     same_inputs = ran.inputs_digest == expected.event.inputs_digest
     layout = layout_note([n for n, _ in got], [n for n, _ in want])
     passed = (
@@ -96,6 +101,24 @@ def judge(expected: Expected, ran: CaseRan, declared: dict[str, Tolerance]) -> C
         races=ran.races,
         kernels=ran.kernels,
     )
+
+
+def _with_sums(
+    checks: tuple[OutputCheck, ...], got: list[str], expected: Expected, got_sums: np.ndarray | None
+) -> tuple[OutputCheck, ...]:
+    """Each check of a sampled output, failed too where its groups' sums differ beyond the tolerance;
+    an output the kernel's process cut otherwise than the reference's fails on its layout instead."""
+    done = list(checks)
+    for i, check in enumerate(checks):
+        name, want = expected.outputs[i]
+        cut = digests.sampling(name)[1]
+        if not cut or digests.sampling(got[i])[1] != cut or expected.sums is None:
+            continue
+        if got_sums is None:
+            raise arrays.ChannelError("the kernel's sampled outputs came without their sums")
+        rows = expected.sums[:, 0] == i
+        done[i] = sums.checked(check, got_sums[got_sums[:, 0] == i], expected.sums[rows], want.dtype)
+    return tuple(done)
 
 
 # A mismatch of the size one bf16 MXU pass gives: within this share of the output's largest value (the
@@ -133,8 +156,6 @@ def _band_note(bands: Sequence[tuple[str, float]], tolerance: Tolerance | None) 
     )
 
 
-# How `sandbox.harness.sampled` names an output too large to send whole: every k-th row or element.
-SAMPLING = re.compile(r"(?:\[::\d+\]|\.ravel\(\)\[::\d+\])$")
 MUTATED = "(mutated in place)"
 
 
@@ -144,7 +165,7 @@ def layout_note(got: Sequence[str], want: Sequence[str]) -> str:
     shape, which `sampled` cuts with another stride to the same shape). An in-place entry's mutated
     input stands where the reference's output is; only its sampling must agree."""
     for g, w in zip(got, want, strict=False):
-        (g_base, g_cut), (w_base, w_cut) = _sampling(g), _sampling(w)
+        (g_base, g_cut, _), (w_base, w_cut, _) = digests.sampling(g), digests.sampling(w)
         if g_cut != w_cut:
             return (
                 f"the kernel's output {g[:80]!r} is of another shape than the reference's {w!r} (both too "
@@ -156,11 +177,6 @@ def layout_note(got: Sequence[str], want: Sequence[str]) -> str:
                 "structure (one array, a tuple, a dict) as the reference"
             )
     return ""
-
-
-def _sampling(name: str) -> tuple[str, str]:
-    found = SAMPLING.search(name)
-    return (name[: found.start()], found.group()) if found else (name, "")
 
 
 def _count_note(got: int, expected: int) -> str:

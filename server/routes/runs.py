@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Header, Request, Response
@@ -23,6 +22,7 @@ from server.deps import (
 from server.problems import ProblemError, problem_responses
 from server.queue.interface import QueueUnavailableError, RunQueue, RunView
 from server.queue.problems import queue_problems
+from server.streams import message
 from server.submit import start_run
 from server.wire.schemas import RunCreated, RunRequest, RunState
 
@@ -107,8 +107,7 @@ async def _sse(queue: RunQueue, run_id: str, after: str | None, request: Request
                     return
                 yield ": keepalive\n\n"
                 continue
-            head = f"id: {event.id}\n" if event.id is not None else ""
-            yield f"{head}event: {event.kind}\ndata: {json.dumps(event.data)}\n\n"
+            yield message(event.kind, event.data, event.id)
     except QueueUnavailableError:
         yield "retry: 5000\n\n"
 

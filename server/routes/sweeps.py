@@ -8,7 +8,6 @@ summary, sweep: SweepResult, shards}. A refused sweep gets the same problems as 
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Header, Request, Response
@@ -17,6 +16,7 @@ from fastapi.responses import StreamingResponse
 from server.deps import CatalogDep, ClientDep, QueueDep, RunClientDep, SettingsDep, StreamsDep, SweepsDep
 from server.problems import ProblemError, problem_responses
 from server.queue.problems import queue_problems
+from server.streams import message
 from server.sweeps import Sweep, SweepRegistry, start_sweep, sweep_jobs
 from server.wire.sweeps import SweepCreated, SweepRequest, SweepState
 
@@ -101,7 +101,7 @@ async def _sse(sweep: Sweep, after: int, request: Request) -> AsyncIterator[str]
         while index < len(sweep.events):
             event = sweep.events[index]
             index += 1
-            yield f"id: {event['id']}\nevent: {event['kind']}\ndata: {json.dumps(event['data'])}\n\n"
+            yield message(event["kind"], event["data"], event["id"])
         if sweep.state == "done" and index >= len(sweep.events):
             return
         if not await sweep.wait_for_events(index, KEEPALIVE_SECONDS):

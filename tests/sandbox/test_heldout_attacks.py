@@ -21,9 +21,10 @@ import pytest
 from sandbox.backends import checking
 from sandbox.jobs.build import make_job
 from sandbox.protocol import Case, Event, RunResult, RunStatus, new_event, to_json_dict
-from sandbox.protocol.events import CaseExpected, ReportError, read_event
+from sandbox.protocol.events import CaseExpected
+from sandbox.protocol.reading import ReportError, read_event
 from sandbox.results.classify import classify
-from sandbox.verdict import arrays
+from sandbox.verdict import arrays, digests
 from sandbox.verdict.compare import compare, tolerance_for
 from sandbox.verdict.judge import Expected
 from tests.executions import finished
@@ -129,23 +130,28 @@ def test_a_result_of_another_structure_is_a_mismatch(got_names):
     assert two.status is RunStatus.MISMATCH, two.summary
 
 
+def _cut(name: str, full: np.ndarray, stride: int) -> list[tuple[str, np.ndarray]]:
+    """An output as `sampled.fit` sends one too large to send whole: every k-th row, and its sums."""
+    return [(f"{name}[::{stride}]", full[::stride]), (arrays.SUMS_NAME, digests.table([(0, full)]))]
+
+
 def test_an_output_of_another_shape_sampled_to_the_expected_shape_is_a_mismatch():
     """`sampled.fit` sends every k-th row of an output too large to send whole; a (4500, 1024) output
     cut every 3rd row is as many rows as a (3000, 1024) one cut every 2nd, and the checker compared
     shapes only after the cut."""
-    rows = WANT[:2]
-    result = _result([("out[::2]", rows)], [("out[::3]", rows.copy())])
+    six, nine = np.arange(24, dtype=np.float32).reshape(6, 4), np.arange(36, dtype=np.float32).reshape(9, 4)
+    result = _result(_cut("out", six, 2), _cut("out", nine, 3))
     assert result.status is RunStatus.MISMATCH, result.summary
     assert "another shape" in result.cases[0].note
-    same = _result([("out[::2]", rows)], [("out[::2]", rows.copy())])
+    same = _result(_cut("out", six, 2), _cut("out", six.copy(), 2))
     assert same.status is RunStatus.PASSED, same.summary
 
 
 def test_an_in_place_entrys_mutated_input_stands_for_the_output():
     mutated = "input[0] (mutated in place)"
     assert _result([("out", WANT)], [(mutated, WANT)]).status is RunStatus.PASSED
-    assert _result([("out[::2]", WANT)], [(f"{mutated}[::2]", WANT)]).status is RunStatus.PASSED
-    assert _result([("out[::2]", WANT)], [(f"{mutated}[::3]", WANT)]).status is RunStatus.MISMATCH
+    assert _result(_cut("out", WANT, 2), _cut(mutated, WANT, 2)).status is RunStatus.PASSED
+    assert _result(_cut("out", WANT, 2), _cut(mutated, WANT, 3)).status is RunStatus.MISMATCH
 
 
 # -- fields of a case's report, bounded before they are shown ------------------------------------------

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from sandbox.backends import checking
-from sandbox.protocol import RunStatus, to_json_dict
-from sandbox.protocol.events import read_event
+from sandbox.protocol import LoweringCheck, RunStatus, new_event, to_json_dict
+from sandbox.protocol.reading import read_event
 from sandbox.results.classify import classify
 from sandbox.verdict import arrays
 from sandbox.verdict.compare import compare, tolerance_for
@@ -84,7 +84,9 @@ def _integers(value: object) -> list[int]:
 def test_a_forged_report_beside_the_outputs_is_bounded_in_the_result(kind):
     line = json.dumps({"kind": kind, "t": 1e308, "data": FORGED[kind]}).replace("1e+308", "NaN", 1)
     forged = read_event(line.encode())  # as the backend's reader takes it off the job's channel
-    execution = finished(forged, _ran([("out", WANT)]))
+    # The harness's own lowering check beside it: a forged `versions` first says the run was simulated.
+    lowered = new_event("lowering", check=LoweringCheck(chip="v5p", lowers=True, seconds=0.1))
+    execution = finished(forged, _ran([("out", WANT)]), lowered)
     checker = checking.Checker(JOB, _reference([("out", WANT)]))
     rewritten = checker.rewrite(execution)
     result = classify(JOB, rewritten)

@@ -119,10 +119,11 @@ def test_a_tpu_size_case_is_checked_on_every_kth_row_by_both_sides():
     small = [("out", np.zeros((4, 4), np.float32))]
     assert fit(small, cap=1024) is small
     big = np.arange(4096 * 64, dtype=np.float32).reshape(4096, 64)  # 1 MiB
-    ((name, rows),) = fit([("out", big)], cap=300_000)
+    (name, rows), (sums, _) = fit([("out", big)], cap=300_000)
     assert name == "out[::4]" and rows.shape == (1024, 64) and (rows[1] == big[4]).all()
+    assert sums == "#sums"  # every element's sums beside the rows: `tests/unit/test_sampled_sums.py`
     few = np.arange(3 * 100_000, dtype=np.float32).reshape(3, 100_000)  # 1.2 MB in 3 rows
-    ((name, flat),) = fit([("out", few)], cap=300_000)
+    (name, flat), _ = fit([("out", few)], cap=300_000)
     assert name == "out.ravel()[::4]" and flat.nbytes <= 300_000 and flat[1] == 4.0
 
 

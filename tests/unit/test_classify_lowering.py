@@ -24,7 +24,7 @@ from sandbox.protocol import (
     new_event,
     to_json_dict,
 )
-from sandbox.protocol.events import read_event
+from sandbox.protocol.reading import read_event
 from sandbox.results.classify import classify
 from tests.executions import finished
 

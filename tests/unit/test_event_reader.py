@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sandbox.backends.watch import Report
-from sandbox.protocol.events import PAYLOADS, ReportError, new_event, payload, read_event
+from sandbox.protocol.events import PAYLOADS, new_event, payload
+from sandbox.protocol.reading import ReportError, read_event
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
