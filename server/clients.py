@@ -52,6 +52,14 @@ class Client:
     # started, together), the browser the student, and the class budget stands in for the per-address
     # cap (a room behind one school address is normal).
     in_class: bool = False
+    # A class member's own network address (as its own runs count: `with_its_classes` for an address
+    # that started classes): its class runs and its own runs count together against one cap.
+    member: str = ""
+
+    @property
+    def holder(self) -> str:
+        """The address whose cap this client's runs count against: a class member's own, else its own."""
+        return self.member or self.address
 
     @property
     def key(self) -> str:
@@ -63,11 +71,18 @@ class Client:
         return network_of(self.address)
 
 
-def in_class_session(class_id: str, student_id: str, owner: str) -> Client:
+def in_class_session(class_id: str, student_id: str, owner: str, member: str = "") -> Client:
     """A student of a class, limited per student and by the class budget, not by the shared address.
     The budget, the rate and the place in the queue's round robin are its owner's (`owner`: who
-    started the class, as the class store keeps it): two classes of one address get one share."""
-    return Client(f"{CLASS_PREFIX}{owner}", f"{class_id}.{student_id}", in_class=True)
+    started the class, as the class store keeps it): two classes of one address get one share.
+    `member`: the address the run came from (`Client.address` of the request), whose own runs and
+    class runs count together (one address cannot hold its own cap and a class's budget beside it)."""
+    return Client(class_group(owner), f"{class_id}.{student_id}", in_class=True, member=member)
+
+
+def class_group(owner: str) -> str:
+    """The queue's group of every class `owner` started (and of the owner's own runs)."""
+    return f"{CLASS_PREFIX}{owner}"
 
 
 def with_its_classes(client: Client, owner: str) -> Client:
@@ -75,7 +90,7 @@ def with_its_classes(client: Client, owner: str) -> Client:
     own runs count: in the same address as its classes' runs, so the per-address cap, the class budget
     and the queue's round robin each see the two together (one address cannot hold its own cap and its
     classes' budget beside it)."""
-    return Client(f"{CLASS_PREFIX}{owner}", client.browser)
+    return Client(class_group(owner), client.browser)
 
 
 def parse_networks(text: str) -> tuple[Proxy, ...]:

@@ -11,7 +11,9 @@ that chip kind):
    Redis lists: `q:POOL:addrs` (addresses in turn order), `q:POOL:a:ADDR` (that address's browsers in
    turn order), `q:POOL:b:ADDR/BROWSER` (that browser's runs, FIFO), and `q:POOL:since` (run → time
    queued: the depth and the oldest wait). Submitting (`lua.SUBMIT`) checks, in one atomic step,
-   the queue size, the per-browser and per-address caps (sets of active runs), the queue's last
+   the queue size, the per-browser and per-address caps (sets of active runs; every run an address
+   sent, to whichever group, also in `active-held:ADDRESS`, so a class member's class runs count
+   against its own cap), the queue's last
    places kept for addresses and networks with few runs (`server.queue.admission`; a network's
    active runs in `active-net:NETWORK`) and both token
    buckets (`server.ratelimit.RateLimiter`'s rule), so the limits hold across web servers exactly

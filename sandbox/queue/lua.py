@@ -21,9 +21,13 @@ def _script(body: str, args: str) -> Script:
 
 # ARGV: prefix, run_id, pool, address, browser, job, cache_key, per_client, per_address, queue_size,
 #       ttl, cache_size, rate_per_minute, rate_burst, address_rate_per_minute, address_rate_burst,
-#       open_places, light_runs, network, light_network_runs
+#       open_places, light_runs, network, light_network_runs, holder, holder_cap
 # → {'ok', queued} | {'full', queued} | {'kept', queued} (only the kept places are left, and the address
-#   or its network is not light) | {'busy_client', limit} | {'busy_address', limit} | {'rate', seconds}
+#   or its network is not light) | {'busy_client', limit} | {'busy_address', limit} | {'busy_holder', limit}
+#   | {'rate', seconds}
+# `holder`: the address whose cap the run also counts against (`Client.holder`: a class member's own
+# address; the run's address otherwise): its runs are those of `active:HOLDER` and `active-held:HOLDER`
+# (every run sent from it, to whichever group), counted together.
 SUBMIT = _script(
     """
 local run_id, pool, addr, browser = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -45,10 +49,17 @@ local mine, theirs = k('active', addr .. '/' .. browser), k('active', addr)
 if active(mine) >= per_client then return {'busy_client', per_client} end
 local group = active(theirs)
 if group >= per_address then return {'busy_address', per_address} end
+-- A holder's runs: its own group's and those it sent to other groups (a member's class runs).
+local holder, held_key = k('active', ARGV[21]), k('active-held', ARGV[21])
+if holder ~= theirs then active(holder) end
+active(held_key)
+local held = #redis.call('SUNION', holder, held_key)
+if held >= tonumber(ARGV[22]) then return {'busy_holder', tonumber(ARGV[22])} end
 -- The queue's last places are kept for addresses (and networks) with few runs:
 -- `server.queue.admission.refuses`.
 local net = k('active-net', ARGV[19])
-if queued >= tonumber(ARGV[17]) and (group >= tonumber(ARGV[18]) or active(net) >= tonumber(ARGV[20])) then
+local heavy = math.max(group, held) >= tonumber(ARGV[18])
+if queued >= tonumber(ARGV[17]) and (heavy or active(net) >= tonumber(ARGV[20])) then
   return {'kept', queued}
 end
 local wait = take_tokens(addr, browser, ARGV[13], ARGV[14], ARGV[15], ARGV[16], t)
@@ -58,7 +69,7 @@ redis.call('HSET', rk, 'state', 'queued', 'pool', pool, 'address', addr, 'browse
   'job', ARGV[6], 'key', ARGV[7], 'created', t, 'attempt', 0, 'ttl', ARGV[11], 'cache', ARGV[12])
 -- Long enough for any run to end; `end_run` shortens it to the configured TTL.
 redis.call('EXPIRE', rk, 86400)
-for _, key in ipairs({mine, theirs, net}) do
+for _, key in ipairs({mine, theirs, net, held_key}) do
   redis.call('SADD', key, run_id)
   redis.call('EXPIRE', key, 86400)
 end
@@ -70,7 +81,8 @@ redis.call('LTRIM', bell, -1000, -1)
 return {'ok', queued + 1}
 """,
     "run_id pool address browser job cache_key per_client per_address queue_size ttl cache_size rate_per_minute "
-    "rate_burst address_rate_per_minute address_rate_burst open_places light_runs network light_network_runs",
+    "rate_burst address_rate_per_minute address_rate_burst open_places light_runs network light_network_runs "
+    "holder holder_cap",
 )
 
 # A run answered from the cache: done at once, but a run for the rate limits (not for the caps on

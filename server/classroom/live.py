@@ -31,7 +31,7 @@ EDIT_REFRESH_SECONDS = 5.0
 JOIN_WINDOW_SECONDS = 60
 
 # Kinds of change. Students' streams wake only on what changes their own page.
-Kind = Literal["runs", "board", "editing", "hands", "follow", "students", "steps"]
+Kind = Literal["runs", "board", "editing", "hands", "follow", "students", "steps", "joins"]
 STUDENT_KINDS: frozenset[str] = frozenset({"hands", "follow", "students", "steps", "board"})
 
 

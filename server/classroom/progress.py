@@ -1,6 +1,7 @@
 """The teacher's view of a class: each student's latest status per step, settled against the queue,
 with who is editing what, late runs, raised hands, the room's most common failing headlines, the
-class boards, and the grid as CSV.
+class boards, the class's budget as the queue counts it, and who may join (the grid as CSV:
+`server.classroom.export`).
 
 A student's run is recorded as `queued` when it is submitted (with its run id); reading the
 progress asks the queue about every run not yet settled and writes back the ones that are done. The
@@ -12,18 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import csv
-import io
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sandbox.protocol import RunStatus
+from server.classroom import judging
 from server.classroom.board import board, challenge_chip, score
+from server.classroom.judging import Judging
 from server.classroom.live import LiveState
+from server.clients import class_group
 from server.problems import ProblemError
+from server.queue.engine import class_cap
 from server.queue.interface import RunQueue, RunView
-from server.store import class_steps
+from server.settings import Settings
+from server.store import class_joins, class_steps
+from server.store.class_joins import Door
 from server.store.class_steps import Mark, StepSetup
 from server.store.classes import PENDING, ClassSession, ClassStore, StepStatus, Student
 from server.store.lessons import lesson_store
@@ -31,6 +36,7 @@ from server.wire.classes import (
     Board,
     CellPublic,
     ClassBudget,
+    ClassJoins,
     ClassProgress,
     CommonError,
     Hand,
@@ -81,24 +87,39 @@ def class_member(store: ClassStore, token: str | None, step: int | None) -> Stud
     return student
 
 
-def first_status(view: RunView) -> tuple[str, str]:
+def first_status(view: RunView, step: int, judged: Judging) -> tuple[str, str]:
     """A class run's cell when it is submitted: queued, or its result at once (a cache hit)."""
-    return settled_status(view) or ("queued", "")
+    return settled_status(view, step, judged) or ("queued", "")
 
 
-def settled_status(view: RunView | None) -> tuple[str, str] | None:
-    """The (status, headline) a pending cell becomes, or None while the run is still queued."""
+def settled_status(view: RunView | None, step: int, judged: Judging) -> tuple[str, str] | None:
+    """The (status, headline) a pending cell on `step` becomes, or None while the run is still queued
+    (a lesson step that asks for a Pallas kernel reads a pass without one as `no_kernel`: `judging`)."""
     if view is None:
         return "lost", "the run was forgotten before it was read (its result expired)"
     if view.state == "done" and view.result is not None:
-        return str(view.result.get("status", "error")), headline(view.result)
+        found = judging.verdict(view.result, step, judged)
+        return found or (str(view.result.get("status", "error")), headline(view.result))
     return ("running", "") if view.state == "running" else None
 
 
 @dataclass(frozen=True)
+class ClassLimits:
+    """The server's bounds a class's grid shows: the class budget's runs at once, and its students."""
+
+    budget: int
+    students: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> ClassLimits:
+        return cls(class_cap(settings.class_queue, settings.queue_size), settings.class_students)
+
+
+@dataclass(frozen=True)
 class Room:
-    """What a class is made of besides its cells: students, live state, step setups and marks, and
-    the chip each step runs on in the lesson."""
+    """What a class is made of besides its cells: students, live state, step setups and marks, the
+    chip each step runs on in the lesson, the steps whose lesson file asks for a Pallas kernel, and
+    who may join (the teacher's door)."""
 
     session: ClassSession
     students: list[Student]
@@ -106,6 +127,8 @@ class Room:
     setups: dict[int, StepSetup]
     marks: list[Mark]
     lesson_chips: tuple[str, ...]
+    kernel_steps: frozenset[int] = frozenset()
+    door: Door = field(default_factory=Door)
 
     def setup(self, step: int) -> StepSetup:
         return self.setups.get(step, StepSetup(step))
@@ -117,10 +140,10 @@ class Room:
 
 
 async def settle(
-    store: ClassStore, queue: RunQueue, class_id: str, cells: list[StepStatus], chips: dict[int, str]
+    store: ClassStore, queue: RunQueue, class_id: str, cells: list[StepStatus], judged: Judging
 ) -> tuple[list[StepStatus], int, bool]:
     """`cells` with every finished run's status filled in (and stored), the furthest queue place, and
-    whether a board time was kept (`chips`: the challenge steps' chips)."""
+    whether a board time was kept (`judged`: the challenge steps' chips, the steps asking for a kernel)."""
     out, furthest, scored = [], 0, False
     for cell in cells:
         if cell.status not in PENDING:
@@ -129,25 +152,26 @@ async def settle(
         view = await queue.view(cell.run_id)
         if view is not None and view.position:
             furthest = max(furthest, view.position)
-        settled, kept = await settle_one(store, class_id, cell, view, chips)
+        settled, kept = await settle_one(store, class_id, cell, view, judged)
         out.append(settled)
         scored |= kept
     return out, furthest, scored
 
 
 async def settle_one(
-    store: ClassStore, class_id: str, cell: StepStatus, view: RunView | None, chips: dict[int, str]
+    store: ClassStore, class_id: str, cell: StepStatus, view: RunView | None, judged: Judging
 ) -> tuple[StepStatus, bool]:
     """The cell as `view` (its run now) says; a final status is stored, with the board's time (then
     True: a board may have changed)."""
-    now = settled_status(view)
+    now = settled_status(view, cell.step, judged)
     if now is None:
         return cell, False
     (status, line), at = now, time.time()
     if status != "running":  # running is not final: the next read asks again
         await asyncio.to_thread(store.settle, class_id, cell.run_id, status, line, at)
-        chip = chips.get(cell.step)
-        found = score(view.result, chip) if chip and view is not None and view.result else None
+        chip = judged.chips.get(cell.step)
+        result = view.result if view is not None and status == "passed" else None
+        found = score(result, chip) if chip and result else None
         if chip and found is not None:
             await asyncio.to_thread(
                 class_steps.scored, store.database, class_id, cell.student_id, cell.step, *found, chip
@@ -167,30 +191,54 @@ async def as_stored(
     return [c if c.status in PENDING else stored.get((c.student_id, c.step), c) for c in settled]
 
 
-def lesson_chips(store: ClassStore, session: ClassSession) -> tuple[str, ...]:
-    """The chip each step of the class's lesson revision runs on."""
+def lesson_facts(store: ClassStore, session: ClassSession) -> tuple[tuple[str, ...], frozenset[int]]:
+    """The chip each step of the class's lesson revision runs on, and the steps asking for a kernel."""
     lesson = lesson_store(store.database).get(session.lesson, session.revision)
-    return tuple(step.chip for step in lesson.record.steps) if lesson is not None else ()
+    if lesson is None:
+        return (), frozenset()
+    steps = lesson.record.steps
+    return tuple(s.chip for s in steps), judging.kernel_steps([(s.entry, s.source) for s in steps])
 
 
 def challenge_chips(room: Room) -> dict[int, str]:
     return {k: room.chip(k) for k, s in room.setups.items() if s.kind == "challenge"}
 
 
+def judging_of(room: Room) -> Judging:
+    return Judging(challenge_chips(room), room.kernel_steps)
+
+
 async def load_room(store: ClassStore, session: ClassSession, live: LiveState) -> Room:
-    """The class's students, setups and marks from the database, with `live` state."""
-    chips = await asyncio.to_thread(lesson_chips, store, session)
+    """The class's students, setups, marks and door from the database, with `live` state."""
+    chips, kernels = await asyncio.to_thread(lesson_facts, store, session)
     students = await asyncio.to_thread(store.students, session.id)
     setups = await asyncio.to_thread(class_steps.setups, store.database, session.id)
     marks = await asyncio.to_thread(class_steps.marks, store.database, session.id)
-    return Room(session, students, live, setups, marks, chips)
+    door = await asyncio.to_thread(class_joins.door, store.database, session.id)
+    return Room(session, students, live, setups, marks, chips, kernels, door)
 
 
-async def class_progress(store: ClassStore, queue: RunQueue, room: Room, limit: int) -> ClassProgress:
-    """The teacher's grid of the class, with the class's budget (`limit` runs at once)."""
+async def in_flight(store: ClassStore, queue: RunQueue, class_id: str) -> int:
+    """Runs queued or running against the class's budget, as the queue counts them (its 429 too):
+    every run of every class its owner started, and the owner's own."""
+    owner = await asyncio.to_thread(store.owner_of, class_id)
+    return len(await queue.runs_in_flight(class_group(owner)))
+
+
+def joins_public(door: Door, limits: ClassLimits) -> ClassJoins:
+    default = class_joins.default_per_address(limits.students)
+    return ClassJoins(
+        open=not door.closed, per_address=door.per_address or default, per_address_default=default
+    )
+
+
+async def class_progress(
+    store: ClassStore, queue: RunQueue, room: Room, limits: ClassLimits
+) -> ClassProgress:
+    """The teacher's grid of the class, with the class's budget and door."""
     session = room.session
     cells = await asyncio.to_thread(store.progress, session.id)
-    settled, furthest, scored = await settle(store, queue, session.id, cells, challenge_chips(room))
+    settled, furthest, scored = await settle(store, queue, session.id, cells, judging_of(room))
     cells = await as_stored(store, session.id, cells, settled)
     if scored:  # a run settled here (its watch was lost) changed a board: read the marks again
         room = replace(room, marks=await asyncio.to_thread(class_steps.marks, store.database, session.id))
@@ -209,7 +257,8 @@ async def class_progress(store: ClassStore, queue: RunQueue, room: Room, limit: 
             for s in room.students
         ],
         common_errors=common_errors(room.students, cells),
-        budget=ClassBudget(in_flight=sum(1 for c in cells if c.status in PENDING), limit=limit),
+        budget=ClassBudget(in_flight=await in_flight(store, queue, session.id), limit=limits.budget),
+        joins=joins_public(room.door, limits),
         furthest_in_queue=furthest,
         hands=[
             Hand(student_id=sid, name=names[sid], since=at) for sid, at in room.live.hands if sid in names
@@ -292,54 +341,3 @@ def common_errors(students: list[Student], cells: list[StepStatus]) -> list[Comm
         for (step, line), who in ranked[:COMMON_SHOWN]
         if len(who) >= COMMON_AT_LEAST
     ]
-
-
-# A cell a spreadsheet would read as a formula starts with one of these (OWASP, "CSV Injection"; the
-# full-width forms too, which some spreadsheets fold into the ASCII ones).
-# A pipe starts a DDE call in some; a spreadsheet may skip leading blanks before any of them.
-FORMULA_STARTS = ("=", "+", "-", "@", "|", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\uff5c")
-
-
-def csv_cell(value: str) -> str:
-    """A cell as text a spreadsheet shows and never evaluates: a formula character at its start, or
-    after leading blanks, is escaped with a single quote (students' names and run headlines are theirs
-    to choose)."""
-    return (
-        "'" + value
-        if value.lstrip().startswith(FORMULA_STARTS) or value.startswith(FORMULA_STARTS)
-        else value
-    )
-
-
-class _SafeWriter:
-    def __init__(self, out: io.StringIO) -> None:
-        # Every cell quoted too, as OWASP recommends: a separator inside a cell cannot start a new one.
-        self.writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
-
-    def writerow(self, row: list[str]) -> None:
-        self.writer.writerow([csv_cell(cell) for cell in row])
-
-
-def progress_csv(progress: ClassProgress) -> str:
-    """The grid as CSV: one row per student, a status and a headline column per step."""
-    out = io.StringIO()
-    writer = _SafeWriter(out)
-    steps = range(1, progress.steps + 1)
-    assignments = {s.step for s in progress.setup if s.kind == "assignment"}
-    header = ["student"]
-    for k in steps:
-        header += [
-            f"step {k} status",
-            f"step {k} headline",
-            *([f"step {k} late"] if k in assignments else []),
-        ]
-    writer.writerow(header)
-    for student in progress.students:
-        row = [student.name]
-        for k in steps:
-            cell = student.steps.get(str(k))
-            row += [cell.status, cell.headline] if cell else ["not started", ""]
-            if k in assignments:
-                row.append("late" if cell and cell.late else "")
-        writer.writerow(row)
-    return out.getvalue()

@@ -15,6 +15,7 @@ import asyncio
 import logging
 
 from server.classroom import progress
+from server.classroom.judging import Judging
 from server.classroom.live import ClassLive, InProcessLive, LiveState
 from server.queue.interface import RunQueue
 from server.settings import Settings
@@ -56,9 +57,9 @@ class Classroom:
             async for event in queue.follow(run_id, None):
                 if event is not None and event.kind == "running":
                     await self.live.publish(class_id, "runs")
-            chips = await challenge_chips(store, class_id)
+            judged = await class_judging(store, class_id)
             cell = StepStatus(student.id, step, "queued", "", run_id, 0.0)
-            _, scored = await progress.settle_one(store, class_id, cell, await queue.view(run_id), chips)
+            _, scored = await progress.settle_one(store, class_id, cell, await queue.view(run_id), judged)
             await self.live.publish(class_id, "board" if scored else "runs")
         except asyncio.CancelledError:
             raise
@@ -66,15 +67,15 @@ class Classroom:
             log.exception("watching class run %s failed", run_id)
 
 
-async def challenge_chips(store: ClassStore, class_id: str) -> dict[int, str]:
-    """The chip of each challenge step of the class (the teacher's, else the lesson step's)."""
+async def class_judging(store: ClassStore, class_id: str) -> Judging:
+    """How the class's runs are read: the chip of each challenge step (the teacher's, else the lesson
+    step's), and the steps whose lesson file asks for a Pallas kernel."""
     setups = await asyncio.to_thread(class_steps.setups, store.database, class_id)
     session = await asyncio.to_thread(store.get, class_id)
-    if session is None or not any(s.kind == "challenge" for s in setups.values()):
-        return {}
-    chips = await asyncio.to_thread(progress.lesson_chips, store, session)
-    room = progress.Room(session, [], LiveState(), setups, [], chips)
-    return progress.challenge_chips(room)
+    if session is None:
+        return Judging()
+    chips, kernels = await asyncio.to_thread(progress.lesson_facts, store, session)
+    return progress.judging_of(progress.Room(session, [], LiveState(), setups, [], chips, kernels))
 
 
 def create_classroom(settings: Settings) -> Classroom:

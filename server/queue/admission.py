@@ -16,9 +16,13 @@ group's network (`server.clients.network_of`: an IPv4 /24, an IPv6 /48, a class 
 to hold fewer than `LIGHT_NETWORK_RUNS` runs: two light people of one network at a time. (Holders of
 many networks are not told apart: that needs accounts, which the playground does not have.)
 
-The in-process engine asks `refuses`; the Redis queue passes `open_places`, `LIGHT_RUNS` and
-`LIGHT_NETWORK_RUNS` to its `SUBMIT` script (`sandbox.queue.lua`, which may not import the server),
-whose comparison is this one.
+A class member's own address is a group of its own too (`caps`): its own runs and the class runs it
+sends count together, so joining someone else's class does not add the class's budget to the
+address's own cap.
+
+The in-process engine asks `refuses` and `caps`; the Redis queue passes `open_places`, `LIGHT_RUNS` and
+`LIGHT_NETWORK_RUNS` (and the caps) to its `SUBMIT` script (`sandbox.queue.lua`, which may not import
+the server), whose comparison is this one.
 """
 
 from __future__ import annotations
@@ -45,3 +49,14 @@ def refuses(queued: int, group_runs: int, network_runs: int, open_places: int) -
     `network_runs`, is refused a place in a queue where `queued` runs wait: only once the open places
     are taken, and only a group that is not light or whose network is not."""
     return queued >= open_places and (group_runs >= LIGHT_RUNS or network_runs >= LIGHT_NETWORK_RUNS)
+
+
+def caps(in_class: bool, per_address: int, class_cap: int) -> tuple[int, int]:
+    """The two caps a run is counted against, both queues' one rule: its group's (an address's runs,
+    or the budget of every class one owner started) and its holder's (the address it came from: its
+    own runs and its class runs together, `Client.holder`). A class run's holder may have the class's
+    whole budget (a room behind one school address is one address), never that beside its own cap:
+    the bound an address that started classes has (`server.clients.with_its_classes`)."""
+    if in_class:
+        return class_cap, max(per_address, class_cap)
+    return per_address, per_address

@@ -3,7 +3,8 @@
 Runs wait in a two-level round-robin queue (`server.queue.fairness`: network addresses take turns, and
 browsers within an address), so one client that submits many runs, however many browser ids it
 mints, cannot starve the others; caps and rate limits hold per browser and per address (a cache hit
-is a run for the rate limits, though not for the caps on runs in flight), and the queue's last places
+is a run for the rate limits, though not for the caps on runs in flight; a class member's address
+counts its class runs with its own: `server.queue.admission.caps`), and the queue's last places
 are kept for addresses with few runs (`server.queue.admission`); `slots` worker tasks take
 the next run and execute it on the sandbox backend in a thread (backends are blocking). Every run
 keeps its event log, so a Server-Sent-Events subscriber that connects late (or reconnects) replays
@@ -172,20 +173,9 @@ class InProcessEngine:
             return self._cached_run(job, client, cached)
         if self.queued >= self.queue_size:
             raise QueueFullError(self.retry_after(), self.queued)
-        active = [r for r in self.runs.values() if r.state != "done" and r.client.address == client.address]
-        if sum(1 for r in active if r.client == client) >= self.per_client:
-            raise ClientBusyError(self.per_client)
-        cap, whose = (
-            (class_cap(self.class_budget, self.queue_size), "your class")
-            if client.in_class
-            else (self.per_address, "your network address")
-        )
-        if len(active) >= cap:
-            raise ClientBusyError(cap, whose)
-        neighbours = sum(
-            1 for r in self.runs.values() if r.state != "done" and r.client.network == client.network
-        )
-        if admission.refuses(self.queued, len(active), neighbours, self.queue_size - self.kept_places):
+        group, held = self._check_caps(client)
+        neighbours = sum(1 for r in self.live_runs() if r.client.network == client.network)
+        if admission.refuses(self.queued, max(group, held), neighbours, self.queue_size - self.kept_places):
             raise QueueFullError(self.retry_after(), self.queued, self.kept_places)
         self._take_tokens(client)
         run = Run(id=new_run_id(), job=job, client=client)
@@ -196,6 +186,33 @@ class InProcessEngine:
         self._announce_positions()
         asyncio.get_running_loop().create_task(self._notify())
         return run
+
+    def _check_caps(self, client: Client) -> tuple[int, int]:
+        """The runs in flight of `client`'s group and of its holder (`admission.caps`), or
+        `ClientBusyError` when the browser, the group or the holder is at its cap."""
+        live = self.live_runs()
+        group = [r for r in live if r.client.address == client.address]
+        if sum(1 for r in group if r.client.key == client.key) >= self.per_client:
+            raise ClientBusyError(self.per_client)
+        held = sum(1 for r in live if client.holder in (r.client.address, r.client.holder))
+        group_cap, holder_cap = admission.caps(
+            client.in_class, self.per_address, class_cap(self.class_budget, self.queue_size)
+        )
+        if len(group) >= group_cap:
+            raise ClientBusyError(group_cap, "your class" if client.in_class else "your network address")
+        if held >= holder_cap:
+            raise ClientBusyError(holder_cap, "your network address")
+        return len(group), held
+
+    def live_runs(self, address: str | None = None, browser: str | None = None) -> list[Run]:
+        """Runs queued or running: all, or those of group `address` (of its `browser` only, if given)."""
+        return [
+            r
+            for r in self.runs.values()
+            if r.state != "done"
+            and (address is None or r.client.address == address)
+            and (browser is None or r.client.browser == browser)
+        ]
 
     def _take_tokens(self, client: Client) -> None:
         """One run's tokens from the browser's and the address's buckets, or `RateLimitedError`."""

@@ -37,6 +37,9 @@ class InProcessQueue(InProcessEngine):
             self.cancel_run(run)
         return RunView(id=run.id, state=run.state, position=self.position(run), result=None)
 
+    async def runs_in_flight(self, address: str, browser: str | None = None) -> list[str]:
+        return [run.id for run in self.live_runs(address, browser)]
+
     async def finished(self, run_id: str) -> FinishedRun | None:
         run = self.get(run_id)
         if run is None or run.state != "done" or run.result is None:

@@ -138,6 +138,11 @@ class RunQueue(Protocol):
         """A done run's job and result (for a share that keeps them); None unless it is done."""
         ...
 
+    async def runs_in_flight(self, address: str, browser: str | None = None) -> list[str]:
+        """The ids of the runs queued or running of the group `address` (a `Client.address`: a class
+        group's are every class of its owner), or of its `browser` only (one student of a class)."""
+        ...
+
     def follow(self, run_id: str, after: str | None) -> AsyncIterator[FollowEvent | None]:
         """The run's events after `after` (an event id), ending with `done`; None now and then
         while nothing happens (the caller sends a keep-alive and checks the client is there)."""

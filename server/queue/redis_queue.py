@@ -100,6 +100,10 @@ class RedisQueue:
     async def finished(self, run_id: str) -> FinishedRun | None:
         return await self._guard(lambda: self._finished(run_id))
 
+    async def runs_in_flight(self, address: str, browser: str | None = None) -> list[str]:
+        group = address if browser is None else f"{address}/{browser}"
+        return await self._guard(lambda: self.state.in_flight(group))
+
     async def follow(self, run_id: str, after: str | None) -> AsyncIterator[FollowEvent | None]:
         try:
             async for item in self._follow(run_id, after):
@@ -134,6 +138,9 @@ class RedisQueue:
             raise NoRunnerError(pool)
         key = job_key(job, self.versions)
         run_id = new_run_id()
+        group_cap, holder_cap = admission.caps(
+            client.in_class, s.per_address_queue, class_cap(s.class_queue, s.queue_size)
+        )
         job_text = json.dumps(to_json_dict(job))
         if not fresh and s.cache_size > 0 and (cached := await self.state.cached(key)) is not None:
             verdict, wait = await self._store_done(
@@ -160,7 +167,9 @@ class RedisQueue:
             job=job_text,
             cache_key=key,
             per_client=s.per_client_queue,
-            per_address=class_cap(s.class_queue, s.queue_size) if client.in_class else s.per_address_queue,
+            per_address=group_cap,
+            holder=client.holder,
+            holder_cap=holder_cap,
             queue_size=s.queue_size,
             open_places=admission.open_places(s.queue_size, s.queue_reserve),
             light_runs=admission.LIGHT_RUNS,
@@ -182,6 +191,8 @@ class RedisQueue:
             raise ClientBusyError(value)
         if verdict == "busy_address":
             raise ClientBusyError(value, "your class" if client.in_class else "your network address")
+        if verdict == "busy_holder":
+            raise ClientBusyError(value, "your network address")
         if verdict == "rate":
             raise RateLimitedError(value)
         with run_context(run_id):

@@ -66,6 +66,16 @@ class RedisState:
         values = await self.redis.hmget(self.key("run", run_id), list(fields))
         return None if values[0] is None else values
 
+    async def in_flight(self, group: str) -> list[str]:
+        """The runs queued or running of `group` (an address, or `address/browser`): its set of active
+        runs (`active:GROUP`, kept by the SUBMIT script and `end_run`), less any that ended or expired."""
+        ids = sorted(await self.redis.smembers(self.key("active", group)))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for run_id in ids:
+                pipe.hget(self.key("run", run_id), "state")
+            states = await pipe.execute()
+        return [run_id for run_id, state in zip(ids, states, strict=True) if state in ("queued", "running")]
+
     async def cached(self, key: str) -> RunResult | None:
         """The result of an identical earlier run, flagged as a copy (the entry a worker's FINISH wrote)."""
         text = await self.redis.get(self.key("cache", key))

@@ -19,11 +19,10 @@ from fastapi.responses import StreamingResponse
 from server.classroom import stream
 from server.classroom.access import student_of, teacher_session
 from server.classroom.live import STUDENT_KINDS
-from server.classroom.progress import boards, class_progress, load_room, setup_public
+from server.classroom.progress import ClassLimits, boards, class_progress, load_room, setup_public
 from server.classroom.room import Classroom
 from server.deps import ClassesDep, ClassroomDep, ClientDep, QueueDep, SettingsDep, StreamsDep
 from server.problems import ProblemError, problem_responses
-from server.queue.engine import class_cap
 from server.queue.problems import queue_problems
 from server.store import class_steps
 from server.store.class_steps import StepSetup
@@ -64,11 +63,7 @@ async def teacher_events(
     async def grid() -> str:
         with queue_problems():
             loaded = await load_room(store, session, await room.live.state(class_id))
-            return stream.as_json(
-                await class_progress(
-                    store, queue, loaded, class_cap(settings.class_queue, settings.queue_size)
-                )
-            )
+            return stream.as_json(await class_progress(store, queue, loaded, ClassLimits.of(settings)))
 
     views = stream.views(room.live, class_id, None, grid, request.is_disconnected, "progress")
     return StreamingResponse(

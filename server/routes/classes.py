@@ -1,7 +1,8 @@
 """`/api/classes`: class sessions. A teacher starts one from a lesson (the answer carries the join code
 and the teacher token, once); students join with the code and a nickname (each gets a student token,
 once); the teacher reads everyone's progress with `Authorization: Bearer <teacher token>`, as JSON or
-CSV, and may rename or remove a student.
+CSV, may rename or remove a student (their runs in flight are cancelled), and decides who may join
+(closed or open, students per address: `server.store.class_joins`).
 
 Store calls block, so the async handlers (those that also ask the queue) move them to a thread.
 """
@@ -14,11 +15,14 @@ import math
 from fastapi import APIRouter, Header, Response
 
 from server.classroom.access import teacher_session
-from server.classroom.progress import class_progress, load_room, progress_csv
+from server.classroom.export import progress_csv
+from server.classroom.progress import ClassLimits, class_progress, joins_public, load_room
+from server.classroom.runs import cancel_student_runs
 from server.deps import ClassesDep, ClassroomDep, ClientDep, LessonsDep, QueueDep, QuotaDep, SettingsDep
 from server.problems import ProblemError, problem_responses
-from server.queue.engine import class_cap
 from server.queue.problems import queue_problems
+from server.store import class_joins
+from server.store.class_joins import ClassClosedError, Door, JoinsPerAddressError, RejoinRefusedError
 from server.store.classes import (
     ClassFullError,
     UnknownClassError,
@@ -28,7 +32,9 @@ from server.wire.classes import (
     ClassCreated,
     ClassJoin,
     ClassJoined,
+    ClassJoins,
     ClassProgress,
+    JoinsChange,
     StudentRename,
     nickname,
 )
@@ -70,7 +76,10 @@ def create_class(
 
 
 @router.post(
-    "/{code}/join", status_code=201, response_model=ClassJoined, responses=problem_responses(409, 429)
+    "/{code}/join",
+    status_code=201,
+    response_model=ClassJoined,
+    responses=problem_responses(403, 409, 429),
 )
 async def join_class(
     code: str,
@@ -90,15 +99,17 @@ async def join_class(
         )
     name = nickname(body.name)
     try:
-        session, student, token = await asyncio.to_thread(store.join, code, name, settings.class_students)
-    except UnknownClassError:
-        raise ProblemError(
-            404, "Unknown class", f"no class has the code {code!r}; check it with your teacher"
-        ) from None
-    except ClassFullError as full:
-        raise ProblemError(
-            409, "Class full", f"this class has {full.limit} students, as many as a class may have"
-        ) from None
+        session, student, token = await asyncio.to_thread(
+            store.join, code, name, settings.class_students, client.address, client.browser
+        )
+    except (
+        UnknownClassError,
+        ClassFullError,
+        ClassClosedError,
+        JoinsPerAddressError,
+        RejoinRefusedError,
+    ) as no:
+        raise _join_refused(code, no) from None
     await room.live.publish(session.id, "students")
     return ClassJoined(
         student_token=token,
@@ -110,6 +121,61 @@ async def join_class(
         steps=session.steps,
         lesson_url=f"/l/{session.lesson}?rev={session.revision}",
     )
+
+
+def _join_refused(code: str, refused: Exception) -> ProblemError:
+    """Why a join is refused, as the student's page shows it."""
+    if isinstance(refused, UnknownClassError):
+        return ProblemError(
+            404, "Unknown class", f"no class has the code {code!r}; check it with your teacher"
+        )
+    if isinstance(refused, ClassFullError):
+        return ProblemError(
+            409, "Class full", f"this class has {refused.limit} students, as many as a class may have"
+        )
+    if isinstance(refused, ClassClosedError):
+        return ProblemError(
+            403, "Class closed", "the teacher closed this class to new students; ask them to open it again"
+        )
+    if isinstance(refused, JoinsPerAddressError):
+        return ProblemError(
+            429,
+            "Too many students from this address",
+            f"{refused.limit} students of this class joined from your network address, as many as one "
+            "address may have; the teacher can allow more (a room behind one school address)",
+        )
+    assert isinstance(refused, RejoinRefusedError)
+    minutes = max(1, math.ceil(refused.retry_after / 60))
+    return ProblemError(
+        403,
+        "Removed from this class",
+        f"the teacher removed the student who joined from this browser; it can join again in {minutes} min",
+        headers={"Retry-After": str(math.ceil(refused.retry_after))},
+    )
+
+
+@router.put("/{class_id}/joins", response_model=ClassJoins, responses=TEACHER)
+async def set_joins(
+    class_id: str,
+    body: JoinsChange,
+    store: ClassesDep,
+    room: ClassroomDep,
+    settings: SettingsDep,
+    authorization: str = Header("", max_length=200),
+) -> ClassJoins:
+    """Close the class to new students or open it again, and set how many one address may have."""
+    await asyncio.to_thread(teacher_session, store, class_id, authorization)
+    if body.per_address is not None and body.per_address > settings.class_students:
+        raise ProblemError(
+            422,
+            "Too many per address",
+            f"`per_address` is at most {settings.class_students}, the students a class may have",
+            field="per_address",
+        )
+    door = Door(closed=not body.open, per_address=body.per_address)
+    await asyncio.to_thread(class_joins.set_door, store.database, class_id, door)
+    await room.live.publish(class_id, "joins")
+    return joins_public(door, ClassLimits.of(settings))
 
 
 @router.get("/{class_id}/progress", response_model=ClassProgress, responses=TEACHER)
@@ -124,7 +190,7 @@ async def get_progress(
     session = await asyncio.to_thread(teacher_session, store, class_id, authorization)
     with queue_problems():
         grid = await load_room(store, session, await room.live.state(session.id))
-        return await class_progress(store, queue, grid, class_cap(settings.class_queue, settings.queue_size))
+        return await class_progress(store, queue, grid, ClassLimits.of(settings))
 
 
 @router.get(
@@ -165,18 +231,25 @@ async def rename_student(
     return Response(status_code=204)
 
 
-@router.delete("/{class_id}/students/{student_id}", status_code=204, responses=TEACHER)
+@router.delete(
+    "/{class_id}/students/{student_id}", status_code=204, responses={**TEACHER, **problem_responses(503)}
+)
 async def remove_student(
     class_id: str,
     student_id: str,
     store: ClassesDep,
+    queue: QueueDep,
     room: ClassroomDep,
     authorization: str = Header("", max_length=200),
 ) -> Response:
+    """Remove a student: their token stops working, every class run of theirs still queued or running
+    is cancelled (the class's budget frees at once), and their browser cannot join again for a while."""
     await asyncio.to_thread(teacher_session, store, class_id, authorization)
     if not await asyncio.to_thread(store.remove, class_id, student_id):
         raise _unknown_student(class_id, student_id)
     await room.live.forget_student(class_id, student_id)
+    with queue_problems():
+        await cancel_student_runs(store, queue, class_id, student_id)
     await room.live.publish(class_id, "students")
     return Response(status_code=204)
 

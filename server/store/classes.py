@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 
 from server.clients import owner_key
+from server.store import class_joins
+from server.store.class_joins import Joiner
 from server.store.lessons import new_token, token_hash
 from server.store.sqlite import RecordDatabase
 from server.wire.classes import CELL_PROGRESS, NAME_CHARS, plain_line
@@ -155,15 +157,20 @@ class ClassStore:
         assert found is not None
         return found
 
-    def join(self, code: str, name: str, limit: int) -> tuple[ClassSession, Student, str]:
+    def join(
+        self, code: str, name: str, limit: int, address: str = "", browser: str = ""
+    ) -> tuple[ClassSession, Student, str]:
         """A new student of the class with join code `code`, and their token (given only now); a
         class holds at most `limit` students (ClassFullError). Removed ones do not count: a teacher
-        who removes joins an address made up makes room for real students."""
+        who removes joins an address made up makes room for real students. The class's door decides
+        first (`class_joins.admit`: closed, the address's share, a removed student's browser)."""
         session = self.by_code(code)
         if session is None:
             raise UnknownClassError(code)
-        token, student_id = new_token(), secrets.token_urlsafe(6)
+        token, student_id, now = new_token(), secrets.token_urlsafe(6), time.time()
+        joiner = self._joiner(address, browser)
         with self.database.transaction() as db:
+            class_joins.admit(db, session.id, joiner, limit, now)
             count = db.execute(
                 "SELECT COUNT(*) FROM class_students WHERE class_id = ? AND removed = 0", (session.id,)
             ).fetchone()[0]
@@ -171,9 +178,15 @@ class ClassStore:
                 raise ClassFullError(limit)
             db.execute(
                 "INSERT INTO class_students (class_id, id, token_sha256, name, created) VALUES (?, ?, ?, ?, ?)",
-                (session.id, student_id, token_hash(token), name[:NAME_CHARS], time.time()),
+                (session.id, student_id, token_hash(token), name[:NAME_CHARS], now),
             )
+            class_joins.record(db, session.id, student_id, joiner)
         return session, Student(session.id, student_id, name[:NAME_CHARS]), token
+
+    def _joiner(self, address: str, browser: str) -> Joiner:
+        """Who joins, as kept: salted digests of the address and of the browser id ("": none)."""
+        digest = self._digest(f"joiner\n{address}")[:32]
+        return Joiner(digest, self._digest(f"browser\n{browser}")[:32] if browser else "")
 
     def student(self, token: str) -> Student | None:
         """The student whose token this is, unless the teacher removed them."""
@@ -195,8 +208,16 @@ class ClassStore:
         return self._update_student(class_id, student_id, "name = ?", (name[:NAME_CHARS],))
 
     def remove(self, class_id: str, student_id: str) -> bool:
-        """Remove a student: their token stops working and the grid no longer shows them."""
-        return self._update_student(class_id, student_id, "removed = ?", (1,))
+        """Remove a student: their token stops working and the grid no longer shows them; their
+        browser (or address) cannot join again for a while (`class_joins.REJOIN_SECONDS`)."""
+        with self.database.transaction() as db:
+            changed = db.execute(
+                "UPDATE class_students SET removed = 1 WHERE class_id = ? AND id = ? AND removed = 0",
+                (class_id, student_id),
+            ).rowcount
+            if changed:
+                class_joins.removed(db, class_id, student_id, time.time())
+        return bool(changed)
 
     def record(self, student: Student, step: int, status: str, headline: str, run_id: str) -> None:
         """`status` as the student's latest on `step` (a new run replaces the one before), submitted

@@ -18,6 +18,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from server.store.sqlite import (
+    CLASS_JOIN_TABLES,
     CLASS_OWNER_INDEX,
     CLASS_OWNER_TABLES,
     CLASS_STEP_TABLES,
@@ -53,6 +54,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     MEASUREMENT_ADDER_TABLES,  # who added each measurement (a salted hash of the address)
     CLASS_OWNER_TABLES,  # who started each class (a salted hash of the address)
     CLASS_OWNER_INDEX,  # an owner's classes, found from the owner
+    CLASS_JOIN_TABLES,  # who may join a class: the teacher's door, where each student joined from
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key: "playground migrations".

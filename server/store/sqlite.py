@@ -84,6 +84,17 @@ CLASS_STEP_TABLES: tuple[str, ...] = (
     "best_basis TEXT NOT NULL DEFAULT '', best_chip TEXT NOT NULL DEFAULT '', "
     "PRIMARY KEY (class_id, student_id, step))",
 )
+# Who may join a class (server.store.class_joins): the teacher's door (closed to new joins, students
+# per address), and where each student joined from (salted digests of the address and the browser id)
+# and when the teacher removed them.
+CLASS_JOIN_TABLES: tuple[str, ...] = (
+    "CREATE TABLE IF NOT EXISTS class_doors (class_id TEXT PRIMARY KEY, closed INTEGER NOT NULL DEFAULT 0, "
+    "per_address INTEGER)",
+    "CREATE TABLE IF NOT EXISTS class_joins (class_id TEXT NOT NULL, student_id TEXT NOT NULL, "
+    "joiner TEXT NOT NULL, browser TEXT NOT NULL, removed_at DOUBLE PRECISION, "
+    "PRIMARY KEY (class_id, student_id))",
+    "CREATE INDEX IF NOT EXISTS class_joins_by_joiner ON class_joins (class_id, joiner)",
+)
 # Migration k brings a database from user_version k-1 to k: append steps, never edit one. Every
 # statement is idempotent, because a server from before a step resets user_version when it opens
 # the file (it sets its own version unconditionally) and the step then runs again.
@@ -111,6 +122,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     MEASUREMENT_ADDER_TABLES,
     CLASS_OWNER_TABLES,
     CLASS_OWNER_INDEX,
+    CLASS_JOIN_TABLES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = frozenset({"shares", "lessons", "measurements"})

@@ -117,8 +117,28 @@ class CommonError(Wire):
 
 
 class ClassBudget(Wire):
-    in_flight: int = Field(..., description="The class's runs queued or running now.")
+    in_flight: int = Field(
+        ...,
+        description="Runs queued or running now against the class's budget, as the queue counts them: "
+        "every run of every class its owner started, and the owner's own.",
+    )
     limit: int = Field(..., description="How many it may have at once (PLAYGROUND_CLASS_QUEUE).")
+
+
+class JoinsChange(Wire):
+    open: bool = Field(..., description="Whether new students may join (false: closed; joins get 403).")
+    per_address: int | None = Field(
+        None,
+        ge=1,
+        description="Students one network address may have in the class (null: the default); raise it "
+        "for a room behind one school address.",
+    )
+
+
+class ClassJoins(Wire):
+    open: bool = Field(..., description="Whether new students may join.")
+    per_address: int = Field(..., description="Students one network address may have in the class now.")
+    per_address_default: int = Field(..., description="What `per_address` is unless the teacher sets it.")
 
 
 class StepSetupPublic(Wire):
@@ -212,6 +232,7 @@ class ClassProgress(Wire):
         ..., description="The room's failing headlines, most students first (two or more students each)."
     )
     budget: ClassBudget
+    joins: ClassJoins = Field(..., description="Who may join: open or closed, students per address.")
     furthest_in_queue: int = Field(
         ..., description="The queue position of the class's last waiting run (0: none waiting): a long queue."
     )

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from server.app import create_app
-from server.classroom.progress import csv_cell
+from server.classroom.export import csv_cell
 from server.settings import Settings
 from tests.api.test_class_live import ClassFake, bearer, join, start_class
 from tests.live import serving

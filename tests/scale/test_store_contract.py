@@ -14,6 +14,8 @@ from fastapi.testclient import TestClient
 
 from server.app import create_app
 from server.settings import Settings
+from server.store import class_joins
+from server.store.class_joins import ClassClosedError, Door, JoinsPerAddressError, RejoinRefusedError
 from server.store.classes import ClassTokenError, UnknownClassError, class_store
 from server.store.lessons import LessonRecord, LessonStep, LessonTokenError, UnknownLessonError, lesson_store
 from server.store.postgres import SCHEMA_VERSION, PostgresDatabase
@@ -179,6 +181,30 @@ def test_class_store_contract(database):
     ]
     assert store.rename(session.id, bob.id, "robert") and store.remove(session.id, ada.id)
     assert store.student(token) is None and [s.name for s in store.students(session.id)] == ["robert"]
+
+
+def test_class_door_contract(database):
+    """Who may join (issue 41, fourth round), the same in both databases: closed and opened again,
+    an address's share (its removed students' places kept), a removed browser."""
+    store = class_store(database)
+    session, _ = store.create("lessonid123", 2, 3, owner="192.0.2.1")
+    class_joins.set_door(database, session.id, Door(closed=True))
+    with pytest.raises(ClassClosedError):
+        store.join(session.code, "ada", 40, "198.51.100.1", "b0")
+    class_joins.set_door(database, session.id, Door(per_address=2))
+    assert class_joins.door(database, session.id) == Door(closed=False, per_address=2)
+    _, ada, _ = store.join(session.code, "ada", 40, "198.51.100.1", "b1")
+    store.join(session.code, "bob", 40, "198.51.100.1", "b2")
+    with pytest.raises(JoinsPerAddressError):
+        store.join(session.code, "cy", 40, "198.51.100.1", "b3")
+    assert store.remove(session.id, ada.id)
+    with pytest.raises(RejoinRefusedError):
+        store.join(session.code, "ada", 40, "198.51.100.2", "b1")  # her browser, from anywhere
+    with pytest.raises(JoinsPerAddressError):
+        store.join(session.code, "cy", 40, "198.51.100.1", "b3")  # her place is still held
+    store.join(session.code, "dee", 40, "198.51.100.2", "b4")
+    class_joins.set_door(database, session.id, Door(per_address=3))  # the teacher allows more
+    store.join(session.code, "cy", 40, "198.51.100.1", "b3")
 
 
 def test_a_class_works_across_two_web_servers(redis_service, prefix, tmp_path, schema_url):

@@ -13,7 +13,7 @@ import pytest
 
 from sandbox.limits import default_limits
 from sandbox.protocol import InterpretOptions, Job
-from server.clients import Client, in_class_session
+from server.clients import Client, in_class_session, with_its_classes
 from server.queue import admission
 from server.queue.engine import InProcessEngine
 from server.queue.interface import ClientBusyError, QueueFullError
@@ -150,6 +150,37 @@ def test_two_class_owners_at_their_budget_leave_places_for_others():
     assert first == ["ok"] * 8 + ["busy"]
     assert second == ["ok"] * 4 + ["kept"] * 5
     assert newcomer == ["ok"]
+
+
+def test_a_class_members_own_runs_and_its_class_runs_share_one_cap():
+    """Issue 41, fourth round: an address that joined another's class held its own cap (6) and the
+    class's budget (8) beside it. Now its runs count together: the class's cap at most."""
+
+    def scenario() -> tuple[list[str], list[str], list[str], list[str]]:
+        queue = engine(class_budget=16)  # each owner's classes: half the queue, 8
+        mine = admitted(queue, Client("203.0.113.1", "b"), 6)
+        sent = [
+            admitted(queue, in_class_session("c", f"s{k}", "owner", "203.0.113.1"), 1)[0] for k in range(4)
+        ]
+        classmate = admitted(queue, in_class_session("c", "real", "owner", "198.51.100.1"), 1)
+        return mine, sent, classmate, admitted(queue, Client("203.0.113.1", "other"), 1)
+
+    mine, sent, classmate, again = in_loop(scenario)
+    assert mine == ["ok"] * 6 and sent == ["ok", "ok", "busy", "busy"]
+    assert classmate == ["ok"] and again == ["busy"]
+
+
+def test_an_owner_that_joins_another_class_counts_those_runs_with_its_own():
+    def scenario() -> tuple[list[str], list[str]]:
+        queue = engine(class_budget=16)
+        home = with_its_classes(Client("10.0.0.1", "b"), "ownerA")  # its own runs, with its classes
+        sent = [
+            admitted(queue, in_class_session("p", f"s{k}", "ownerP", home.address), 1)[0] for k in range(4)
+        ]
+        return sent, admitted(queue, home, 3)
+
+    sent, own = in_loop(scenario)
+    assert sent == ["ok"] * 4 and own == ["ok", "ok", "busy"]  # its cap (6) counts the 4 it sent
 
 
 def test_a_refusal_for_a_kept_place_says_why_and_when_to_try_again():

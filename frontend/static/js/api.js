@@ -149,6 +149,8 @@ export const renameStudent = (id, student, name, token) => request("PATCH", `/ap
 export const setFollow = (id, step, token) => request("PUT", `/api/classes/${enc(id)}/follow`, { step }, teacher(token));
 export const clearHands = (id, token) => request("DELETE", `/api/classes/${enc(id)}/hands`, undefined, teacher(token));
 export const lowerHand = (id, student, token) => request("DELETE", `/api/classes/${enc(id)}/hands/${enc(student)}`, undefined, teacher(token));
+/** Close the class to new students or open it, and set how many one address may have (`{open, per_address}`). */
+export const setClassJoins = (id, joins, token) => request("PUT", `/api/classes/${enc(id)}/joins`, joins, teacher(token));
 /** Make a step an exercise, an assignment `{deadline}` or a challenge `{chip, board_hidden}`. */
 export const setUpStep = (id, step, setup, token) => request("PUT", `/api/classes/${enc(id)}/steps/${enc(step)}`, setup, teacher(token));
 // A student's own calls carry their student token the same way.

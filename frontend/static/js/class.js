@@ -2,7 +2,7 @@
 // this browser, classroom.js), then goes to the lesson. /t/{id}#token=…: the teacher's page, live
 // over Server-Sent Events (GET /api/classes/{id}/events: the whole grid at once and after every
 // change, on any web server): the grid, raised hands, follow-me, common mistakes, class boards, the
-// steps' setup, renaming and removing students, the grid as CSV. `?present=1` lays it out for a
+// steps' setup, renaming and removing students, closing the class to new students, the grid as CSV. `?present=1` lays it out for a
 // projector (larger, no editing controls). The teacher token leaves the fragment for this browser's
 // storage at once, so it is not left in the address bar on a projector; the page shows the whole
 // teacher link, copyable (never on the projector), and without a kept token (another device) asks
@@ -12,7 +12,7 @@ import * as api from "./api.js";
 import { h, $ } from "./dom.js";
 import { keepMembership, teacherKey } from "./classroom.js";
 import { wireCopyButtons } from "./links.js";
-import { renderBoards, renderCommon, renderFollow, renderGrid, renderHands, renderSetup } from "./classgrid.js";
+import { renderBoards, renderCommon, renderFollow, renderGrid, renderHands, renderJoins, renderSetup } from "./classgrid.js";
 import { storage } from "./storage.js";
 
 function showProblem(el, error) {
@@ -118,7 +118,20 @@ function teacherActions(id, token) {
     clear: attempt(() => api.clearHands(id, token)),
     follow: attempt((step) => api.setFollow(id, step, token)),
     setUp: attempt((step, setup) => api.setUpStep(id, step, setup, token)),
+    joins: attempt((joins, change) => api.setClassJoins(id, { ...joinsNow(joins), ...change }, token)),
+    perAddress: attempt(async (joins) => {
+      const answer = prompt("How many students may join from one network address? (A room behind one school address needs as many as it has.)", String(joins.per_address))?.trim();
+      if (!answer) return;
+      const count = Number(answer);
+      if (!Number.isInteger(count) || count < 1) throw new Error(`Not a number of students: ${answer}`);
+      await api.setClassJoins(id, { ...joinsNow(joins), per_address: count }, token);
+    }),
   };
+}
+
+/** The class's door as the server keeps it: open or closed, and students per address (null: the default). */
+function joinsNow(joins) {
+  return { open: joins.open, per_address: joins.per_address === joins.per_address_default ? null : joins.per_address };
 }
 
 function render(progress, actions, chips) {
@@ -134,6 +147,7 @@ function render(progress, actions, chips) {
   renderSetup(progress, chips, actions.setUp);
   const waiting = progress.furthest_in_queue ? `; the last is at place ${progress.furthest_in_queue} in the queue` : "";
   $("#teacher-budget").textContent = `${progress.students.length} students · ${progress.budget.in_flight} of ${progress.budget.limit} runs in flight${waiting}`;
+  renderJoins(progress, actions);
   $("#teacher-updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
 }
 

@@ -1,7 +1,8 @@
 // The teacher's page, drawn from one class view (GET/SSE /api/classes/{id}/progress|events): the
 // grid of students × steps (a run's status, "editing" when the student changed the step since,
 // "late" after an assignment's deadline, the headline on hover), the raised hands in order, the
-// room's common mistakes, the class boards and the steps' setup. Drawing only; class.js acts.
+// room's common mistakes, the class boards, the steps' setup and who may join. Drawing only;
+// class.js acts.
 
 import { boardTable } from "./classboard.js";
 import { fill, h, $ } from "./dom.js";
@@ -100,4 +101,21 @@ export function renderSetup(progress, chips, save) {
       return h("tr", { dataset: { step: setup.step } }, h("th", { scope: "row" }, String(setup.step)), h("td", {}, kind), h("td", {}, deadline), h("td", {}, chip),
         h("td", {}, h("label", {}, hide, " hide")), h("td", {}, h("button", { type: "button", class: "save-step", onclick: apply }, "Save")));
     })));
+}
+
+/** Who may join: open or closed (a button to change it), and how many students one network address
+ * may have (a button that asks for another number). Drawn under the budget line, for the teacher only. */
+export function renderJoins(progress, actions) {
+  let line = $("#teacher-joins");
+  if (!line) {
+    line = h("p", { id: "teacher-joins", class: "class-joins teacher-only", "aria-live": "polite" });
+    $("#teacher-budget").after(line);
+  }
+  const joins = progress.joins;
+  fill(line,
+    h("span", { class: "joins-state", dataset: { open: joins.open ? "1" : "0" } }, joins.open ? "Open to new students" : "Closed to new students"), " ",
+    h("button", { type: "button", class: "joins-toggle", title: joins.open ? "Refuse new students (those in the class stay)" : "Let new students join again", onclick: () => actions.joins(joins, { open: !joins.open }) },
+      joins.open ? "Close to new students" : "Open to new students"), " ",
+    h("button", { type: "button", class: "joins-per-address", title: "How many students may join from one network address (raise it for a room behind one school address)", onclick: () => actions.perAddress(joins) },
+      `${joins.per_address} per address`));
 }
