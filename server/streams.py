@@ -75,14 +75,15 @@ def message(kind: str, data: Any, event_id: int | str | None = None) -> str:
     return f"{head}event: {kind}\ndata: {strict_json(data)}\n\n"
 
 
-def strict_json(data: Any) -> str:
+def strict_json(data: Any, *, compact: bool = False) -> str:
     """`data` as JSON a browser's `JSON.parse` reads: Python writes NaN and infinity as `NaN` and
     `Infinity`, which no JSON parser takes (a job's made-up time once broke every follower of its
-    run, issue 41), so a value that is not finite is written as null."""
+    run, issue 41), so a value that is not finite is written as null. `compact`: no spaces."""
+    separators = (",", ":") if compact else None
     try:
-        return json.dumps(data, allow_nan=False)
+        return json.dumps(data, allow_nan=False, separators=separators)
     except ValueError:
-        return json.dumps(_finite(data), allow_nan=False)
+        return json.dumps(_finite(data), allow_nan=False, separators=separators)
 
 
 def _finite(value: Any) -> Any:

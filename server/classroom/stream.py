@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 from server.classroom.live import ClassLive
+from server.streams import strict_json
 
 log = logging.getLogger(__name__)
 
@@ -78,21 +76,6 @@ async def _listen(live: ClassLive, class_id: str, kinds: frozenset[str] | None, 
 
 
 def as_json(model: object) -> str:
-    """A wire model as one line of JSON (SSE data is one line) that a browser's `JSON.parse` reads: a
-    value that is not finite (Python writes `NaN`, which no JSON parser takes) is null."""
+    """A wire model as one line of JSON (SSE data is one line) that a browser reads (`strict_json`)."""
     dump = getattr(model, "model_dump", None)
-    data = dump(mode="json") if dump else model
-    try:
-        return json.dumps(data, separators=(",", ":"), allow_nan=False)
-    except ValueError:
-        return json.dumps(_finite(data), separators=(",", ":"), allow_nan=False)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    return strict_json(dump(mode="json") if dump else model, compact=True)
