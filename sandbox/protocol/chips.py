@@ -190,7 +190,7 @@ class ChipInfo:
 #   marked `calibration`; the other half validates them): `python -m tests.model.fit v6e|tpu7x`
 #   (mean |log error| on the fit half, XLA's relayout copies around the kernel counted since 2026-12-06
 #   (`model.layouts`): v6e 3.0 %, TPU7x 7.0 %; the rates did not move). The vector rates (v6e 3.54, TPU7x 6.19
-#   vregs per cycle at the assumed clock; the one-rate rule's 2.15) absorb both the newer VPUs (bf16 VALUs on v6e and
+#   vregs per cycle at the assumed clock; the one-rate rule's 2.05) absorb both the newer VPUs (bf16 VALUs on v6e and
 #   later; widths and clocks not published) and how tokamax's kernel differs in vector work from the
 #   megablox gmm the model costs in its place; 0.80 and 0.75 of the MXU peak are what their
 #   compute-bound points reach. They were 6.19 and 10.82 (and v5e's 1.83) while the model counted
@@ -207,7 +207,7 @@ class ChipInfo:
 # Per-cycle costs are otherwise the same on every chip (ASSUMED: only v5e timings fix them); each
 # chip's clock turns them into seconds.
 STEP_CYCLES = 342.1
-VECTOR_VREGS_PER_CYCLE = 2.1462
+VECTOR_VREGS_PER_CYCLE = 2.0536
 DMA_ISSUE_CYCLES = 32.0
 SCALAR_CYCLES = 1.0
 LAUNCH_SECONDS = 1e-6

@@ -34,7 +34,7 @@ V5E_HBM_WRITE_EFFICIENCY = 0.65
 #   Today's stack ran flash's own 128-wide step in about 715 cycles. Until 2026-12-06 it was solved
 #   on JAX's flash attention at (32, 8, 512, 64) on a v5e (2.36 ms, jax-ml/jax#24633: 446 beside the
 #   fixed cost, 841 with it), whose 2024 stack ran that step in 864 cycles: those published points
-#   validate it now, 7-14 % fast (with XLA's relayout copies at head dim 64 counted, `model.layouts`;
+#   validate it now, 9-15 % fast (with XLA's relayout copies at head dim 64 counted, `model.layouts`;
 #   13-17 % before). It holds in a `pl.kernel` program's steps too (JAX's paged attention: a flash
 #   step per loop iteration).
 # - V5E_REDUCTION_SERIAL_SHARE: in such a step the share of the shorter of MXU and vector time that

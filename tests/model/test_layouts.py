@@ -69,3 +69,20 @@ def test_the_estimate_counts_the_copies_the_chips_compiler_adds(
     with chip_context(chip_info("v5e")):
         text = jax.jit(_double).trace(*offline.placed("v5e", [x])).lower().compile().as_text()
     assert len(re.findall(r"= bf16\[4096,\d+\]\{[^}]*\} copy\(", text)) == copies
+
+
+def test_the_copies_cost_what_the_chip_took_for_them():
+    """bench/tpu/relayout_probe.py on the lent v5e: the same Pallas kernel over a (4, 16, 2048, d) bf16
+    array, at d = 64 with XLA's two copies around it and at d = 128 without."""
+    import sys
+
+    sys.path.insert(0, str(RECORDS.parents[1]))
+    from relayout_probe import copy_kernel  # type: ignore[import-not-found]
+
+    measured = json.loads((RECORDS.parent / "relayout-probe-2026-12-06.json").read_text())
+    assert (measured["d64"]["copies_in_program"], measured["d128"]["copies_in_program"]) == (2, 0)
+    for d, copies in ((64, 2), (128, 0)):
+        x = jax.ShapeDtypeStruct((4, 16, 2048, d), jnp.bfloat16)
+        found = estimate(copy_kernel, (x,), chip_info("v5e"), timeline=False)
+        assert sum(n.startswith(f"XLA copies {copies} array") for n in found.notes) == (1 if copies else 0)
+        assert found.seconds / measured[f"d{d}"]["seconds"] - 1 == pytest.approx(0.0, abs=0.15)

@@ -239,11 +239,13 @@ def _relayouts(jaxpr: Any, chip: ChipInfo, found: Outside) -> None:
             copied.update(v for v in node.outs if v in returned and _relayout(v))
     if not copied:
         return
-    # Each copy reads the array and writes it (its bytes: the copy's tile padding is left out; on the
-    # lent v5e the flash attention kernels at head dim 64 fit that better than padded bytes do).
+    # Each copy reads the array and writes it, both at the HBM peak (its bytes: the copy's tile padding
+    # is left out). MEASURED on the lent v5e (bench/tpu/relayout_probe.py, v5e/relayout-probe-*.json):
+    # a Pallas copy of a (4, 16, 2048, 64) bf16 array with XLA's two copies around it took 0.132 ms,
+    # the same kernel at head dim 128 and no copies 0.129 ms; writes at the v5e's measured share
+    # (`hbm_write_efficiency`, a kernel's copies') made the pair 0.104 ms where this gives 0.082.
     read = written = sum(_nbytes(v) for v in copied)
-    bandwidth = chip.device_hbm_bandwidth
-    seconds = read / bandwidth + written / (bandwidth * chip.hbm_write_efficiency)
+    seconds = (read + written) / chip.device_hbm_bandwidth
     found.seconds += seconds
     found.bytes += read + written
     found.fusions += len(copied)
