@@ -142,6 +142,9 @@ class Job:
     # A class run (set by the server, never from a request): on a chip, its kernel's job exports the
     # timed case's program, and the host checks and times it again in a "rerun" job of its own.
     rerun: bool = False
+    # A class run on a scratch step whose file writes a Pallas kernel (set by the server, never from a
+    # request): outputs that match without a kernel are `no_kernel`, as a catalog exercise's are.
+    expects_kernel: bool = False
     # A "rerun" job's: the exported program (`jax.export`, base64), the name of the case it was exported
     # for, and the seed of the inputs it is checked and timed on.
     program: str = ""

@@ -221,7 +221,8 @@ def _checked(job: Job, facts: _Facts) -> tuple[RunStatus, str, str | None]:
     failed = [c for c in facts.cases if not c.passed]
     if not failed:
         n = len(facts.cases)
-        if job.entry is not None and job.entry.expects_kernel and any(c.kernels == 0 for c in facts.cases):
+        expects = job.entry.expects_kernel if job.entry is not None else job.expects_kernel
+        if expects and any(c.kernels == 0 for c in facts.cases):
             return RunStatus.NO_KERNEL, NO_KERNEL_SUMMARY.format(n=n), None
         mine = facts.lowering
         if mine is not None and mine.lowers is False:

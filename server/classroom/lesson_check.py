@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from sandbox.backends.checking import defines_reference
 from sandbox.protocol import Job
+from server.classroom.judging import writes_a_kernel
 from server.problems import ProblemError
 from server.store.classes import ClassStore, Student
 from server.store.lessons import lesson_store
@@ -42,4 +43,6 @@ def lesson_checked(store: ClassStore, student: Student, step: int, job: Job) -> 
         return replace(job, rerun=True)
     if not defines_reference(given.source):
         return job
-    return replace(job, reference_source=given.source, rerun=True)
+    return replace(
+        job, reference_source=given.source, rerun=True, expects_kernel=writes_a_kernel(given.source)
+    )

@@ -347,12 +347,19 @@ def test_a_class_run_without_a_pallas_kernel_is_no_kernel_and_never_ranks(tmp_pa
                 == 200
             )
         jnp, real = joined(http, room, "jnp"), joined(http, room, "pallas")
+        runs = {}
         for student, source in ((jnp, "nokernel est=2"), (real, "est=9")):
             for step in (1, 2):
-                assert class_run(http, student, f"{source} {step}\n", step).status_code == 201
+                sent = class_run(http, student, f"{source} {step}\n", step)
+                assert sent.status_code == 201
+                runs[source.split()[0], step] = sent.json()["id"]
         found = settled(
             url, room, lambda g: all(len(s["steps"]) == 2 and not pending(s) for s in g["students"])
         )
+        # The student's own result says so too: the server marks the job (`Job.expects_kernel`).
+        own = {key: http.get(f"/api/runs/{run}").json()["result"]["status"] for key, run in runs.items()}
+        assert own[("nokernel", 2)] == "no_kernel" and own[("nokernel", 1)] == "passed"
+        assert own[("est=9", 2)] == "passed"
     cells = {s["name"]: {k: c["status"] for k, c in s["steps"].items()} for s in found["students"]}
     # Step 2's lesson file writes a Pallas kernel; step 1's does not (plain jnp passes there).
     assert cells == {"jnp": {"1": "passed", "2": "no_kernel"}, "pallas": {"1": "passed", "2": "passed"}}
