@@ -16,6 +16,7 @@ They are kept until the run ends: at most two jobs' reports, each capped at `MAX
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,6 +33,10 @@ from sandbox.verdict.tolerances import output_tolerance
 Forward = Callable[[str, dict[str, Any]], None]
 RunOne = Callable[[Job, Forward, list[Event]], tuple[RunResult, bool]]
 Outputs = dict[int, list[tuple[str, np.ndarray]]]  # per case index: each output's name and values
+# A case index a kernel's process may report: a catalog entry has a handful of cases, a scratch file one.
+MAX_CASES = 1024
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,11 @@ def run_both(job: Job, forward: Forward, run_one: RunOne) -> tuple[RunResult, bo
     sim_result, sim_reusable = run_one(simulated_job, _quiet, sim_events)
     chip = Side(chip_result, _outputs(chip_events))
     simulated = Side(sim_result, _outputs(sim_events))
-    both = side_by_side(chip, simulated, job)
+    try:
+        both = side_by_side(chip, simulated, job)
+    except Exception:  # ours: the chip's result stands without the comparison, never a raise
+        log.exception("job %s: the two runs' outputs could not be compared", job.id)
+        return chip_result, False
     return replace(chip_result, both=both), chip_reusable and sim_reusable
 
 
@@ -70,7 +79,7 @@ def side_by_side(chip: Side, simulated: Side, job: Job) -> SideBySide:
             for i, (name, w) in enumerate(want)
             if i < len(got)
         )
-        name = chip.result.cases[index].name if index < len(chip.result.cases) else f"case {index}"
+        name = chip.result.cases[index].name if 0 <= index < len(chip.result.cases) else f"case {index}"
         cases.append(CaseDiff(name=name, outputs=checks))
     largest, amount = _largest(cases, chip, simulated)
     unsimulated = len(chip.result.cases) - len(cases)
@@ -106,7 +115,7 @@ def _tolerance(
     name: str, chip_output: np.ndarray, declared: dict[str, Tolerance], chip: RunResult, index: int
 ) -> Tolerance:
     """The tolerance the run checked this output with (the chip's case says), else the declared one."""
-    if index < len(chip.cases):
+    if 0 <= index < len(chip.cases):
         for check in chip.cases[index].outputs:
             if check.name == name and check.tolerance is not None:
                 return check.tolerance
@@ -163,6 +172,8 @@ def _outputs(events: list[Event]) -> Outputs:
             continue
         try:
             ran: CaseRan = payload(event)
+            if not 0 <= ran.index < MAX_CASES:  # a made-up index (-1 named the last case, or none)
+                continue
             found.setdefault(ran.index, digests.split(arrays.decode(ran.outputs))[0])  # not the sums
         except Exception:  # the kernel process's word: its own run already reported what was wrong
             continue

@@ -102,15 +102,24 @@ def defines_reference(source: str) -> bool:
 
 
 def expected_for(
-    backend: Backend, job: Job, cancel: threading.Event, cache: ReferenceCache | None = None
+    backend: Backend,
+    job: Job,
+    cancel: threading.Event,
+    cache: ReferenceCache | None = None,
+    *,
+    reuse: bool = True,
 ) -> Reference | ReferenceFailed | None:
-    """Run (or reuse) the reference's job of `job`; None when the run checks nothing."""
+    """Run (or, with `reuse`, reuse) the reference's job of `job`; None when the run checks nothing.
+
+    `reuse=False`: the caller looked for a kept reference once and found none; one another run kept
+    meanwhile is not taken here, since the caller would take it for this run's own (and give its
+    kernel's job what another run's `make_inputs` printed)."""
     ref_job = reference_job(job)
     if ref_job is None:
         return None
     cache = cache or cache_of(backend)
     key = cache_key(job) if cache is not None else None
-    cached = kept(backend, job, cache)
+    cached = kept(backend, job, cache) if reuse else None
     if cached is not None:
         return cached
     execution = backend.run(ref_job, lambda event: None, cancel)

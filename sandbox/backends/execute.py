@@ -130,8 +130,8 @@ def _execute(
     clock = PhaseClock(started)
     try:
         on_disk = references.recall(backend, job)  # a kept reference file, into the backend's memory
-        earlier = checking.kept(backend, job)
-        reference = pairing.start_reference(backend, job, cancel, slots)
+        earlier = checking.kept(backend, job)  # looked up once: whether the reference is this run's own
+        reference = pairing.start_reference(backend, job, cancel, slots, earlier)
         clock.reference_done()
         if isinstance(reference, checking.ReferenceFailed):
             return _reference_failed(job, reference, cancelled=cancel.is_set())

@@ -91,7 +91,7 @@ class PendingReference:
 
     def _run(self, backend: Backend, job: Job, cancel: threading.Event, slots: RunSlots) -> None:
         try:
-            found = checking.expected_for(backend, job, cancel)
+            found = checking.expected_for(backend, job, cancel, reuse=False)
         except Exception as exc:  # a backend fault, as `execute` treats one: the run fails cleanly
             log.exception("sandbox backend failed for the reference's job of %s", job.id)
             ref_job = checking.reference_job(job) or job
@@ -114,16 +114,20 @@ class PendingReference:
 Started = checking.Reference | checking.ReferenceFailed | PendingReference | None
 
 
-def start_reference(backend: Backend, job: Job, cancel: threading.Event, slots: RunSlots | None) -> Started:
-    """The run's reference: kept from an earlier run, computing beside the kernel's job in a borrowed
+def start_reference(
+    backend: Backend,
+    job: Job,
+    cancel: threading.Event,
+    slots: RunSlots | None,
+    kept: checking.Reference | None,
+) -> Started:
+    """The run's reference: `kept` (what the caller found an earlier run left: looked up once, so the
+    run knows whether its reference is its own), computing beside the kernel's job in a borrowed
     slot, or (no slot free) computed now in the run's own slot before the kernel's job starts."""
-    if slots is None or job.mode == "tpu" or checking.reference_job(job) is None:
-        return checking.expected_for(backend, job, cancel)
-    kept = checking.kept(backend, job)
     if kept is not None:
         return kept
-    if not slots.borrow():
-        return checking.expected_for(backend, job, cancel)
+    if slots is None or job.mode == "tpu" or checking.reference_job(job) is None or not slots.borrow():
+        return checking.expected_for(backend, job, cancel, reuse=False)
     log.info("job %s: its reference's job runs beside it, in a free slot", job.id)
     return PendingReference(backend, job, cancel, slots)
 

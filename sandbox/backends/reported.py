@@ -23,9 +23,11 @@ import types
 import typing
 from typing import Any
 
-from sandbox.protocol import Event, to_json_dict
+from sandbox.protocol import Event, Tolerance, to_json_dict
 from sandbox.protocol.codec import DecodeError
 from sandbox.protocol.events import CaseExpected, CaseRan, payload, with_payload
+from sandbox.verdict.arrays import ChannelError
+from sandbox.verdict.tolerances import usable
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +115,12 @@ def event_time(t: float) -> float:
 
 def expected(event: CaseExpected) -> CaseExpected:
     """A reference's case with the fields its process chose bounded (a scratch file's reference is
-    user code): the case's name and dims, the inputs' shapes, what `make_inputs` printed. Its arrays
-    are the checker's to vet (`sandbox.verdict.arrays`)."""
+    user code): the case's name and dims, the inputs' shapes, what `make_inputs` printed; its
+    tolerances usable (`ChannelError` else: the harness refuses such a `TOLERANCE`, so its process wrote
+    them itself). Its arrays are the checker's to vet (`sandbox.verdict.arrays`)."""
     return dataclasses.replace(
         event,
+        tolerances={str(name)[:200]: _usable(tol) for name, tol in event.tolerances.items()},
         case=_bound(event.case, 500, 32, nullable=False),
         input_shapes=tuple(
             tuple(max(0, min(n, INT_BOUND)) for n in shape[:MAX_RANK])
@@ -124,6 +128,13 @@ def expected(event: CaseExpected) -> CaseExpected:
         ),
         printed=event.printed[:PRINTED_CHARS],
     )
+
+
+def _usable(tol: Tolerance) -> Tolerance:
+    try:
+        return usable(tol)
+    except ValueError as exc:  # told to the user as the reference's unreadable outputs
+        raise ChannelError(f"the reference's {exc}") from None
 
 
 def text(value: str) -> str:

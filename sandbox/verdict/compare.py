@@ -14,6 +14,9 @@ from 2**60 + 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
 from sandbox.protocol import Mismatch, OutputCheck, Tolerance
@@ -21,6 +24,10 @@ from sandbox.protocol import Mismatch, OutputCheck, Tolerance
 FIRST_MISMATCHES = 8
 ERROR_MAP_CELLS = 16
 ERROR_MAP_CAP = 1e9  # JSON has no infinity
+# Elements compared at once. Each is widened to float64 (complex128) with a dozen temporaries beside
+# it: compared whole, an 8 MiB output of bytes (8 Mi elements) cost the checker's process ~600 MB and
+# seconds of CPU, per comparison (issue 41); by blocks, what is kept whole is ~10 bytes an element.
+BLOCK = 1 << 18
 
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "float64": Tolerance(rtol=1e-7, atol=1e-7),
@@ -62,21 +69,23 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
     if got.shape != expected.shape:
         return _shape_mismatch(name, got, expected, tol)
     complex_ = "c" in (got.dtype.kind, expected.dtype.kind)
-    g, e = (
-        (as_complex128(got), as_complex128(expected)) if complex_ else (as_float64(got), as_float64(expected))
+    integers = got.dtype.kind in "biu" and expected.dtype.kind in "biu"
+    flat_got, flat_expected = got.reshape(-1), expected.reshape(-1)
+    flat_bad, flat_nonfinite, flat_ratio = (
+        np.zeros(got.size, bool),
+        np.zeros(got.size, bool),
+        np.zeros(got.size),
     )
-    with np.errstate(invalid="ignore", over="ignore"):
-        allowed = tol.atol + tol.rtol * magnitude(e)
-        parts = ((g.real, e.real), (g.imag, e.imag)) if complex_ else ((g, e),)
-        abs_err = np.maximum.reduce([np.abs(gp - ep) for gp, ep in parts])
-        ok = np.logical_and.reduce([_part_ok(gp, ep, allowed) for gp, ep in parts])
-        finite = np.isfinite(g) & np.isfinite(e)
-        if got.dtype.kind in "biu" and expected.dtype.kind in "biu":
-            ok, abs_err = _integers(got, expected, tol, abs_err)
-        rel_err = abs_err[finite] / np.maximum(np.abs(e[finite]), np.finfo(np.float64).tiny)
-    bad = ~ok
+    tally = _Tally()
+    for start in range(0, got.size, BLOCK):
+        part = slice(start, start + BLOCK)
+        flat_bad[part], flat_nonfinite[part], flat_ratio[part] = _block(
+            flat_got[part], flat_expected[part], tol, tally, complex_=complex_, integers=integers
+        )
+    bad, nonfinite = flat_bad.reshape(got.shape), flat_nonfinite.reshape(got.shape)
+    ratio = flat_ratio.reshape(got.shape)
     count = int(bad.sum())
-    nonfinite = bad & ~finite
+    widen = as_complex128 if complex_ else as_float64
     return OutputCheck(
         name=name,
         shape=tuple(got.shape),
@@ -84,23 +93,62 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance) ->
         expected_shape=tuple(expected.shape),
         expected_dtype=str(expected.dtype),
         passed=count == 0 and str(got.dtype) == str(expected.dtype),
-        max_abs_error=_max(abs_err[finite]),
-        max_rel_error=_max(rel_err),
+        max_abs_error=tally.max_abs,
+        max_rel_error=tally.max_rel,
         mismatch_count=count,
         total=int(got.size),
-        first_mismatches=_first_mismatches(bad, g, e),
-        nan_parity=all(np.array_equal(np.isnan(gp), np.isnan(ep)) for gp, ep in parts),
-        inf_parity=all(
-            np.array_equal(np.isposinf(gp), np.isposinf(ep))
-            and np.array_equal(np.isneginf(gp), np.isneginf(ep))
-            for gp, ep in parts
-        ),
-        error_map=error_map(abs_err, allowed, bad),
+        first_mismatches=_first_mismatches(bad, got, expected, widen),
+        nan_parity=tally.nan_parity,
+        inf_parity=tally.inf_parity,
+        error_map=error_map(ratio),
         note=_dtype_note(got, expected),
         nonfinite_mismatches=int(nonfinite.sum()),
-        nonfinite_where=nonfinite_where(nonfinite, g),
+        nonfinite_where=nonfinite_where(nonfinite, widen(got[nonfinite])),
         tolerance=tol,
     )
+
+
+@dataclass
+class _Tally:
+    """What `compare` keeps of the blocks it has seen: the worst errors, whether NaN and Inf match."""
+
+    max_abs: float | None = None
+    max_rel: float | None = None
+    nan_parity: bool = True
+    inf_parity: bool = True
+
+    def add(self, abs_err: np.ndarray, rel_err: np.ndarray) -> None:
+        if abs_err.size:
+            self.max_abs = max(self.max_abs or 0.0, float(abs_err.max()))
+            self.max_rel = max(self.max_rel or 0.0, float(rel_err.max()))
+
+
+def _block(
+    got: np.ndarray, expected: np.ndarray, tol: Tolerance, tally: _Tally, *, complex_: bool, integers: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One block of elements (flat): which fail, which of those are non-finite, and each one's error as
+    a multiple of its tolerance (for the error map); the worst errors and the parities go to `tally`."""
+    g, e = (
+        (as_complex128(got), as_complex128(expected)) if complex_ else (as_float64(got), as_float64(expected))
+    )
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        allowed = tol.atol + tol.rtol * magnitude(e)
+        parts = ((g.real, e.real), (g.imag, e.imag)) if complex_ else ((g, e),)
+        abs_err = np.maximum.reduce([np.abs(gp - ep) for gp, ep in parts])
+        ok = np.logical_and.reduce([_part_ok(gp, ep, allowed) for gp, ep in parts])
+        finite = np.isfinite(g) & np.isfinite(e)
+        if integers:
+            ok, abs_err = _integers(got, expected, tol, abs_err)
+        tally.add(abs_err[finite], abs_err[finite] / np.maximum(np.abs(e[finite]), np.finfo(np.float64).tiny))
+        scaled = np.nan_to_num(abs_err / np.maximum(allowed, 1e-300), nan=ERROR_MAP_CAP, posinf=ERROR_MAP_CAP)
+    tally.nan_parity &= all(np.array_equal(np.isnan(gp), np.isnan(ep)) for gp, ep in parts)
+    tally.inf_parity &= all(
+        np.array_equal(np.isposinf(gp), np.isposinf(ep)) and np.array_equal(np.isneginf(gp), np.isneginf(ep))
+        for gp, ep in parts
+    )
+    bad = ~ok
+    ratio = np.where(bad, np.clip(scaled, 1.0, ERROR_MAP_CAP), np.minimum(scaled, 1.0))
+    return bad, bad & ~finite, ratio
 
 
 def magnitude(e: np.ndarray) -> np.ndarray:
@@ -134,12 +182,12 @@ def _integers(
     return ok, diff.astype(np.float64)
 
 
-def nonfinite_where(nonfinite: np.ndarray, got: np.ndarray) -> str:
-    """Where the non-finite mismatches are, in words: "NaN in rows 192–255 (all 128 columns)"."""
+def nonfinite_where(nonfinite: np.ndarray, values: np.ndarray) -> str:
+    """Where the non-finite mismatches are, in words: "NaN in rows 192–255 (all 128 columns)";
+    `values`: the kernel's elements there, widened."""
     count = int(nonfinite.sum())
     if not count:
         return ""
-    values = got[nonfinite]
     kinds = [k for k, n in (("NaN", np.isnan(values).sum()), ("Inf", np.isinf(values).sum())) if n]
     what = " or ".join(kinds) if kinds else "finite values where the reference is NaN or Inf"
     if nonfinite.ndim == 0:
@@ -167,37 +215,35 @@ def _run(indices: np.ndarray) -> str:
     return ", ".join(shown) + more
 
 
-def error_map(abs_err: np.ndarray, allowed: np.ndarray, bad: np.ndarray) -> tuple[tuple[float, ...], ...]:
+def error_map(ratio: np.ndarray) -> tuple[tuple[float, ...], ...]:
     """A coarse heatmap: per cell, the worst error as a multiple of the tolerance (capped; NaN: cap).
 
     Arrays are viewed as 2-D (leading dimensions folded into rows); each axis is cut into at most
     ERROR_MAP_CELLS equal parts, so an off-by-one index map or a missed block shows as lit cells.
     """
-    if abs_err.size == 0:
+    if ratio.size == 0:
         return ()
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        scaled = np.nan_to_num(abs_err / np.maximum(allowed, 1e-300), nan=ERROR_MAP_CAP, posinf=ERROR_MAP_CAP)
-    ratio = np.where(bad, np.clip(scaled, 1.0, ERROR_MAP_CAP), np.minimum(scaled, 1.0))
     grid = ratio.reshape(-1, ratio.shape[-1]) if ratio.ndim >= 2 else ratio.reshape(1, -1)
     rows = np.array_split(np.arange(grid.shape[0]), min(ERROR_MAP_CELLS, grid.shape[0]))
     cols = np.array_split(np.arange(grid.shape[1]), min(ERROR_MAP_CELLS, grid.shape[1]))
     return tuple(tuple(float(grid[np.ix_(r, c)].max()) for c in cols) for r in rows)
 
 
-def _first_mismatches(bad: np.ndarray, g: np.ndarray, e: np.ndarray) -> tuple[Mismatch, ...]:
-    """The first mismatches; of a complex element, the part that differs more (its note says so)."""
-    found = np.argwhere(bad)[:FIRST_MISMATCHES]
+def _first_mismatches(
+    bad: np.ndarray, got: np.ndarray, expected: np.ndarray, widen: Callable[[np.ndarray], np.ndarray]
+) -> tuple[Mismatch, ...]:
+    """The first mismatches; of a complex element, the part that differs more (its note says so).
+    Only those elements are widened (`widen`: to float64 or complex128), never the whole output."""
+    at = np.flatnonzero(bad)[:FIRST_MISMATCHES]
+    g, e = widen(got.reshape(-1)[at]), widen(expected.reshape(-1)[at])
     mismatches = []
-    for idx in map(tuple, found):
-        got, want = complex(g[idx]), complex(e[idx])
-        imag = abs(got.imag - want.imag) > abs(got.real - want.real)
-        pair = (got.imag, want.imag) if imag else (got.real, want.real)
+    for k, flat in enumerate(at.tolist()):
+        idx = np.unravel_index(flat, bad.shape) if bad.ndim else ()
+        theirs, want = complex(g[k]), complex(e[k])
+        imag = abs(theirs.imag - want.imag) > abs(theirs.real - want.real)
+        pair = (theirs.imag, want.imag) if imag else (theirs.real, want.real)
         mismatches.append(Mismatch(index=tuple(int(i) for i in idx), got=pair[0], expected=pair[1]))
     return tuple(mismatches)
-
-
-def _max(values: np.ndarray) -> float | None:
-    return float(values.max()) if values.size else None
 
 
 def _dtype_note(got: np.ndarray, expected: np.ndarray) -> str:

@@ -7,6 +7,7 @@ a kernel with bf16 internals can be held to a looser bound than its int32 indice
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,8 +42,15 @@ def _tolerance(value: Any) -> Tolerance:
         tol = Tolerance(rtol=float(rtol), atol=float(atol))
     except (KeyError, TypeError, ValueError):
         raise TypeError(TOLERANCE_HELP) from None
-    if tol.rtol < 0 or tol.atol < 0:
-        raise ValueError("TOLERANCE: rtol and atol must not be negative")
+    return usable(tol)
+
+
+def usable(tol: Tolerance) -> Tolerance:
+    """`tol` if both bounds are finite numbers >= 0; else `ValueError`. A NaN bound failed every
+    element without saying why, an infinite one passed every finite one, and either reached the
+    result as the string "nan" or "inf" where a number belongs (issue 41)."""
+    if not all(math.isfinite(bound) and bound >= 0 for bound in (tol.rtol, tol.atol)):
+        raise ValueError("TOLERANCE: rtol and atol must be finite numbers and must not be negative")
     return tol
 
 
