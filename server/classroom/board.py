@@ -114,19 +114,17 @@ def challenge_chip(setup: StepSetup, lesson_chip: str) -> str:
 
 
 def board(setup: StepSetup, chip: str, students: list[Student], marks: list[Mark]) -> Board:
-    """The board of one challenge step: each current student's best on `chip`, fastest first."""
+    """The board of one challenge step: each current student's best on `chip`, the host's measured
+    times first, fastest first; equal times share a rank (`ranked`)."""
     names = {s.id: s.name for s in students}
-    ranked = sorted(
-        (
-            m
-            for m in marks
-            if m.step == setup.step
-            and m.student_id in names
-            and m.best_seconds is not None
-            and m.best_chip == chip
-        ),
-        key=lambda m: (m.best_seconds, names[m.student_id]),
-    )
+    kept = [
+        m
+        for m in marks
+        if m.step == setup.step
+        and m.student_id in names
+        and m.best_seconds is not None
+        and m.best_chip == chip
+    ]
     rows = [
         BoardRow(
             rank=rank,
@@ -136,6 +134,27 @@ def board(setup: StepSetup, chip: str, students: list[Student], marks: list[Mark
             verdict=VERDICT,
             reported=REPORTED[m.best_basis].format(chip=chip),
         )
-        for rank, m in enumerate(ranked, start=1)
+        for rank, m in ranked(kept, names)
     ]
     return Board(step=setup.step, chip=chip, hidden=setup.board_hidden, rows=rows)
+
+
+def ranked(marks: list[Mark], names: dict[str, str]) -> list[tuple[int, Mark]]:
+    """`marks` in board order, each with its rank (issue 41, fifth round).
+
+    A time the host measured on the chip ranks above every estimate the kernel's own process
+    reported: on a server with the challenge's chip a student could send a class run in interpret
+    mode and rank, by a made-up estimate a hair above the write floor, above every kernel the host
+    timed. And equal times share a rank (1, 1, 3): ties were broken by nickname, which the student
+    chooses, so a copied kernel served from the cache (the same time to the last bit) under the
+    nickname "!" took first place from the student who wrote it. Names only order the rows of a tie."""
+    order = sorted(marks, key=lambda m: (m.best_basis != "measured", m.best_seconds, names[m.student_id]))
+    out: list[tuple[int, Mark]] = []
+    for place, mark in enumerate(order, start=1):
+        tied = bool(out) and _time_of(out[-1][1]) == _time_of(mark)
+        out.append((out[-1][0] if tied else place, mark))
+    return out
+
+
+def _time_of(mark: Mark) -> tuple[str, float | None]:
+    return mark.best_basis, mark.best_seconds

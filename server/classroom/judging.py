@@ -35,10 +35,12 @@ class Judging:
 
 
 def writes_a_kernel(source: str) -> bool:
-    """Whether a lesson step's file imports Pallas (read, never run; a file that does not parse: no)."""
+    """Whether a lesson step's file imports Pallas (read, never run; a file that does not parse: no).
+    A file nested too deep for the parser raises RecursionError or MemoryError, not SyntaxError: it
+    made every view of a class on that lesson a 500 (issue 41, fifth round)."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(_is_pallas(a.name) for a in node.names):

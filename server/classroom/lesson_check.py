@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sandbox.backends.checking import defines_reference
 from sandbox.protocol import Job
-from server.classroom.judging import writes_a_kernel
+from server.classroom.lesson_facts import lesson_facts
 from server.problems import ProblemError
 from server.store.classes import ClassStore, Student
 from server.store.lessons import lesson_store
@@ -24,7 +23,7 @@ def lesson_checked(store: ClassStore, student: Student, step: int, job: Job) -> 
     """`job` as a class run on `step` runs: checked against the lesson step (see the module doc)."""
     session = store.get(student.class_id)
     lesson = lesson_store(store.database).get(session.lesson, session.revision) if session else None
-    if lesson is None or not 1 <= step <= len(lesson.record.steps):
+    if session is None or lesson is None or not 1 <= step <= len(lesson.record.steps):
         return job
     given = lesson.record.steps[step - 1]
     ran = job.entry.slug if job.entry is not None else None
@@ -41,8 +40,7 @@ def lesson_checked(store: ClassStore, student: Student, step: int, job: Job) -> 
     # Checked by the lesson: on a chip the host also times its program itself (`sandbox.backends.rerun`).
     if given.entry is not None:
         return replace(job, rerun=True)
-    if not defines_reference(given.source):
+    facts = lesson_facts(store, session)  # parsed once per lesson revision, not once per run
+    if step not in facts.reference_steps:
         return job
-    return replace(
-        job, reference_source=given.source, rerun=True, expects_kernel=writes_a_kernel(given.source)
-    )
+    return replace(job, reference_source=given.source, rerun=True, expects_kernel=step in facts.kernel_steps)

@@ -21,6 +21,7 @@ from sandbox.protocol import RunStatus
 from server.classroom import judging
 from server.classroom.board import board, challenge_chip, score
 from server.classroom.judging import Judging
+from server.classroom.lesson_facts import lesson_facts
 from server.classroom.live import LiveState
 from server.clients import class_group
 from server.problems import ProblemError
@@ -31,7 +32,6 @@ from server.store import class_joins, class_steps
 from server.store.class_joins import Door
 from server.store.class_steps import Mark, StepSetup
 from server.store.classes import PENDING, ClassSession, ClassStore, StepStatus, Student
-from server.store.lessons import lesson_store
 from server.wire.classes import (
     Board,
     CellPublic,
@@ -191,15 +191,6 @@ async def as_stored(
     return [c if c.status in PENDING else stored.get((c.student_id, c.step), c) for c in settled]
 
 
-def lesson_facts(store: ClassStore, session: ClassSession) -> tuple[tuple[str, ...], frozenset[int]]:
-    """The chip each step of the class's lesson revision runs on, and the steps asking for a kernel."""
-    lesson = lesson_store(store.database).get(session.lesson, session.revision)
-    if lesson is None:
-        return (), frozenset()
-    steps = lesson.record.steps
-    return tuple(s.chip for s in steps), judging.kernel_steps([(s.entry, s.source) for s in steps])
-
-
 def challenge_chips(room: Room) -> dict[int, str]:
     return {k: room.chip(k) for k, s in room.setups.items() if s.kind == "challenge"}
 
@@ -210,12 +201,12 @@ def judging_of(room: Room) -> Judging:
 
 async def load_room(store: ClassStore, session: ClassSession, live: LiveState) -> Room:
     """The class's students, setups, marks and door from the database, with `live` state."""
-    chips, kernels = await asyncio.to_thread(lesson_facts, store, session)
+    facts = await asyncio.to_thread(lesson_facts, store, session)
     students = await asyncio.to_thread(store.students, session.id)
     setups = await asyncio.to_thread(class_steps.setups, store.database, session.id)
     marks = await asyncio.to_thread(class_steps.marks, store.database, session.id)
     door = await asyncio.to_thread(class_joins.door, store.database, session.id)
-    return Room(session, students, live, setups, marks, chips, kernels, door)
+    return Room(session, students, live, setups, marks, facts.chips, facts.kernel_steps, door)
 
 
 async def in_flight(store: ClassStore, queue: RunQueue, class_id: str) -> int:

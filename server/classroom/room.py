@@ -16,6 +16,7 @@ import logging
 
 from server.classroom import progress
 from server.classroom.judging import Judging
+from server.classroom.lesson_facts import lesson_facts
 from server.classroom.live import ClassLive, InProcessLive, LiveState
 from server.queue.interface import RunQueue
 from server.settings import Settings
@@ -74,8 +75,9 @@ async def class_judging(store: ClassStore, class_id: str) -> Judging:
     session = await asyncio.to_thread(store.get, class_id)
     if session is None:
         return Judging()
-    chips, kernels = await asyncio.to_thread(progress.lesson_facts, store, session)
-    return progress.judging_of(progress.Room(session, [], LiveState(), setups, [], chips, kernels))
+    facts = await asyncio.to_thread(lesson_facts, store, session)
+    room = progress.Room(session, [], LiveState(), setups, [], facts.chips, facts.kernel_steps)
+    return progress.judging_of(room)
 
 
 def create_classroom(settings: Settings) -> Classroom:

@@ -82,11 +82,25 @@ def scored(
     chip: str,
 ) -> None:
     """A correct kernel took `seconds` on `chip`: kept if it beats the student's best there (a best on
-    another chip, after the teacher changed the challenge's chip, is replaced)."""
+    another chip, after the teacher changed the challenge's chip, is replaced). A time the host
+    measured beats any estimate the kernel's process reported, and an estimate never replaces a
+    measured time (the board ranks them so: `server.classroom.board.ranked`); before, any time of the
+    other basis replaced the best, so the last run decided, not the best one."""
     with database.transaction() as db:
         db.execute(
             "UPDATE class_marks SET best_seconds = ?, best_basis = ?, best_chip = ? "
-            "WHERE class_id = ? AND student_id = ? AND step = ? "
-            "AND (best_seconds IS NULL OR best_chip <> ? OR best_basis <> ? OR best_seconds > ?)",
-            (seconds, basis, chip, class_id, student_id, step, chip, basis, seconds),
+            "WHERE class_id = ? AND student_id = ? AND step = ? AND (best_seconds IS NULL OR best_chip <> ? "
+            "OR (best_basis = ? AND best_seconds > ?) OR (? = 1 AND best_basis <> 'measured'))",
+            (
+                seconds,
+                basis,
+                chip,
+                class_id,
+                student_id,
+                step,
+                chip,
+                basis,
+                seconds,
+                int(basis == "measured"),
+            ),
         )

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from server.app import create_app
 from server.settings import Settings
-from server.store import class_joins
+from server.store import class_joins, class_steps
 from server.store.class_joins import ClassClosedError, Door, JoinsPerAddressError, RejoinRefusedError
 from server.store.classes import ClassTokenError, UnknownClassError, class_store
 from server.store.lessons import LessonRecord, LessonStep, LessonTokenError, UnknownLessonError, lesson_store
@@ -205,6 +205,32 @@ def test_class_door_contract(database):
     store.join(session.code, "dee", 40, "198.51.100.2", "b4")
     class_joins.set_door(database, session.id, Door(per_address=3))  # the teacher allows more
     store.join(session.code, "cy", 40, "198.51.100.1", "b3")
+
+
+def test_a_measured_best_is_never_replaced_by_a_reported_estimate(database):
+    """Issue 41, fifth round: a student's best on a challenge, the same in both databases. An estimate
+    the kernel's process reported never replaces a time the host measured (a made-up 1.1 µs from an
+    interpret-mode run ranked above every kernel timed on the chip); a measured time replaces any
+    estimate; within a basis only a faster time counts."""
+    store = class_store(database)
+    session, _ = store.create("lessonid123", 2, 3)
+    _, ada, _ = store.join(session.code, "ada", 10)
+    store.record(ada, 1, "queued", "", "run-1")
+
+    def best() -> tuple[float | None, str]:
+        (mark,) = class_steps.marks(database, session.id)
+        return mark.best_seconds, mark.best_basis
+
+    class_steps.scored(database, session.id, ada.id, 1, 3e-6, "estimate", "v5e")
+    assert best() == (3e-6, "estimate")
+    class_steps.scored(database, session.id, ada.id, 1, 5e-5, "measured", "v5e")
+    assert best() == (5e-5, "measured")  # the host's time, though slower than the reported one
+    class_steps.scored(database, session.id, ada.id, 1, 1.1e-6, "estimate", "v5e")
+    assert best() == (5e-5, "measured")
+    class_steps.scored(database, session.id, ada.id, 1, 9e-5, "measured", "v5e")
+    assert best() == (5e-5, "measured")
+    class_steps.scored(database, session.id, ada.id, 1, 4e-5, "measured", "v5e")
+    assert best() == (4e-5, "measured")
 
 
 def test_a_class_works_across_two_web_servers(redis_service, prefix, tmp_path, schema_url):

@@ -168,3 +168,29 @@ def test_ran_on_chip_is_the_hosts_word_never_the_jobs():
     job = make_job("def kernel(x): ...\n")
     assert classify(job, finished()).ran_on_chip is False  # whatever the job's events say
     assert classify(job, finished(on_chip=True)).ran_on_chip is True
+
+
+def test_the_hosts_times_rank_above_reported_estimates_and_ties_share_a_rank():
+    """Issue 41, fifth round: a reported estimate (an interpret-mode run on a server with the chip,
+    1.1 µs made up) never ranks above a time the host measured; equal times share a rank, whatever
+    nickname a copier of a cached result chose."""
+    from server.classroom.board import board
+    from server.store.class_steps import Mark, StepSetup
+    from server.store.classes import Student
+
+    students = [
+        Student("c", sid, name) for sid, name in [("a", "ada"), ("b", "!"), ("e", "eve"), ("d", "dan")]
+    ]
+    marks = [
+        Mark("a", 1, 0.0, 4e-5, "measured", "v5e"),
+        Mark("b", 1, 0.0, 4e-5, "measured", "v5e"),  # the same time: a cache hit of ada's kernel
+        Mark("e", 1, 0.0, 1.1e-6, "estimate", "v5e"),
+        Mark("d", 1, 0.0, 6e-5, "measured", "v5e"),
+    ]
+    rows = board(StepSetup(1, "challenge"), "v5e", students, marks).rows
+    assert [(r.rank, r.name, r.basis) for r in rows] == [
+        (1, "!", "measured"),
+        (1, "ada", "measured"),
+        (3, "dan", "measured"),
+        (4, "eve", "estimate"),
+    ]
