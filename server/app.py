@@ -82,6 +82,7 @@ def create_app(
             async with mcp_endpoint.serving(app):  # the MCP server's sessions (`/mcp`), when it is on
                 yield
         finally:
+            await app.state.sweeps.close(queue)  # before the queue: their shards are cancelled there
             await app.state.classroom.close()
             await queue.stop()
             # The share and lesson database, if a request opened it (server.deps).

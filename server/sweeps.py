@@ -27,7 +27,7 @@ from server import convert
 from server.clients import Client
 from server.problems import ProblemError
 from server.queue.engine import new_run_id
-from server.queue.interface import ClientBusyError, RunQueue
+from server.queue.interface import ClientBusyError, QueueUnavailableError, RunQueue
 from server.queue.problems import queue_problems
 from server.settings import Settings
 from server.submit import check_request, placed_mode
@@ -36,12 +36,22 @@ from server.wire.sweeps import SweepRequest
 log = logging.getLogger(__name__)
 
 
+# How long a shard's follower keeps trying while the run queue cannot be reached (a Redis restart,
+# a failover, dropped connections), and how often: the shard's run goes on meanwhile, and its events
+# and result wait in Redis for the follower to come back (issue 41: one dropped connection ended
+# every live sweep as "internal error" while its shards went on holding their slots).
+OUTAGE_SECONDS = 300.0
+RETRY_SECONDS = 1.0
+
+
 @dataclass
 class Shard:
-    """One run of the sweep: its id in the run queue and, when it is done, its result (JSON)."""
+    """One run of the sweep: its id in the run queue and, when it is done, its result (JSON); `lost`:
+    why it has none (its follower could not reach the queue)."""
 
     run_id: str
     result: dict[str, Any] | None = None
+    lost: str = ""
 
 
 @dataclass
@@ -113,6 +123,21 @@ class SweepRegistry:
             if shard.result is None:
                 await queue.cancel(shard.run_id)
 
+    async def close(self, queue: RunQueue) -> None:
+        """The server is stopping: a sweep lives only in this process, so nobody could read or cancel
+        its shards afterwards, and with Redis they would go on holding workers' slots for minutes. Stop
+        following, and cancel every shard of a sweep not done (a queue already unreachable: logged)."""
+        live = [sweep for sweep in self.sweeps.values() if sweep.state != "done"]
+        tasks = [sweep.task for sweep in live if sweep.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for sweep in live:
+            try:
+                await self.cancel(queue, sweep)
+            except Exception as exc:  # Redis away: the shards end at their own time limit
+                log.warning("sweep %s: its shards could not be cancelled on shutdown: %s", sweep.id, exc)
+
     async def _follow(self, queue: RunQueue, sweep: Sweep) -> None:
         try:
             await asyncio.gather(*(self._relay(queue, sweep, i) for i in range(len(sweep.shards))))
@@ -143,20 +168,36 @@ class SweepRegistry:
         sweep.push("done", sweep.result)
 
     async def _relay(self, queue: RunQueue, sweep: Sweep, index: int) -> None:
-        """Relay one shard's events until its `done` (which carries its result)."""
+        """Relay one shard's events until its `done` (which carries its result), going on from the
+        last event relayed when the queue was unreachable for a while."""
         shard = sweep.shards[index]
-        if shard.result is not None:  # answered from the result cache
-            return
-        async for event in queue.follow(shard.run_id, None):
-            if event is None:  # a quiet spell
-                continue
-            if event.kind == "done":
-                shard.result = event.data
+        after: str | None = None
+        loop = asyncio.get_running_loop()
+        unreachable_since: float | None = None
+        while shard.result is None:  # not answered from the result cache
+            try:
+                async for event in queue.follow(shard.run_id, after):
+                    unreachable_since = None
+                    if event is None:  # a quiet spell
+                        continue
+                    after = event.id or after  # a queue position has no id
+                    if event.kind == "done":
+                        shard.result = event.data
+                        return
+                    self._event(sweep, index, event.kind, event.data)
+                view = await queue.view(shard.run_id)  # the stream ended without `done` (a forgotten run)
+                if view is not None and view.result is not None:
+                    shard.result = view.result
                 return
-            self._event(sweep, index, event.kind, event.data)
-        view = await queue.view(shard.run_id)  # the stream ended without `done` (a forgotten run)
-        if view is not None and view.result is not None:
-            shard.result = view.result
+            except QueueUnavailableError:
+                unreachable_since = unreachable_since or loop.time()
+                if loop.time() - unreachable_since > OUTAGE_SECONDS:
+                    shard.lost = f"the run queue was unreachable for over {OUTAGE_SECONDS:.0f} s"
+                    return
+                log.warning(
+                    "sweep %s: the run queue is unreachable; following shard %d again soon", sweep.id, index
+                )
+                await asyncio.sleep(RETRY_SECONDS)
 
     def _event(self, sweep: Sweep, shard: int, kind: str, data: dict[str, Any]) -> None:
         if kind == "queued" and sweep.state == "queued":
@@ -172,7 +213,8 @@ class SweepRegistry:
             sweep.push("error", {"shard": shard, "error": data.get("error")})
 
     def _finish(self, sweep: Sweep) -> None:
-        results = [from_json_dict(RunResult, s.result) for s in sweep.shards if s.result is not None]
+        answered = [(s, from_json_dict(RunResult, s.result)) for s in sweep.shards if s.result is not None]
+        results = [r for _, r in answered]
         merged = sweeps.merge([r.sweep for r in results if r.sweep is not None], sweep.spec)
         for config in merged.configs:  # configs of a cached shard were never relayed one by one
             if config.index not in sweep.judged:
@@ -189,7 +231,11 @@ class SweepRegistry:
             or r.error
         ]
         if len(results) < len(sweep.shards):
-            status, summary = RunStatus.ERROR, "internal error: a shard of the sweep has no result"
+            why = next((s.lost for s in sweep.shards if s.lost), "")
+            status, summary = (
+                RunStatus.ERROR,
+                f"internal error: a shard of the sweep has no result ({why or 'lost'})",
+            )
         elif stopped:
             status, summary = stopped[0].status, stopped[0].summary
         else:
@@ -200,8 +246,7 @@ class SweepRegistry:
             "summary": summary,
             "sweep": to_json_dict(merged),
             "shards": [
-                {"id": shard.run_id, "status": r.status.value, "summary": r.summary}
-                for shard, r in zip(sweep.shards, results, strict=False)
+                {"id": shard.run_id, "status": r.status.value, "summary": r.summary} for shard, r in answered
             ],
         }
         sweep.state = "done"

@@ -22,7 +22,9 @@ that chip kind):
    `lua.TAKE`, which pops the next run in round-robin order, appends it to the pool's stream
    (`stream:POOL`) and reads it back through the consumer group `workers` in the same atomic
    step. So the stream holds only runs that some worker holds, and a greedy client with 100 waiting
-   runs gets one turn per round whichever web server each of them came through.
+   runs gets one turn per round whichever web server each of them came through. A long run (a
+   sweep's shard, `long` in its hash) starts only while the runs in `long:POOL` hold fewer than the
+   pool's live slots but one (`server.queue.long_runs`); otherwise the next run that is not long.
 3. **Leases**: an entry a worker has read stays in the group's pending list until the run ends.
    The holder renews it (`lua.RENEW`: the entry's idle time back to 0) several times per lease;
    an entry idle for longer than the lease belongs to a dead worker (kill -9, host gone). The next

@@ -21,7 +21,8 @@ def _script(body: str, args: str) -> Script:
 
 # ARGV: prefix, run_id, pool, address, browser, job, cache_key, per_client, per_address, queue_size,
 #       ttl, cache_size, rate_per_minute, rate_burst, address_rate_per_minute, address_rate_burst,
-#       open_places, light_runs, network, light_network_runs, holder, holder_cap
+#       open_places, light_runs, network, light_network_runs, holder, holder_cap, long ('1': a run that
+#       may hold its slot for minutes, `server.queue.long_runs`)
 # → {'ok', queued} | {'full', queued} | {'kept', queued} (only the kept places are left, and the address
 #   or its network is not light) | {'busy_client', limit} | {'busy_address', limit} | {'busy_holder', limit}
 #   | {'rate', seconds}
@@ -66,7 +67,8 @@ local wait = take_tokens(addr, browser, ARGV[13], ARGV[14], ARGV[15], ARGV[16], 
 if wait > 0 then return {'rate', wait} end
 local rk = k('run', run_id)
 redis.call('HSET', rk, 'state', 'queued', 'pool', pool, 'address', addr, 'browser', browser,
-  'job', ARGV[6], 'key', ARGV[7], 'created', t, 'attempt', 0, 'ttl', ARGV[11], 'cache', ARGV[12])
+  'job', ARGV[6], 'key', ARGV[7], 'created', t, 'attempt', 0, 'ttl', ARGV[11], 'cache', ARGV[12],
+  'long', ARGV[23])
 -- Long enough for any run to end; `end_run` shortens it to the configured TTL.
 redis.call('EXPIRE', rk, 86400)
 for _, key in ipairs({mine, theirs, net, held_key}) do
@@ -82,7 +84,7 @@ return {'ok', queued + 1}
 """,
     "run_id pool address browser job cache_key per_client per_address queue_size ttl cache_size rate_per_minute "
     "rate_burst address_rate_per_minute address_rate_burst open_places light_runs network light_network_runs "
-    "holder holder_cap",
+    "holder holder_cap long",
 )
 
 # A run answered from the cache: done at once, but a run for the rate limits (not for the caps on
@@ -107,7 +109,9 @@ return {'ok', 0}
 # A worker's slot asks for work. First an entry whose holder's lease ran out (its worker died):
 # run it once more, or hand it back as lost when it was lost too often. Else the next run in fair
 # order, appended to the pool's stream and read back at once, so the stream holds only runs that
-# a worker holds (the order is decided at the moment a slot is free, as in the in-process queue).
+# a worker holds (the order is decided at the moment a slot is free, as in the in-process queue). A
+# long run (a sweep's shard) starts only while fewer than the pool's live slots but one hold long
+# runs (`long:POOL`; the rule of `server.queue.long_runs`), else the next run that is not long.
 # ARGV: prefix, pool, consumer, slot, lease_ms, max_deliveries
 # → nil | {'run'|'lost'|'skip', run_id, entry_id, attempt, job}
 TAKE = _script(
@@ -132,9 +136,28 @@ local function start(run_id, entry_id, attempt)
   local t = now()
   redis.call('HSET', rk, 'state', 'running', 'attempt', attempt, 'worker', consumer, 'entry', entry_id)
   if attempt == 1 then redis.call('HSET', rk, 'started', t) end
+  if redis.call('HGET', rk, 'long') == '1' then redis.call('SADD', k('long', pool), run_id) end
   local data = cjson.encode({slot = tonumber(ARGV[4]), attempt = attempt})
   redis.call('XADD', k('run', run_id, 'ev'), '*', 'k', 'running', 'd', data)
   return {'run', run_id, entry_id, attempt, f[2]}
+end
+
+-- Long runs holding slots of the pool now (one that ended or was lost no longer counts), and how many
+-- may: the pool's live worker slots but one, at least one.
+local function running_long(pool_name)
+  local key = k('long', pool_name)
+  for _, id in ipairs(redis.call('SMEMBERS', key)) do
+    if redis.call('HGET', k('run', id), 'state') ~= 'running' then redis.call('SREM', key, id) end
+  end
+  return redis.call('SCARD', key)
+end
+
+local function long_slots(pool_name)
+  local slots = 0
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', k('workers', pool_name), now(), '+inf')) do
+    slots = slots + (tonumber(redis.call('HGET', k('worker', id), 'slots')) or 0)
+  end
+  return math.max(1, slots - 1)
 end
 
 local claimed = redis.call('XAUTOCLAIM', stream, GROUP, consumer, ARGV[5], '0-0', 'COUNT', 1)
@@ -143,7 +166,7 @@ if lost then
   local pending = redis.call('XPENDING', stream, GROUP, lost[1], lost[1], 1)
   return start(field(lost[2], 'run'), lost[1], tonumber(pending[1][4]))
 end
-local run_id = fair_take(pool)
+local run_id = fair_take(pool, running_long(pool) >= long_slots(pool))
 if not run_id then return nil end
 -- When the queue last moved: health tells a busy pool from a stuck one by it.
 redis.call('SET', k('q', pool, 'moved'), now())

@@ -34,16 +34,29 @@ local function fair_push(pool, addr, browser, run_id, created)
   redis.call('ZADD', k('q', pool, 'since'), created, run_id)
 end
 
-local function fair_take(pool)
-  local addr = redis.call('LINDEX', k('q', pool, 'addrs'), 0)
-  if not addr then return nil end
-  local browser = redis.call('LINDEX', k('q', pool, 'a', addr), 0)
-  local qa, qb, qr = fair_keys(pool, addr, browser)
-  local run_id = redis.call('LPOP', qr)
-  if redis.call('LLEN', qr) == 0 then redis.call('LPOP', qb) else redis.call('LMOVE', qb, qb, 'LEFT', 'RIGHT') end
-  if redis.call('LLEN', qb) == 0 then redis.call('LPOP', qa) else redis.call('LMOVE', qa, qa, 'LEFT', 'RIGHT') end
-  redis.call('ZREM', k('q', pool, 'since'), run_id)
-  return run_id
+-- The next run in fair order; with `skip_long`, the next that is not long (`long` in its hash:
+-- server.queue.long_runs). One passed over keeps its place: only the served browser and address
+-- go to the back of their lists.
+local function fair_take(pool, skip_long)
+  local qa = k('q', pool, 'addrs')
+  for _, addr in ipairs(redis.call('LRANGE', qa, 0, -1)) do
+    local qb = k('q', pool, 'a', addr)
+    for _, browser in ipairs(redis.call('LRANGE', qb, 0, -1)) do
+      local qr = k('q', pool, 'b', addr .. '/' .. browser)
+      for _, run_id in ipairs(redis.call('LRANGE', qr, 0, -1)) do
+        if not skip_long or redis.call('HGET', k('run', run_id), 'long') ~= '1' then
+          redis.call('LREM', qr, 1, run_id)
+          redis.call('LREM', qb, 1, browser)
+          if redis.call('LLEN', qr) > 0 then redis.call('RPUSH', qb, browser) end
+          redis.call('LREM', qa, 1, addr)
+          if redis.call('LLEN', qb) > 0 then redis.call('RPUSH', qa, addr) end
+          redis.call('ZREM', k('q', pool, 'since'), run_id)
+          return run_id
+        end
+      end
+    end
+  end
+  return nil
 end
 
 local function fair_remove(pool, addr, browser, run_id)
@@ -111,6 +124,7 @@ local function end_run(run_id, result, status, failure)
   compact_events(ev)
   redis.call('SREM', k('active', f[2]), run_id)
   redis.call('SREM', k('active', f[2] .. '/' .. f[3]), run_id)
+  redis.call('SREM', k('long', f[4]), run_id)
   local ttl = tonumber(f[7]) or 3600
   redis.call('EXPIRE', rk, ttl)
   redis.call('EXPIRE', ev, ttl)

@@ -36,7 +36,7 @@ from sandbox.backends.pairing import RunSlots
 from sandbox.backends.phases import with_queued
 from sandbox.protocol import Job, RunResult, to_json_dict
 from server.clients import Client
-from server.queue import admission, kept
+from server.queue import admission, kept, long_runs
 from server.queue.cache import ResultCache, job_key
 from server.queue.fairness import FairQueue
 from server.queue.interface import ClientBusyError, QueueFullError, RateLimitedError, State
@@ -153,10 +153,12 @@ class InProcessEngine:
         return sum(1 for task in self._workers.values() if not task.done())
 
     def oldest_wait_with_free_slot(self) -> float:
-        """How long the oldest queued run has waited while a slot was free (0: the queue moves)."""
+        """How long the oldest queued run has waited while a slot was free for it (0: the queue moves;
+        a long run waiting for a long run's slot is not stuck)."""
         if len(self.running) >= self.slots:
             return 0.0
-        waiting = [r.created for r in self.queue]
+        may_start_long = self._long_may_start()
+        waiting = [r.created for r in self.queue if may_start_long or not long_runs.is_long(r.job)]
         return max(0.0, time.time() - min(waiting)) if waiting else 0.0
 
     # -- API -----------------------------------------------------------------------------------
@@ -271,7 +273,16 @@ class InProcessEngine:
     # -- internals -----------------------------------------------------------------------------
 
     def _take(self) -> Run | None:
-        return self.queue.take()
+        """The next run in fair order that may start now: a long one only while a slot stays for the
+        rest (`server.queue.long_runs`)."""
+        if self._long_may_start():
+            return self.queue.take()
+        return self.queue.take(lambda run: not long_runs.is_long(run.job))
+
+    def _long_may_start(self) -> bool:
+        running = (self.runs.get(run_id) for run_id in self.running)
+        held = sum(1 for run in running if run is not None and long_runs.is_long(run.job))
+        return long_runs.may_start_long(self.slots, held)
 
     async def _notify(self) -> None:
         async with self._work:

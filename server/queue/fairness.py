@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 
 class FairQueue[T]:
@@ -34,11 +34,17 @@ class FairQueue[T]:
         browsers = self._queues.setdefault(address, collections.OrderedDict())
         browsers.setdefault(browser, collections.deque()).append(item)
 
-    def take(self) -> T | None:
-        """The next item in turn, or None when empty."""
+    def take(self, accept: Callable[[T], bool] | None = None) -> T | None:
+        """The next item in turn that `accept` takes (any, by default), or None. An item passed over
+        keeps its place: the served browser and address go to the back, the others stay ahead of
+        them (`server.queue.long_runs`: a long run that may not start yet waits for the next slot)."""
         for address, browsers in self._queues.items():
             for browser, queue in browsers.items():
-                item = queue.popleft()
+                place = next((n for n, i in enumerate(queue) if accept is None or accept(i)), None)
+                if place is None:
+                    continue
+                item = queue[place]
+                del queue[place]
                 browsers.move_to_end(browser)
                 if not queue:
                     del browsers[browser]

@@ -27,7 +27,7 @@ from sandbox.protocol import Job, RunResult, from_json_dict, to_json_dict
 from sandbox.queue import lua
 from sandbox.queue.keys import pool_for
 from server.clients import Client
-from server.queue import admission
+from server.queue import admission, long_runs
 from server.queue.cache import job_key
 from server.queue.engine import class_cap, new_run_id
 from server.queue.fairness import fair_order
@@ -182,6 +182,7 @@ class RedisQueue:
             # A class session's budget stands in for the address's: its "address" is the class.
             address_rate_per_minute=s.class_rate_per_minute if client.in_class else s.address_rate_per_minute,
             address_rate_burst=s.class_rate_burst if client.in_class else s.address_rate_burst,
+            long=int(long_runs.is_long(job)),
         )
         verdict, value = answer[0], int(answer[1])
         if verdict in ("full", "kept"):

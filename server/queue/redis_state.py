@@ -17,6 +17,7 @@ from sandbox.protocol import RunResult, from_json_dict
 from sandbox.protocol.result import PHASE_NAMES
 from sandbox.queue import GROUP, lua
 from sandbox.queue.metrics import BUCKETS
+from server.queue import long_runs
 from server.queue.cache import cache_ref
 from server.queue.interface import PoolHealth, QueueHealth
 from server.queue.metrics import Histogram, MetricsSnapshot, lua_number
@@ -140,7 +141,7 @@ class RedisState:
                 problems.append(f"pool {pool!r} has {queued} waiting runs and no live worker")
             elif not workers:
                 notes.append(f"pool {pool!r} has no live worker")
-            elif busy < slots and stalled > STUCK_QUEUE_SECONDS:
+            elif busy < slots and stalled > STUCK_QUEUE_SECONDS and await self._one_may_start(pool, slots):
                 problems.append(f"a run in pool {pool!r} has waited {waited:.0f} s although a slot is free")
             out = sum(w.out_of_service for w in workers)
             if out:  # a job its sandbox could not stop holds a slot; every slot: nothing can run
@@ -175,6 +176,21 @@ class RedisState:
             ),
             pools=pools,
         )
+
+    async def _one_may_start(self, pool: str, slots: int) -> bool:
+        """Whether a waiting run of `pool` may take a free slot: one that is not long, or a long one
+        while long runs hold fewer than their share (`server.queue.long_runs`); a sweep's shard
+        waiting for a sweep's slot is not a stuck queue."""
+        waiting = await self.redis.zrange(self.key("q", pool, "since"), 0, -1)
+        running = sorted(await self.redis.smembers(self.key("long", pool)))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for run_id in [*waiting, *running]:
+                pipe.hmget(self.key("run", run_id), ["long", "state"])
+            found = await pipe.execute()
+        if any(flag != "1" for flag, _ in found[: len(waiting)]):
+            return True
+        held = sum(1 for _, state in found[len(waiting) :] if state == "running")
+        return long_runs.may_start_long(slots, held)
 
     def unreachable(self, exc: BaseException) -> QueueHealth:
         # The address and the error name our hosts: the log has them, health (public) does not.

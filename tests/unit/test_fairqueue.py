@@ -65,3 +65,21 @@ def test_a_queue_says_whether_anything_waits():
     queue.push("a", "b", "run")
     assert queue
     assert queue.take() == "run" and not queue
+
+
+def test_an_item_passed_over_keeps_its_turn():
+    """`server.queue.long_runs`: a sweep's shard that may not start yet is passed over for the next run
+    that may, and is the next one out once it may start."""
+    queue: FairQueue[str] = FairQueue()
+    queue.push("x", "b", "x-sweep")
+    queue.push("x", "b", "x-run")
+    queue.push("y", "b", "y-sweep")
+    queue.push("z", "b", "z-run")
+
+    def plain(item: str) -> bool:
+        return not item.endswith("sweep")
+
+    assert queue.take(plain) == "x-run"  # behind its own browser's sweep, in x's turn
+    assert queue.take(plain) == "z-run"
+    assert queue.take(plain) is None and len(queue) == 2
+    assert drain(queue) == ["y-sweep", "x-sweep"]  # x was served last: y's turn comes first
