@@ -2,7 +2,7 @@
 
 A catalog entry's expected outputs depend only on the entry, the runtime, the mode, the chip and
 the devices (and, for a sweep, its spec): they are computed once per backend process and kept
-(bounded by bytes). A scratch file's depend on the code its reference's job can run
+(bounded by bytes; a sweep's in a budget of its own). A scratch file's depend on the code its reference's job can run
 (`sandbox.backends.scratch_reference`): a learner who edits only the kernel is answered by the
 reference kept from the first run (in memory only, in a budget of their own, so scratch files cannot
 push the catalog's references out).
@@ -25,7 +25,12 @@ from sandbox.verdict.judge import Expected
 
 REFERENCE_CACHE_BYTES = 64 << 20
 SCRATCH_REFERENCE_BYTES = 32 << 20
+# A catalog sweep's reference is kept per sweep spec (its values and shards): anyone can make new ones
+# at will, up to 32 MiB each. In the catalog's own budget, two or three such sweeps pushed every
+# entry's reference out, and every learner's next run computed its reference again (issue 41).
+SWEEP_REFERENCE_BYTES = 32 << 20
 SCRATCH = "scratch:"  # the key prefix of a scratch file's reference
+SWEEP = "sweep:"  # the key prefix of a catalog sweep's reference
 
 
 @dataclass(frozen=True)
@@ -59,16 +64,22 @@ class ReferenceCache:
     catalog's and scratch files' each in their own budget."""
 
     def __init__(
-        self, max_bytes: int = REFERENCE_CACHE_BYTES, scratch_bytes: int = SCRATCH_REFERENCE_BYTES
+        self,
+        max_bytes: int = REFERENCE_CACHE_BYTES,
+        scratch_bytes: int = SCRATCH_REFERENCE_BYTES,
+        sweep_bytes: int = SWEEP_REFERENCE_BYTES,
     ) -> None:
-        self.max_bytes, self.scratch_bytes = max_bytes, scratch_bytes
+        self.max_bytes, self.scratch_bytes, self.sweep_bytes = max_bytes, scratch_bytes, sweep_bytes
         self._catalog: OrderedDict[str, Reference] = OrderedDict()
         self._scratch: OrderedDict[str, Reference] = OrderedDict()
+        self._sweeps: OrderedDict[str, Reference] = OrderedDict()
         self._lock = threading.Lock()
 
     def _part(self, key: str) -> tuple[OrderedDict[str, Reference], int]:
         if key.startswith(SCRATCH):
             return self._scratch, self.scratch_bytes
+        if key.startswith(SWEEP):
+            return self._sweeps, self.sweep_bytes
         return self._catalog, self.max_bytes
 
     def get(self, key: str) -> Reference | None:
@@ -110,7 +121,8 @@ def cache_key(job: Job) -> str | None:
     if job.entry is None:
         return scratch_key(job)
     facts = [to_json_dict(job.entry), job.runtime, job.mode, job.chip, job.devices, to_json_dict(job.sweep)]
-    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+    digest = hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+    return SWEEP + digest if job.sweep is not None else digest
 
 
 def scratch_key(job: Job) -> str | None:

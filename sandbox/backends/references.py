@@ -7,7 +7,7 @@ This module adds what outlives the process and what the kernel's job is spared:
   the reference's job again. Written only by the host process, after the reference's job (which never
   sees user code) ended well; a job's process can neither reach the directory (the hardened jail does
   not mount it) nor choose what is written. A file that cannot be read is ignored and replaced.
-  Bounded by bytes: the least recently used files go first.
+  Bounded by bytes: the least recently used files go first, a sweep's within a quarter of the store.
 - **to the kernel's job** (`with_inputs`): each case's inputs, so it does not make them again
   (up to `GIVEN_INPUT_BYTES` in all; beyond, the job makes them as before).
 
@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 # Bumped when what a reference's job sends changes meaning: older files are then never read.
 FORMAT = 2  # 2: outputs too large to send whole come with their sums (`verdict.digests`)
 STORE_BYTES = 512 << 20
+# A catalog sweep's file is named apart and kept within a quarter of the store: anyone can make new
+# sweep specs at will, and they must not push the entries' own references off the disk.
+SWEEP_FILE = "sweep-"
 
 
 class ReferenceStore:
@@ -60,7 +63,8 @@ class ReferenceStore:
         if key is None or job.entry is None:
             return None  # a scratch file's reference is the user's code's: kept in memory only
         runtime = job.runtime or self.default_runtime
-        return hashlib.sha256(f"{key}|{runtime}".encode()).hexdigest()
+        digest = hashlib.sha256(f"{key}|{runtime}".encode()).hexdigest()
+        return SWEEP_FILE + digest if job.sweep is not None else digest
 
     def path(self, key: str) -> Path:
         return self.directory / f"v{FORMAT}-{key}.json"
@@ -97,13 +101,21 @@ class ReferenceStore:
                 log.warning("reference %s could not be kept on disk: %s", key[:12], exc)
 
     def _trim(self) -> None:
-        files = sorted(self.directory.glob("v*.json"), key=lambda p: p.stat().st_mtime)
-        total = sum(p.stat().st_size for p in files)
+        """Least recently used first out: sweeps' files within their quarter, the entries' within the rest."""
+        files = self.directory.glob("v*.json")
+        sweeps: list[Path] = []
+        entries: list[Path] = []
         for path in files:
-            if total <= self.max_bytes:
-                return
-            total -= path.stat().st_size
-            path.unlink(missing_ok=True)
+            (sweeps if f"-{SWEEP_FILE}" in path.name else entries).append(path)
+        quarter = self.max_bytes // 4
+        for kept, budget in ((sweeps, quarter), (entries, self.max_bytes - quarter)):
+            kept.sort(key=lambda p: p.stat().st_mtime)
+            total = sum(p.stat().st_size for p in kept)
+            for path in kept:
+                if total <= budget:
+                    break
+                total -= path.stat().st_size
+                path.unlink(missing_ok=True)
 
 
 STORES: weakref.WeakKeyDictionary[Backend, ReferenceStore] = weakref.WeakKeyDictionary()

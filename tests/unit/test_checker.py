@@ -203,3 +203,24 @@ def test_each_backend_keeps_its_own_references():
     for backend in (first, first, second):
         assert isinstance(checking.expected_for(backend, job, threading.Event()), checking.Reference)
     assert len(first.reference_jobs) == 1 and len(second.reference_jobs) == 1
+
+
+def test_sweep_references_cannot_push_the_catalogs_out():
+    # Anyone can make a new catalog sweep spec at will (up to 32 MiB of reference each): in the
+    # catalog's budget two or three pushed every entry's reference out.
+    from sandbox.catalog.entries import load_catalog
+    from sandbox.jobs.build import make_sweep_job
+    from sandbox.protocol.sweep import SweepSpec
+
+    entry = load_catalog().get("tiled_matmul")
+    sweep = make_sweep_job("", SweepSpec(params={"bm": (128,)}, size={"m": 4096}), entry=entry)
+    key = kept_references.cache_key(sweep)
+    assert key is not None and key.startswith(kept_references.SWEEP)
+    assert not (kept_references.cache_key(make_job("", entry=entry)) or "").startswith(kept_references.SWEEP)
+    cache = kept_references.ReferenceCache(max_bytes=100, sweep_bytes=100)
+    entry_reference = checking.Reference(expected={}, of=1, tolerances={}, nbytes=60)
+    cache.put("entry", entry_reference)
+    for n in range(5):
+        cache.put(f"{key}{n}", checking.Reference(expected={}, of=1, tolerances={}, nbytes=60))
+    assert cache.get("entry") is entry_reference
+    assert [cache.get(f"{key}{n}") is not None for n in range(5)] == [False] * 4 + [True]

@@ -198,3 +198,20 @@ def test_what_make_inputs_prints_travels_with_its_inputs_cut_at_a_bound():
     assert len(flood.text()) < PRINTED_CHARS + 100 and flood.text().endswith(
         "[make_inputs printed more: cut]\n"
     )
+
+
+def test_sweeps_files_cannot_push_the_entries_off_the_disk(tmp_path):
+    from sandbox.jobs.build import make_sweep_job
+    from sandbox.protocol.sweep import SweepSpec
+
+    store = references.ReferenceStore(tmp_path, max_bytes=4000)
+    reference = checking.Reference(expected={0: _expected(0)}, of=1, tolerances={})
+    entry_key = store.key(make_job("", entry=ENTRY))
+    store.save(entry_key, reference)
+    for n in range(8):  # eight sweep specs, each its own file, newer than the entry's
+        time.sleep(0.01)
+        spec = SweepSpec(params={"bm": (128 + n,)}, size={"m": 4096})
+        store.save(store.key(make_sweep_job("", spec, entry=ENTRY)), reference)
+    sweeps = [p for p in tmp_path.iterdir() if references.SWEEP_FILE in p.name]
+    assert store.path(entry_key).exists()
+    assert 0 < len(sweeps) * store.path(entry_key).stat().st_size <= 1000  # a quarter of the store
