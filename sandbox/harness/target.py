@@ -38,7 +38,7 @@ from sandbox.harness import compat
 from sandbox.harness.jaxapi import interpret_fixes, offline
 from sandbox.harness.jaxapi.interpret import route_race_reports
 from sandbox.protocol import Chip, InterpretOptions, Mode, Unavailable, Versions
-from sandbox.protocol.chips import chip_info, chip_of_device_kind
+from sandbox.protocol.chips import chip_info, chip_of_device_kind, device_kind_of
 
 DEVICE_AXIS = "x"
 
@@ -97,7 +97,7 @@ class Target:
 
     def versions(self) -> Versions:
         if self.interpret:
-            kind = f"{chip_info(self.chip).device_kind} (interpret mode on {platform.machine()} CPU)"
+            kind = device_kind_of(self.chip, on_chip=False) or self.chip
         else:
             kind = jax.devices()[0].device_kind
         return Versions(

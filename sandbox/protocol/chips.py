@@ -11,6 +11,7 @@ page (through `GET /api/chips`). The server reads this table without importing J
 
 from __future__ import annotations
 
+import platform
 import typing
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -389,6 +390,17 @@ NATIVE_DEVICE_KINDS: dict[Chip, tuple[str, ...]] = {
     "tpu8i": ("TPU8i",),
     "tpu8t": ("TPU8t",),
 }
+
+
+def device_kind_of(chip: str, *, on_chip: bool) -> str | None:
+    """What a run on `chip` names its device: on the chip, the kind the hardware reports; simulated,
+    the chip's kind in interpret mode on this machine's CPU (None for a name not in the table). The
+    harness reports it, and the host writes its own in the result (`sandbox.results.placement`)."""
+    if chip not in CHIP_TABLE:
+        return None
+    if on_chip:
+        return NATIVE_DEVICE_KINDS[typing.cast(Chip, chip)][0]
+    return f"{CHIP_TABLE[typing.cast(Chip, chip)].device_kind} (interpret mode on {platform.machine()} CPU)"
 
 
 def chip_of_device_kind(kind: str) -> Chip | None:

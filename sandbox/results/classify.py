@@ -92,7 +92,7 @@ def classify(job: Job, execution: Execution) -> RunResult:
         stderr=sanitize(execution.stderr),
         stdout_truncated=execution.stdout_truncated,
         stderr_truncated=execution.stderr_truncated,
-        versions=facts.versions,
+        versions=placement.versions(facts.versions, job, on_chip=execution.on_chip),
         limit=limit,
         wall_seconds=round(execution.wall_seconds, 4),
         lowering=facts.lowering,
