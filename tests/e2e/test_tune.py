@@ -18,8 +18,11 @@ pytestmark = pytest.mark.slow
 PARAMS = "bm = 128, 512, 4096\nbk = 64, 256, 1024\nbn = 128, 512, 4096"
 
 
-def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, any_server):
-    goto(page, any_server, "/?entry=tiled_matmul_pallas_call")
+def test_block_size_sweep_classifies_every_config_and_loads_the_best(page, live_server):
+    # On the session's server only: the same sweep through Redis, a worker and PostgreSQL is
+    # `tests/deployed/test_deployed_flows.py`'s (over HTTP, as the page asks), and the page's part does
+    # not change with the queue; twice in the browser cost a minute of the suite's time.
+    goto(page, live_server, "/?entry=tiled_matmul_pallas_call")
     show_solution(page)
     page.click("#chips label:has-text('v5e')")
     page.click("#tab-tune")
