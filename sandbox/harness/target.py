@@ -38,7 +38,8 @@ from sandbox.harness import compat
 from sandbox.harness.jaxapi import interpret_fixes, offline
 from sandbox.harness.jaxapi.interpret import route_race_reports
 from sandbox.protocol import Chip, InterpretOptions, Mode, Unavailable, Versions
-from sandbox.protocol.chips import chip_info, chip_of_device_kind, device_kind_of
+from sandbox.protocol.chips import chip_info
+from sandbox.protocol.device_kinds import chip_of_device_kind, device_kind_of
 
 DEVICE_AXIS = "x"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sandbox.protocol import Execution, Job, Timing, Versions
-from sandbox.protocol.chips import device_kind_of
+from sandbox.protocol.device_kinds import device_kind_of
 
 SIMULATED_NOTE = (
     "CPU simulation: this run was simulated on the CPU, not on a TPU (its process reported a chip "

@@ -16,7 +16,8 @@ from nbformat import v4
 
 from sandbox.catalog.entries import CatalogEntry
 from sandbox.protocol import to_json_dict
-from sandbox.protocol.chips import NATIVE_DEVICE_KINDS, Chip, chip_info
+from sandbox.protocol.chips import Chip, chip_info
+from sandbox.protocol.device_kinds import NATIVE_DEVICE_KINDS
 from server.notebook.kept import KeptEstimate, markdown_text
 
 CELLS = Path(__file__).parent / "cells"

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from sandbox.protocol.chips import NATIVE_DEVICE_KINDS
+from sandbox.protocol.device_kinds import NATIVE_DEVICE_KINDS
 from server.notebook.kept import KeptEstimate
 from server.problems import ProblemError, field_error
 from server.store.measurements import Measurement

@@ -7,7 +7,8 @@ import platform
 
 from sandbox.jobs.build import make_job
 from sandbox.protocol import Versions
-from sandbox.protocol.chips import CHIPS, NATIVE_DEVICE_KINDS, chip_info, device_kind_of
+from sandbox.protocol.chips import CHIPS, chip_info
+from sandbox.protocol.device_kinds import NATIVE_DEVICE_KINDS, device_kind_of
 from sandbox.results import placement
 
 # A CPU simulation of a v5e whose process claimed another chip's hardware.

@@ -16,7 +16,8 @@ from sandbox.host.tpuhost import (
     generation_of,
     plan_slots,
 )
-from sandbox.protocol.chips import CHIPS, chip_of_device_kind
+from sandbox.protocol.chips import CHIPS
+from sandbox.protocol.device_kinds import chip_of_device_kind
 
 PCI_IDS = {"v5e": "0x0063", "v5p": "0x0062", "v6e": "0x006f", "tpu7x": "0x0076"}
 

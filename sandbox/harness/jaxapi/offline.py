@@ -153,7 +153,7 @@ def compile_for(chip: str, fn: Callable[..., Any], args: Sequence[Any]) -> Compi
 
 def _on_this_chip(chip: str, args: Sequence[Any]) -> list[Any]:
     """`args` as shapes for this job's own TPU, which must be a `chip` (a native job compiles there)."""
-    from sandbox.protocol.chips import chip_of_device_kind
+    from sandbox.protocol.device_kinds import chip_of_device_kind
 
     kind = jax.devices()[0].device_kind
     if chip_of_device_kind(kind) != chip:
