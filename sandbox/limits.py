@@ -12,6 +12,10 @@ GIB = 1024 * MIB
 
 WALL_SECONDS = 60.0
 CPU_SECONDS = 120
+# CPU time past `cpu_seconds` before a job is killed: its main process gets SIGXCPU at the limit and
+# SIGKILL this much later (RLIMIT_CPU's hard limit), and the pool kills a job whose processes together
+# used this much more (RLIMIT_CPU counts one process: children that each stay under it add up).
+CPU_GRACE_SECONDS = 5
 # Address space, not RSS: CPU JAX maps about 1.2 GiB before computing anything.
 MEMORY_BYTES = 6 * GIB
 PROCESSES = 256

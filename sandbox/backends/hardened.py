@@ -373,8 +373,12 @@ def _execution(job: Job, outcome: Outcome, waiter: Waiter) -> Execution:
     if facts.leftovers:
         log.error("job %s left behind: %s", job.id, list(facts.leftovers))
     sig = facts.signal
-    cpu_killed = sig == signal.SIGXCPU or (
-        sig == signal.SIGKILL and facts.cpu_seconds >= job.limits.cpu_seconds
+    # `cpu_seconds` is the whole job's (its cgroup's): past the grace, the pool killed it for that,
+    # or its processes together used more than the limit while the main one ended by itself.
+    cpu_killed = (
+        sig == signal.SIGXCPU
+        or (sig == signal.SIGKILL and facts.cpu_seconds >= job.limits.cpu_seconds)
+        or facts.cpu_seconds > job.limits.cpu_seconds + default_limits.CPU_GRACE_SECONDS
     )
     return outcome.execution(
         exit_code=facts.exit_code,

@@ -47,6 +47,7 @@ class Facts:
     oom_kills: int = 0
     pids_limit_hits: int = 0
     memory_peak_bytes: int = 0
+    cpu_seconds: float = 0.0
 
 
 class JobCgroup:
@@ -77,7 +78,22 @@ class JobCgroup:
         pids = self.dir(self.layout.pids)
         if pids is not None:
             facts.pids_limit_hits = cgroup_layout.keyed(pids / "pids.events").get("max", 0)
+        facts.cpu_seconds = self.cpu_seconds()
         return facts
+
+    def cpu_seconds(self) -> float:
+        """CPU time every process of the job has used so far, ended or not (RLIMIT_CPU counts one
+        process: children that each stay under it add up). From a v2 `cpu.stat` (every v2 cgroup
+        keeps one, the kill hierarchy's too), else v1 `cpuacct.usage` where cpuacct shares the cpu
+        hierarchy; 0 where neither exists."""
+        for path in self.dirs.values():
+            usage = cgroup_layout.keyed(path / "cpu.stat").get("usage_usec")
+            if usage is not None:
+                return usage / 1e6
+        cpu = self.dir(self.layout.cpu)
+        if cpu is not None:
+            return cgroup_layout.read_int(cpu / "cpuacct.usage") / 1e9
+        return 0.0
 
     def kill(self) -> None:
         """SIGKILL everything in the job: `cgroup.kill` where there is one, and every thread listed.

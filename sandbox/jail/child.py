@@ -90,5 +90,6 @@ def _jail(spec: Spec) -> None:
         )
     )
     privilege.drop_to(spec.uid, spec.uid)
+    privilege.never_dumped()
     privilege.die_with_parent(spec.pool_pid)
     spec.seccomp.load()

@@ -330,7 +330,7 @@ class Pool:
             exit_code=os.WEXITSTATUS(job.status) if os.WIFEXITED(job.status) else None,
             signal=os.WTERMSIG(job.status) if os.WIFSIGNALED(job.status) else None,
             max_rss_bytes=ru.ru_maxrss * 1024,
-            cpu_seconds=round(ru.ru_utime + ru.ru_stime, 3),
+            cpu_seconds=round(max(ru.ru_utime + ru.ru_stime, facts.cpu_seconds), 3),
             oom_kills=facts.oom_kills,
             pids_limit_hits=facts.pids_limit_hits,
             memory_peak_bytes=facts.memory_peak_bytes,
@@ -358,9 +358,13 @@ class Pool:
             time.sleep(0.002)
 
     def _enforce_backstops(self) -> None:
+        """The wall clock's backstop, and the job's CPU time as a whole (checked at least once a
+        second while jobs run: `_next_timeout`): RLIMIT_CPU stops each process, not a relay of
+        children that each stay under it."""
         now = time.monotonic()
         for job in self.jobs.values():
-            if now > job.deadline:
+            cpu_limit = job.limits.cpu_seconds + default_limits.CPU_GRACE_SECONDS
+            if now > job.deadline or job.cgroup.cpu_seconds() > cpu_limit:
                 job.cgroup.kill()
 
     def _next_timeout(self) -> float:

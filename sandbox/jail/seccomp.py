@@ -4,9 +4,14 @@ Allow by default (JAX and numpy use a wide, version-dependent set of syscalls), 
 EPERM everything a kernel playground never needs and an attacker wants: sockets of every family
 (the network namespace is empty anyway, but pathname unix sockets cross namespaces), exec, new
 namespaces, mounts, ptrace and cross-process memory access, bpf, perf, io_uring, userfaultfd,
-keyrings, and the module / reboot / clock calls. `clone3` gets ENOSYS so glibc falls back to
-`clone`, whose flags a classic filter can inspect. Syscalls of a foreign ABI (i386 `int 0x80`, x32)
-kill the whole process.
+keyrings, and the module / reboot / clock calls; and what would let a job watch its neighbours
+through the kernel rather than /proc: inotify (which files of the shared read-only tree they open,
+hence what they import) and `pidfd_open` (any pid of the pool's namespace, hidepid or not, and
+through `PIDFD_GET_INFO` its uid, parent, cgroup and exit). `prctl(PR_SET_DUMPABLE)` is refused too:
+the jail makes the job undumpable (`privilege.never_dumped`) and it must stay so. `clone3` gets ENOSYS
+so glibc falls back to `clone`, whose flags a classic filter can inspect (no new namespace, and no
+CLONE_PARENT: a job's processes are all its own main process's descendants). Syscalls of a foreign ABI
+(i386 `int 0x80`, x32) kill the whole process.
 
 `pyseccomp` runs `find_library()` (a subprocess) at import, so the pool imports this module once at
 start-up; `build()` runs in the pool and `Filter.load()` in each forked child.
@@ -32,9 +37,14 @@ DENIED = (
     "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "syslog", "vhangup", "uselib",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
     "name_to_handle_at", "open_by_handle_at", "lookup_dcookie", "iopl", "ioperm",
-    "fanotify_init", "personality",
+    "fanotify_init", "personality", "modify_ldt",
+    "inotify_init", "inotify_init1", "inotify_add_watch", "pidfd_open",
 )  # fmt: skip
-CLONE_NAMESPACE_FLAGS = (
+# Refused in `clone`'s flags: every new namespace, and CLONE_PARENT, whose child would be the pool's:
+# the pool (outside the job's cgroup, one thread serving every slot) was woken to reap each one
+# (3,849 such children in 8 s cost it 1.6 s of CPU).
+CLONE_REFUSED_FLAGS = (
+    0x00008000,  # CLONE_PARENT
     0x00020000,  # CLONE_NEWNS
     0x02000000,  # CLONE_NEWCGROUP
     0x04000000,  # CLONE_NEWUTS
@@ -45,6 +55,7 @@ CLONE_NAMESPACE_FLAGS = (
     0x00000080,  # CLONE_NEWTIME
 )
 TIOCSTI = 0x5412  # push bytes into a terminal's input queue
+PR_SET_DUMPABLE = 4
 
 
 def available() -> str | None:
@@ -70,8 +81,9 @@ def build() -> Any:
     for name in DENIED:
         if sc.resolve_syscall(native, name) >= 0:  # a syscall this arch lacks needs no rule
             flt.add_rule(eperm, name)
-    for flag in CLONE_NAMESPACE_FLAGS:
+    for flag in CLONE_REFUSED_FLAGS:
         flt.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     flt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     flt.add_rule(eperm, "ioctl", sc.Arg(1, sc.EQ, TIOCSTI))
+    flt.add_rule(eperm, "prctl", sc.Arg(0, sc.EQ, PR_SET_DUMPABLE))
     return flt

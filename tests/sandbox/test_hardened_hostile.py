@@ -215,12 +215,12 @@ def corpus(backend, host: Host) -> dict[str, Outcome]:
     return run_table(backend, host)
 
 
-def run_table(backend, host: Host) -> dict[str, Outcome]:
+def run_table(backend, host: Host, rows: tuple[Row, ...] = ROWS) -> dict[str, Outcome]:
     """Run the whole table, each row beside a victim (which always takes slot 0, the row slot 1)."""
     outcomes: dict[str, Outcome] = {}
     pool_pid = backend.pool_host_pid()
     with ThreadPoolExecutor(SLOTS) as pool:
-        for row in ROWS:
+        for row in rows:
             victim_events: list[Event] = []
             victim = pool.submit(run_source, backend, VICTIM, events=victim_events)
             deadline = time.monotonic() + 30
