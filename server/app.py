@@ -38,6 +38,7 @@ from server.settings import Settings
 from server.store.quota import StoreQuota
 from server.streams import OpenStreams
 from server.sweeps import SweepRegistry
+from server.urlcheck import RefuseNul
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,7 @@ def create_app(
     problems.install(app)
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(BodyLimit, limit=settings.body_bytes)
+    app.add_middleware(RefuseNul)
     routers = (runs.router, catalog.router, meta.router, meta.metrics_router, shares.router, lessons.router)
     for router in (*routers, pages.router, apidocs.router):
         app.include_router(router)

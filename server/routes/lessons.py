@@ -28,7 +28,7 @@ from server.deps import (
 )
 from server.problems import ProblemError, problem_responses
 from server.settings import Settings
-from server.store.editor_state import check_editor_state, iso_utc
+from server.store.editor_state import check_editor_state, iso_utc, reopened
 from server.store.lessons import (
     LessonRecord,
     LessonRevision,
@@ -203,7 +203,8 @@ def resolve_step(
         if share is None:
             raise ProblemError(422, "Unknown share", f"{where}no share {step.share!r}", field=f"{field}share")
         state = share.record
-        source, entry, chip, options = state.source, state.entry, state.chip, state.options
+        known = reopened(state.chip, state.options)
+        source, entry, chip, options = state.source, state.entry, known.chip, known.options
     else:
         assert step.source is not None  # the schema requires `source` when there is no `share`
         source, entry, chip, options = step.source, step.entry, step.chip, step.options.model_dump()
@@ -213,16 +214,7 @@ def resolve_step(
 
 def public(lesson: LessonRevision) -> LessonPublic:
     record = lesson.record
-    steps = [
-        LessonStepPublic(
-            source=step.source,
-            entry=step.entry,
-            chip=step.chip,  # type: ignore[arg-type]  # validated as a ChipName when it was stored
-            options=RunOptions(**step.options),
-            note=step.note,
-        )
-        for step in record.steps
-    ]
+    steps = [_step_public(step) for step in record.steps]
     return LessonPublic(
         id=lesson.lesson,
         url=lesson_url(lesson.lesson),
@@ -235,4 +227,15 @@ def public(lesson: LessonRevision) -> LessonPublic:
         revision_url=revision_url(lesson.lesson, lesson.number),
         revised=iso_utc(lesson.revised),
         editable=lesson.editable,
+    )
+
+
+def _step_public(step: LessonStep) -> LessonStepPublic:
+    state = reopened(step.chip, step.options)  # saved perhaps with chips or options since removed
+    return LessonStepPublic(
+        source=step.source,
+        entry=step.entry,
+        chip=state.chip,
+        options=RunOptions(**state.options),
+        note=step.note,
     )

@@ -20,7 +20,7 @@ from server.deps import CatalogDep, ClientDep, DatabaseDep, QuotaDep, RuntimesDe
 from server.notebook import build, intake, kept
 from server.problems import ProblemError, problem_responses
 from server.store import measurements
-from server.store.editor_state import iso_utc
+from server.store.editor_state import iso_utc, reopened
 from server.store.shares import Share, ShareStore
 from server.store.sqlite import Stored
 from server.wire.measurements import MeasurementCreate, MeasurementOut, MeasurementsOut
@@ -124,8 +124,9 @@ def _share(store: ShareStore, share_id: str) -> Share:
 def _shared_kernel(share: Share, catalog: Catalog, runtimes: RuntimeSet, base: str) -> build.SharedKernel:
     record = share.record
     entry = catalog.get(record.entry) if record.entry else None
+    state = reopened(record.chip, record.options)  # saved perhaps with chips or options since removed
     options = convert.interpret_options(
-        RunOptions(**record.options), entry.options if entry else InterpretOptions()
+        RunOptions(**state.options), entry.options if entry else InterpretOptions()
     )
     made_on = kept.version(record.versions.get("jax"))
     jax_version = made_on or jax_runtimes.choose(runtimes, None).name
@@ -134,11 +135,11 @@ def _shared_kernel(share: Share, catalog: Catalog, runtimes: RuntimeSet, base: s
         page_url=f"{base}/s/{share.id}",
         source=record.source,
         entry=entry,
-        chip=record.chip,  # type: ignore[arg-type]  # validated as a ChipName when it was stored
+        chip=state.chip,
         options=to_json_dict(options),
         jax_version=jax_version,
         devices=entry.devices if entry else _devices(record.source),
-        estimate=kept.estimate(record.result, record.chip),
+        estimate=kept.estimate(record.result, state.chip),
         status=kept.status(record.result),
     )
 
@@ -153,7 +154,7 @@ def _devices(source: str) -> int:
 
 
 def _estimate(share: Share) -> kept.KeptEstimate | None:
-    return kept.estimate(share.record.result, share.record.chip)
+    return kept.estimate(share.record.result, reopened(share.record.chip, {}).chip)
 
 
 def _out(stored: Stored[measurements.Measurement], estimate: kept.KeptEstimate | None) -> MeasurementOut:

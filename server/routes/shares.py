@@ -26,7 +26,7 @@ from server.problems import ProblemError, problem_responses
 from server.queue.interface import RunQueue
 from server.queue.problems import queue_problems
 from server.store import snapshots
-from server.store.editor_state import check_editor_state, iso_utc
+from server.store.editor_state import check_editor_state, iso_utc, reopened
 from server.store.shares import Share, ShareRecord, encode_share
 from server.store.sqlite import canonical_json
 from server.wire.schemas import RunOptions, ShareCreate, ShareCreated, SharePublic
@@ -109,18 +109,19 @@ def public(share: Share, runtimes: RuntimeSet) -> SharePublic:
     record = share.record
     made_on = record.versions.get("jax")
     run_on, note = jax_runtimes.reopen(runtimes, made_on)
+    state = reopened(record.chip, record.options)
     return SharePublic(
         id=share.id,
         url=share_url(share.id),
         source=record.source,
         entry=record.entry,
-        chip=record.chip,  # type: ignore[arg-type]  # validated as a ChipName when it was stored
-        options=RunOptions(**record.options),
+        chip=state.chip,
+        options=RunOptions(**state.options),
         versions=record.versions,
         created=iso_utc(share.created),
         result=record.result,
         result_at=iso_utc(record.result_at) if record.result_at is not None else None,
         runtime=made_on,
         run_on=run_on,
-        runtime_note=note,
+        runtime_note=" ".join(filter(None, (note, state.note))),
     )

@@ -107,6 +107,8 @@ class PostgresDatabase:
         return None if row is None else (row[0], row[1])
 
     def rows(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        if any(isinstance(p, str) and "\x00" in p for p in params):
+            return []  # no text stored here holds a NUL (PostgreSQL refuses one): SQLite finds no row either
         with self.pool.connection() as db:
             return [tuple(row) for row in db.execute(_placeholders(query), params).fetchall()]
 

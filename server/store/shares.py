@@ -8,7 +8,7 @@ stored without the result fields, so shares saved before results existed keep th
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from server.store.sqlite import RecordDatabase, RecordStore, RecordTable, Stored
@@ -38,6 +38,14 @@ def encode_share(record: ShareRecord) -> dict[str, Any]:
     return data
 
 
+def decode_share(data: dict[str, Any]) -> ShareRecord:
+    """A stored share; fields a newer server added (read by an older one after a rollback) are left out."""
+    return ShareRecord(**{name: data[name] for name in SHARE_FIELDS if name in data})
+
+
+SHARE_FIELDS = tuple(field.name for field in fields(ShareRecord))
+
+
 def share_store(database: RecordDatabase) -> ShareStore:
     """The shares in `database`."""
-    return RecordTable(database, "shares", lambda data: ShareRecord(**data), encode_share)
+    return RecordTable(database, "shares", decode_share, encode_share)

@@ -224,7 +224,11 @@ class SharePublic(Wire):
     run_on: str = Field(
         "", description="The installed runtime to open it on: its own while installed, else the nearest."
     )
-    runtime_note: str = Field("", description="Why it opens on another runtime than its own, if it does.")
+    runtime_note: str = Field(
+        "",
+        description="Why it opens on another runtime than its own, or without a chip or options this "
+        "server no longer has, if it does.",
+    )
 
 
 class SparseCoreOut(Wire):

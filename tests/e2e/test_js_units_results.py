@@ -36,6 +36,14 @@ SHARE_RUNTIME = {
         "opens on the nearest, jax 0.10.2.",
     ),
     "an old share without a runtime says nothing": ({"runtime": None, "run_on": "0.12.0.1"}, ""),
+    "an old share with a chip since removed: the server's note": (
+        {
+            "runtime": None,
+            "run_on": "0.12.0.1",
+            "runtime_note": "saved with settings this playground no longer has",
+        },
+        "saved with settings this playground no longer has",
+    ),
 }
 
 

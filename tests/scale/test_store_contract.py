@@ -159,6 +159,25 @@ def test_the_api_serves_shares_from_postgres(schema_url, tmp_path):
     assert not (tmp_path / "shares.sqlite3").exists()
 
 
+def test_a_nul_in_an_id_or_a_record_reads_alike_on_both_databases(database, kind, tmp_path, request):
+    """PostgreSQL cannot hold a NUL in text: a lookup by an id with one failed the statement (a 500)
+    where SQLite found nothing; a record with one is stored escaped (canonical JSON) and reads back."""
+    with pytest.raises(UnknownLessonError):
+        lesson_store(database).revise("abcdefghij\x00", LessonRecord("t", (), {}), "t")
+    assert lesson_store(database).get("abc\x00") is None
+    assert class_store(database).get("ab\x00cd") is None and class_store(database).by_code("AB\x00CD") is None
+    assert database.rows("SELECT id FROM shares WHERE id = ?", ("a\x00",)) == []
+    record = ShareRecord("a\x00b", None, "v5e", {}, {"jax": None})
+    stored = share_store(database).get(share_store(database).put(record)[0].id)
+    assert stored is not None and stored.record.source == "a\x00b"
+    url = request.getfixturevalue("schema_url") if kind == "postgresql" else ""
+    settings = Settings(data_dir=tmp_path / "api", slots=1, database_url=url, share_salt="pepper")
+    with TestClient(create_app(settings, backend=FakeBackend())) as client:
+        for path in ("/c/AB%00CD", "/api/lessons/abcdefghij%00", "/api/classes/ab%00cd/progress"):
+            assert client.get(path).status_code == 400
+            assert client.put(path, json={"title": "t", "steps": [{"source": "x"}]}).status_code == 400
+
+
 def test_class_store_contract(database):
     store = class_store(database)
     session, teacher = store.create("lessonid123", 2, 3)

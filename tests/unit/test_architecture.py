@@ -82,7 +82,7 @@ SERVER_LAYERS = {
     "deps": "server.deps",
     "routes": "server.routes",
     "mcp": "server.mcp",
-    **dict.fromkeys(("", "app", "bodylimit", "__main__"), "server.app"),
+    **dict.fromkeys(("", "app", "bodylimit", "urlcheck", "__main__"), "server.app"),
 }
 
 # Layer → the layers its modules may import.

@@ -16,8 +16,8 @@ export function entryRuntimesText(rows) {
 
 /** The notice for a share: where it was made, where it opens, and whether that is today's JAX. */
 export function shareRuntimeText(shared, newest) {
-  if (!shared.runtime) return "";
   if (shared.runtime_note) return shared.runtime_note;
+  if (!shared.runtime) return "";
   if (shared.run_on === newest) return "";
   return `This link was made on jax ${shared.runtime}; it runs there (today's JAX is ${newest}).`;
 }
