@@ -13,6 +13,8 @@ from sandbox.protocol import CHIPS, Chip, InterpretOptions, Job, Limits, Mode, S
 # Simulated CPU devices a scratch file may ask for (each is a thread of the job's one process).
 MAX_DEVICES = 8
 
+BOM = "\ufeff"
+
 
 class JobError(ValueError):
     """The request cannot become a job (e.g. a chip the entry does not support)."""
@@ -45,6 +47,9 @@ def make_job(
     JAX version to run on ("": the backend's default, the newest; see `sandbox.host.runtimes`).
     """
     limits = limits or default_limits()
+    # Python skips a byte-order mark that starts a file, but `compile` of text refuses U+FEFF: a file
+    # an editor saved with one would be a syntax error on line 1 (and its `DEVICES` unread).
+    source = source.removeprefix(BOM)
     if len(source.encode()) > limits.source_bytes:
         raise JobError(f"source is {len(source.encode()):,} bytes; the limit is {limits.source_bytes:,}")
     if entry is not None and chip not in entry.chips:

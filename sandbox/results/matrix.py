@@ -89,9 +89,16 @@ def ordered(rows: Sequence[MatrixRow]) -> list[MatrixRow]:
     return sorted(rows, key=lambda r: version_key(r.runtime))
 
 
+def judged(rows: Sequence[MatrixRow]) -> list[MatrixRow]:
+    """The finished rows that say something of their version, oldest first: not a cancelled one
+    (someone stopped it, whatever the version would have done)."""
+    return [r for r in ordered(rows) if r.status is not None and r.status is not RunStatus.CANCELLED]
+
+
 def changes(rows: Sequence[MatrixRow]) -> list[Change]:
-    """Every place, oldest to newest, where the status differs from the previous runtime's."""
-    done = [r for r in ordered(rows) if r.status is not None]
+    """Every place, oldest to newest, where the status differs from the previous judged runtime's
+    (a cancelled runtime is read across: "passes up to 0.10.2, fails from 0.12.0.1")."""
+    done = judged(rows)
     found = []
     for before, after in itertools.pairwise(done):
         if before.status != after.status:
@@ -109,9 +116,15 @@ def verdict(rows: Sequence[MatrixRow]) -> str:
     done = ordered(rows)
     if not done or any(r.status is None for r in done):
         return ""
-    found = changes(done)
+    cancelled = [r.runtime for r in done if r.status is RunStatus.CANCELLED]
+    told = f" (cancelled on {', '.join(cancelled)}: no outcome there)" if cancelled else ""
+    judged_rows = judged(done)
+    if not judged_rows:
+        return f"was cancelled on every JAX version here ({', '.join(cancelled)})"
+    found = changes(judged_rows)
     if found:
-        return "; ".join(c.text for c in found)
-    first, last = done[0], done[-1]
-    span = first.runtime if len(done) == 1 else f"{first.runtime} to {last.runtime}"
-    return f"{verb(first.status)} on every JAX version here ({span}): {first.summary}"
+        return "; ".join(c.text for c in found) + told
+    first, last = judged_rows[0], judged_rows[-1]
+    span = first.runtime if len(judged_rows) == 1 else f"{first.runtime} to {last.runtime}"
+    where = "every JAX version that finished" if cancelled else "every JAX version here"
+    return f"{verb(first.status)} on {where} ({span}): {first.summary}{told}"
