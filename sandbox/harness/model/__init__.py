@@ -6,6 +6,8 @@
     walker.py             a kernel body walked as a core would run it: work per step, or program events
     syncs.py              its DMA and semaphore operations as program events
     barriers.py           which work of a step waits for a dot to finish (a reduction across its columns)
+    hoisting.py           loop-invariant work, costed once before the loop
+    common.py             work a body repeats with the same operands, costed once
     iteration_classes.py  a long pipelined loop walked once per iteration class, not once per step
     steady.py             the simulator's shortcut: a run of identical steps in steady state added up in one go
     ops.py                one equation: a dot's kind and flops, a scan's layout; the work collected (Acc)

@@ -55,7 +55,7 @@ def _invariant(body: Any, constants: int) -> Hoisted:
     made_by: dict[Any, int] = {}
     found: set[int] = set()
     for eqn in body.eqns:
-        if _pure(eqn) and all(isinstance(v, jcore.Literal) or v in known for v in eqn.invars):
+        if pure(eqn) and all(isinstance(v, jcore.Literal) or v in known for v in eqn.invars):
             known.update(eqn.outvars)
             made_by.update(dict.fromkeys(eqn.outvars, id(eqn)))
             found.add(id(eqn))
@@ -70,7 +70,7 @@ def _invariant(body: Any, constants: int) -> Hoisted:
     return Hoisted(frozenset(found), frozenset(read))
 
 
-def _pure(eqn: Any) -> bool:
+def pure(eqn: Any) -> bool:
     """No effect, no ref, no memory or DMA operation; a call (`jnp`'s jitted helpers: floor division,
     remainder) only if everything in it is pure; no loop or branch."""
     name = eqn.primitive.name
@@ -79,7 +79,7 @@ def _pure(eqn: Any) -> bool:
     if any(isinstance(getattr(v, "aval", None), jcore.AbstractRef) for v in (*eqn.invars, *eqn.outvars)):
         return False
     inner = sub_jaxprs(eqn)
-    return not inner or (name in CALLS and all(_pure(e) for j in inner for e in j.eqns))
+    return not inner or (name in CALLS and all(pure(e) for j in inner for e in j.eqns))
 
 
 def reload(

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from sandbox.harness.jaxapi import core as jcore
+from sandbox.harness.model.common import repeated
 from sandbox.harness.model.control import ControlFlow
 from sandbox.harness.model.evaluate import (
     UNKNOWN,
@@ -58,6 +59,7 @@ MAX_PROGRAM_EQNS = 3_000_000  # program mode stops past this many equations (a v
 
 
 _RULE, _HANDLER, _CALL, _VECTOR = object(), object(), object(), object()
+_REPEATED = object()  # a vector equation's plan when an earlier one of its body computed its value
 
 
 def _atom(var: Any) -> tuple[bool, Any, Any]:
@@ -144,13 +146,19 @@ class Walker(ControlFlow, Synchronisation):
             elif kind is _HANDLER:
                 extra(eqn, env)
             elif kind is _CALL:
-                if id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
+                if extra is None:  # a common subexpression: its values, no work (`common`)
+                    self._uncosted(lambda: self._call(eqn, env, eqn.params[CALLS[eqn.primitive.name]]))  # noqa: B023
+                elif id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
                     self._uncosted(lambda: self._call(eqn, env, extra))  # noqa: B023  (called at once)
                     if reloaded := self._reload(eqn, lambda: work_of([eqn], self.sublanes, self.lanes)):  # noqa: B023
                         self._work(None, 0, reloaded)
                 else:
                     self._call(eqn, env, extra)
             else:
+                if extra is _REPEATED:  # a common subexpression: no work (`common`)
+                    if self.codes:
+                        self._through(eqn, False)
+                    continue
                 units, cross = extra
                 if id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
                     units, cross = self._reload(eqn, lambda: units), None  # noqa: B023
@@ -176,6 +184,7 @@ class Walker(ControlFlow, Synchronisation):
             return found[1]
         plan: list[tuple[object, Any, Any]] = []
         fewer = replicated_costs(jaxpr, self.sublanes, self.lanes)
+        again = repeated(jaxpr)
         for index, eqn in enumerate(jaxpr.eqns):
             name = eqn.primitive.name
             handler = getattr(self, "_" + name, None)
@@ -186,7 +195,9 @@ class Walker(ControlFlow, Synchronisation):
                 atoms = tuple(_atom(v) for v in eqn.invars)
                 plan.append((_RULE, eqn, (*rules, atoms, eqn.outvars[0])))
             elif name in CALLS:
-                plan.append((_CALL, eqn, eqn.params[CALLS[name]]))
+                plan.append((_CALL, eqn, None if index in again else eqn.params[CALLS[name]]))
+            elif index in again:
+                plan.append((_VECTOR, eqn, _REPEATED))
             elif name not in FREE:  # costless ones too: a dot's result may pass through them
                 units = fewer.get(index, vector_units(eqn, self.sublanes, self.lanes))
                 cross = reduction_parts(eqn, self.sublanes, self.lanes)[1] if name in REDUCTIONS else None

@@ -63,7 +63,7 @@ PUBLISHED: tuple[Band, ...] = (
     Band(
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5p",
-        0.0978,
+        0.0977,
         0.1716,
         4,
         SPLASH,
@@ -95,7 +95,7 @@ PUBLISHED: tuple[Band, ...] = (
     Band(
         "pl.kernel or DMA-driven program with dots and reductions or transcendentals (fused cross-entropy, attention)",
         "tpu7x",
-        -0.1057,
+        -0.1058,
         0.0324,
         34,
         "tokamax's autotuned fused linear + softmax cross-entropy forward winners (openxla/tokamax@783ea95), a pl.kernel running one emit_pipeline (docs/tpu-time-model.md)",
