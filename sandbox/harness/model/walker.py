@@ -338,13 +338,7 @@ class Walker(ControlFlow, Synchronisation):
     def _swap(self, eqn: Any, env: dict[Any, Any]) -> None:
         ref, value = self._read(env, eqn.invars[0]), self._read(env, eqn.invars[1])
         if not (isinstance(ref, Ref) and ref.space == "smem"):
-            stored = eqn.invars[1].aval
-            if eqn.outvars:  # the value it replaces
-                self._load_code(ref, eqn.outvars[0])
-            wait = self._store_code(ref, eqn.invars[1])
-            if size(stored.shape) > 1:
-                stores = memory_cost(stored.shape, stored.dtype, self.sublanes, self.lanes)
-                self._work(None, 0, {"store": stores}, wait)
+            self._vector_store(eqn, ref, eqn.invars[1])
             return
         self._scalar()
         if self.record is not None:
@@ -358,6 +352,39 @@ class Walker(ControlFlow, Synchronisation):
             return
         ref.values = ref.values.copy()
         ref.values[tuple(int(i) for i in index)] = value
+
+    def _vector_store(self, eqn: Any, ref: Any, value: Any) -> None:
+        """A store of the vector `value` (a Var) to VMEM: its vregs (packed dtypes fill them deeper)."""
+        stored = value.aval
+        if eqn.outvars:  # the value it replaces
+            self._load_code(ref, eqn.outvars[0])
+        wait = self._store_code(ref, value)
+        if size(stored.shape) > 1:
+            stores = memory_cost(stored.shape, stored.dtype, self.sublanes, self.lanes)
+            self._work(None, 0, {"store": stores}, wait)
+
+    def _masked_swap(self, eqn: Any, env: dict[Any, Any]) -> None:
+        """`pltpu.store(ref, value, mask=...)`: a store of the value's vregs with a lane mask (the v5e's
+        `vst.msk`, one per vreg in the compiler's listing of ragged paged attention), not vector work."""
+        ref = self._read(env, eqn.invars[0])
+        if isinstance(ref, Ref) and ref.space == "smem":  # SMEM state it changes is not tracked
+            self._scalar()
+            if self.record is not None:
+                self.record.append(UNKNOWN)
+                return
+            ref.values = None
+            return
+        _, _, value, _ = self._unflatten(eqn, "args_tree", eqn.invars)  # ref, its transforms, value, mask
+        self._vector_store(eqn, ref, value)
+
+    def _masked_load(self, eqn: Any, env: dict[Any, Any]) -> None:
+        """`pltpu.load(ref, mask=...)`: a load of the result's vregs, as `get`."""
+        ref = self._read(env, eqn.invars[0])
+        if isinstance(ref, Ref) and ref.space == "smem":
+            env[eqn.outvars[0]] = UNKNOWN
+            self._scalar()
+            return
+        self._vector(eqn, self._load_code(ref, eqn.outvars[0]))
 
     def _addupdate(self, eqn: Any, env: dict[Any, Any]) -> None:
         ref = self._read(env, eqn.invars[0])
