@@ -5,6 +5,7 @@
     evaluate.py           scalar values of a jaxpr without data (grid indices, loop counters, SMEM tables)
     walker.py             a kernel body walked as a core would run it: work per step, or program events
     syncs.py              its DMA and semaphore operations as program events
+    memory.py             its loads and stores of VMEM and SMEM refs
     barriers.py           which work of a step waits for a dot to finish (a reduction across its columns)
     hoisting.py           loop-invariant work, costed once before the loop
     common.py             work a body repeats with the same operands, costed once

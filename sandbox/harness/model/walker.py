@@ -28,7 +28,6 @@ from sandbox.harness.model.control import ControlFlow
 from sandbox.harness.model.evaluate import (
     UNKNOWN,
     Ref,
-    indexer,
     inner,
     read,
     scalar_rules,
@@ -37,6 +36,7 @@ from sandbox.harness.model.evaluate import (
 )
 from sandbox.harness.model.hoisting import NOTHING, reload, work_of
 from sandbox.harness.model.iteration_classes import masked
+from sandbox.harness.model.memory import MemoryAccess
 from sandbox.harness.model.ops import (
     CALLS,
     FREE,
@@ -48,7 +48,6 @@ from sandbox.harness.model.ops import (
     jaxpr_of,
     memory_cost,
     padded_dot_flops,
-    padded_elements,
     reduction_parts,
     vector_units,
 )
@@ -74,7 +73,7 @@ class ModelLimitError(Exception):
     """The kernel is too long to simulate step by step."""
 
 
-class Walker(ControlFlow, Synchronisation):
+class Walker(ControlFlow, Synchronisation, MemoryAccess):
     def __init__(
         self,
         *,
@@ -315,90 +314,6 @@ class Walker(ControlFlow, Synchronisation):
         known = all(n in self.core_axes for n in names)
         core = self.core if self.sequential else np.asarray(self.core, np.int32)
         env[eqn.outvars[0]] = core if known else UNKNOWN
-
-    def _get(self, eqn: Any, env: dict[Any, Any]) -> None:
-        ref = self._read(env, eqn.invars[0])
-        out = eqn.outvars[0]
-        if isinstance(ref, Ref) and ref.space == "smem":
-            env[out] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[1:]), env)
-            self._scalar()
-        else:
-            self._vector(eqn, self._load_code(ref, out))
-
-    def _lookup(self, ref: Ref, transforms: Any, env: dict[Any, Any]) -> Any:
-        index = indexer(transforms, env)
-        if ref.values is None or index is None or len(index) != ref.values.ndim:
-            return UNKNOWN
-        arrays = [np.asarray(i).astype(np.int64) for i in index]
-        if any(((a < 0) | (a >= n)).any() for a, n in zip(arrays, ref.values.shape, strict=True)):
-            return UNKNOWN
-        found = np.asarray(ref.values[tuple(arrays)])
-        return found.item() if self.sequential and found.ndim == 0 else found
-
-    def _swap(self, eqn: Any, env: dict[Any, Any]) -> None:
-        ref, value = self._read(env, eqn.invars[0]), self._read(env, eqn.invars[1])
-        if not (isinstance(ref, Ref) and ref.space == "smem"):
-            self._vector_store(eqn, ref, eqn.invars[1])
-            return
-        self._scalar()
-        if self.record is not None:
-            self.record.append(UNKNOWN)  # SMEM state that changes per step: no iteration classes
-            return
-        index = indexer(self._unflatten(eqn, "tree", eqn.invars[2:]), env)
-        if eqn.outvars:
-            env[eqn.outvars[0]] = self._lookup(ref, self._unflatten(eqn, "tree", eqn.invars[2:]), env)
-        if not self.sequential or ref.values is None or index is None or value is UNKNOWN:
-            ref.values = None  # per-step SMEM state is not tracked in grid mode
-            return
-        ref.values = ref.values.copy()
-        ref.values[tuple(int(i) for i in index)] = value
-
-    def _vector_store(self, eqn: Any, ref: Any, value: Any) -> None:
-        """A store of the vector `value` (a Var) to VMEM: its vregs (packed dtypes fill them deeper)."""
-        stored = value.aval
-        if eqn.outvars:  # the value it replaces
-            self._load_code(ref, eqn.outvars[0])
-        wait = self._store_code(ref, value)
-        if size(stored.shape) > 1:
-            stores = memory_cost(stored.shape, stored.dtype, self.sublanes, self.lanes)
-            self._work(None, 0, {"store": stores}, wait)
-
-    def _masked_swap(self, eqn: Any, env: dict[Any, Any]) -> None:
-        """`pltpu.store(ref, value, mask=...)`: a store of the value's vregs with a lane mask (the v5e's
-        `vst.msk`, one per vreg in the compiler's listing of ragged paged attention), not vector work."""
-        ref = self._read(env, eqn.invars[0])
-        if isinstance(ref, Ref) and ref.space == "smem":  # SMEM state it changes is not tracked
-            self._scalar()
-            if self.record is not None:
-                self.record.append(UNKNOWN)
-                return
-            ref.values = None
-            return
-        _, _, value, _ = self._unflatten(eqn, "args_tree", eqn.invars)  # ref, its transforms, value, mask
-        self._vector_store(eqn, ref, value)
-
-    def _masked_load(self, eqn: Any, env: dict[Any, Any]) -> None:
-        """`pltpu.load(ref, mask=...)`: a load of the result's vregs, as `get`."""
-        ref = self._read(env, eqn.invars[0])
-        if isinstance(ref, Ref) and ref.space == "smem":
-            env[eqn.outvars[0]] = UNKNOWN
-            self._scalar()
-            return
-        self._vector(eqn, self._load_code(ref, eqn.outvars[0]))
-
-    def _addupdate(self, eqn: Any, env: dict[Any, Any]) -> None:
-        ref = self._read(env, eqn.invars[0])
-        if isinstance(ref, Ref) and ref.space == "smem":
-            if self.record is not None:
-                self.record.append(UNKNOWN)
-                return
-            ref.values = None
-        else:
-            added = eqn.invars[1].aval  # a load, an add and a store
-            moved = memory_cost(added.shape, added.dtype, self.sublanes, self.lanes)
-            wait = self._store_code(ref, eqn.invars[1], add=True)
-            adds = float(padded_elements(added.shape, self.sublanes, lanes=self.lanes))
-            self._work(None, 0, {"load": moved, "alu": adds, "store": moved}, wait)
 
     def _run_scoped(self, eqn: Any, env: dict[Any, Any]) -> None:
         body = jaxpr_of(eqn.params["jaxpr"])
