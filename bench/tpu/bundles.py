@@ -17,6 +17,30 @@ from pathlib import Path
 
 _BUNDLE = re.compile(r"\s*(0x[0-9a-f]+|\d+)\s+(\w\w:)?\s*:?\s*([> ]*)\{(.*)\}")
 _OP = re.compile(r"=\s*([a-z_][\w.]*)")
+_TRANSCENDENTAL = ("vexp", "vrcp", "vrsqrt", "vtanh", "vlog", "vpow", "verf", "vsin", "vcos", "vsigmoid")
+_CROSS_LANE = ("vrot", "vxpose", "vperm", "vbcast.lane")
+
+
+def unit_of(op: str) -> str:
+    """The part of the core an operation of the listing issues on, by its mnemonic: "mxu" (pushing weights,
+    matmuls), "pop" (a result taken from the MXU, the EUP or the cross-lane unit into a vreg), "eup"
+    (transcendentals), "xlu" (cross-lane: lane reductions, rotates), "load" and "store" (VMEM <-> vregs),
+    "valu" (every other vector operation), "dma", else "scalar"."""
+    if op.startswith(("vmatmul", "vmatpush")):
+        return "mxu"
+    if op.startswith("vpop"):
+        return "pop"
+    if op.startswith(_TRANSCENDENTAL):
+        return "eup"
+    if ".xlane" in op or op.startswith(_CROSS_LANE):
+        return "xlu"
+    if op.startswith("vld"):
+        return "load"
+    if op.startswith("vst"):
+        return "store"
+    if op.startswith("dma"):
+        return "dma"
+    return "valu" if op.startswith("v") else "scalar"
 
 
 @dataclass
@@ -26,6 +50,9 @@ class Listing:
     bundles: int = 0
     by_depth: collections.Counter[int] = field(default_factory=collections.Counter)
     ops: collections.Counter[str] = field(default_factory=collections.Counter)
+    # Per loop depth, operations per unit (`unit_of`), and the most of each unit one bundle issued.
+    units_by_depth: dict[int, collections.Counter[str]] = field(default_factory=dict)
+    most_per_bundle: collections.Counter[str] = field(default_factory=collections.Counter)
 
     @property
     def deepest(self) -> int:
@@ -45,10 +72,15 @@ def read(path: Path) -> Listing:
         depth = match.group(3).count(">")
         found.bundles += 1
         found.by_depth[depth] += 1
+        here: collections.Counter[str] = collections.Counter()
         for op in match.group(4).split(";;"):
             name = _OP.search(op)
             if name is not None:
                 found.ops[name.group(1)] += 1
+                here[unit_of(name.group(1))] += 1
+        found.units_by_depth.setdefault(depth, collections.Counter()).update(here)
+        for unit, n in here.items():
+            found.most_per_bundle[unit] = max(found.most_per_bundle[unit], n)
     return found
 
 

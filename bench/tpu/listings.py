@@ -4,7 +4,8 @@ For each measured config of `v5e/tune.jsonl`, the kernel is built at its target 
 time model estimates it (`reestimate.Estimator`), compiled for a v5e by libtpu (`jaxapi.offline`) with
 its listings dumped, and the final bundles of its programs counted (`bundles`). One JSON line per
 config to `v5e/listings.jsonl`: the config's key, the grid steps the model walks, and per program its
-bundles (all, inside loops, per depth). Compile only: nothing runs.
+bundles (all, inside loops, per depth), its operations per unit at each depth (`bundles.unit_of`) and the
+most of each unit one bundle issued. Compile only: nothing runs.
 
     JAX_PLATFORMS=cpu python bench/tpu/listings.py [--only SUBSTRING] [--out PATH]
 """
@@ -59,6 +60,8 @@ def one(estimator: Estimator, row: dict) -> dict:  # type: ignore[type-arg]
                 "bundles": p.bundles,
                 "in_loops": p.in_loops(),
                 "by_depth": dict(sorted(p.by_depth.items())),
+                "units_by_depth": {d: dict(sorted(c.items())) for d, c in sorted(p.units_by_depth.items())},
+                "most_per_bundle": dict(sorted(p.most_per_bundle.items())),
             }
             for name, p in programs.items()
         },

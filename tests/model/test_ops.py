@@ -74,3 +74,18 @@ def test_tiling_whole_vregs_is_free_and_a_ragged_tile_is_not():
     assert wide.primitive.name == "tile" and vector_cost(wide) == 0.0
     ragged = _eqn(lambda m: jnp.tile(m, (1, 4)), (1024, 64))
     assert vector_cost(ragged) == 128 * 2 * VREG
+
+
+def test_narrowing_to_bf16_packs_two_f32_vregs_into_one():
+    # The v5e's listing issues one `vpack` per bf16 result vreg (16 rows of a vreg's 8 sublanes).
+    narrow = _eqn(lambda x: x.astype(jnp.bfloat16), (256, 512))
+    assert vector_cost(narrow) == 256 * 512 // 2048 * VREG
+    widen = _eqn(lambda x: x.astype(jnp.float32), (256, 512), dtype=jnp.bfloat16)
+    assert vector_cost(widen) == 256 * 512 // 1024 * VREG
+
+
+def test_a_tpu_bitcast_reinterprets_vregs_and_issues_nothing():
+    from jax.experimental.pallas import tpu as pltpu
+
+    eqn = _eqn(lambda x: pltpu.bitcast(x, jnp.float32), (256, 512), dtype=jnp.uint32)
+    assert eqn.primitive.name == "bitcast" and vector_cost(eqn) == 0.0

@@ -47,3 +47,16 @@ def test_the_bundle_count_is_the_flash_kernels_time_at_large_blocks_and_short_of
     # At head dim 64 XLA adds relayout copies around the kernel: programs of their own.
     d64 = [row for key, row in LISTINGS.items() if "flash.py" in key and '"d": 64' in key]
     assert d64 and all(sum(n.startswith("copy") for n in row["programs"]) == 4 for row in d64)
+
+
+def test_ragged_paged_attentions_loop_issues_what_the_time_model_doc_says():
+    """docs/tpu-time-model.md quotes the loop at 8 pages and 16 queries a block: its bundles and its
+    operations per unit (`bench/tpu/bundles.unit_of`), and the most VALU operations one bundle holds."""
+    (row,) = [
+        r for key, r in LISTINGS.items() if "ragged.py" in key and json.loads(key)[2] == {"ppb": 8, "qpb": 16}
+    ]
+    program = row["programs"]["ragged_paged_attention_kernel.1"]
+    loop = program["units_by_depth"]["3"]
+    assert program["by_depth"]["3"] == 1512
+    assert (loop["valu"], loop["load"], loop["store"]) == (2983, 1311, 1060)
+    assert program["most_per_bundle"]["valu"] == 5

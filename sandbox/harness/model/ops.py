@@ -160,7 +160,11 @@ def dot_flops(eqn: Any) -> int:
 # tiles that is one cross-lane vreg per vreg reduced; a (1024, 256) tile costs 128 x 1 VALU and
 # 128 cross-lane vregs, not 256. Transposes and scans count one cross-lane op per vreg. A `tile`
 # or `concatenate` of whole vregs (the running max tiled across a wide logits chunk) moves no
-# data: the result is the same vregs.
+# data: the result is the same vregs. Two more, from the compiler's own listing of the v5e's
+# programs (bench/tpu/v5e/listings.jsonl, its operations per unit): a `pltpu.bitcast` reinterprets
+# vregs and issues nothing (no such operation in ragged paged attention's loop, which bitcasts 16
+# times a step), and a conversion to a packed type (f32 to bf16) issues one `vpack` per result vreg,
+# so it costs the packed result's vregs, half the f32 operand's.
 # Two ways to turn the counts into time (`cost.Rates.compute`): each unit at its own rate, a
 # step's vector work as long as its busiest unit's (where the chip table has per-unit rates), or
 # all units added up in VALU issue slots at one fitted rate, with `UNIT_WEIGHTS`: a transcendental
@@ -180,7 +184,8 @@ TRANSCENDENTAL = frozenset(
 REDUCTIONS = frozenset({"reduce_max", "reduce_min", "reduce_sum", "reduce_prod", "argmax", "argmin"})
 REDUCTIONS |= frozenset({"reduce_and", "reduce_or", "reduce_xor"})
 CROSS_LANE = frozenset({"transpose", "cumsum", "cummax", "cummin", "cumprod", "cumlogsumexp", "roll"})
-LAYOUT_FREE = frozenset({"reshape", "squeeze", "expand_dims", "bitcast_convert_type"})
+# `bitcast` is `pltpu.bitcast` (vregs reinterpreted), `bitcast_convert_type` `lax.bitcast_convert_type`.
+LAYOUT_FREE = frozenset({"reshape", "squeeze", "expand_dims", "bitcast_convert_type", "bitcast"})
 
 
 def weighted(units: Mapping[str, Any]) -> Any:
@@ -224,7 +229,15 @@ def vector_units(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> dict[str, f
         return {"eup": elements, "alu": elements}
     if name in CROSS_LANE:
         return {"xlu": elements}
+    if name == "convert_element_type" and (packing := _packing(eqn.outvars[0].aval.dtype)) > 1:
+        # Narrowing to a packed type: one pack per result vreg, two (or four) f32 vregs in each.
+        elements = float(padded_elements(shape, sublanes, packing=packing, lanes=lanes))
     return {"alu": elements}
+
+
+def _packing(dtype: Any) -> int:
+    """How many values of `dtype` share one 32-bit vreg element (2 for bf16, 4 for int8)."""
+    return max(4 // max(int(getattr(dtype, "itemsize", 4) or 4), 1), 1)
 
 
 def reduction_parts(eqn: Any, sublanes: int = 8, lanes: int = LANES) -> tuple[float, float | None]:
