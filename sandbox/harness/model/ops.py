@@ -269,7 +269,7 @@ def _whole_vregs(eqn: Any, sublanes: int, lanes: int) -> bool:
     else:
         axes = [int(eqn.params["dimension"])]
         pieces = [tuple(getattr(v.aval, "shape", ())) for v in eqn.invars]
-    packing = max(4 // max(int(getattr(eqn.invars[0].aval.dtype, "itemsize", 4) or 4), 1), 1)
+    packing = _packing(eqn.invars[0].aval.dtype)
     tile = {len(shape) - 1: lanes, len(shape) - 2: sublanes * packing}
     return all(piece[a] % tile.get(a, 1) == 0 for a in axes for piece in pieces)
 
@@ -277,8 +277,7 @@ def _whole_vregs(eqn: Any, sublanes: int, lanes: int) -> bool:
 def memory_cost(shape: Any, dtype: Any, sublanes: int = 8, lanes: int = LANES) -> float:
     """The element ops of a VMEM load or store of `shape` (unweighted: its unit is "load" or
     "store"): packed dtypes (bf16, int8) fill a vreg's sublanes 2 or 4 deep."""
-    width = max(int(getattr(dtype, "itemsize", 4) or 4), 1)
-    return float(padded_elements(shape, sublanes, packing=max(4 // width, 1), lanes=lanes))
+    return float(padded_elements(shape, sublanes, packing=_packing(dtype), lanes=lanes))
 
 
 def padded_dot_flops(eqn: Any, mxu: int) -> int:
