@@ -21,6 +21,8 @@ from sandbox.protocol.chips_v5e import (
     V5E_DOT_OPERAND_COPIES,
     V5E_DOT_OPERAND_ROW_BYTES,
     V5E_DOTLESS_STEP_CYCLES,
+    V5E_DOTLESS_STEP_FLOOR_CYCLES,
+    V5E_DOTLESS_STEP_HIDDEN,
     V5E_HBM_WRITE_EFFICIENCY,
     V5E_REDUCTION_CHAIN_CYCLES,
     V5E_REDUCTION_SERIAL_SHARE,
@@ -84,6 +86,10 @@ class ChipInfo:
     reduction_serial_share: float = 0.0
     # The fixed cost of a pipeline step without MXU work, in cycles (0: `step_seconds`, as with a dot)
     dotless_step_cycles: float = 0.0
+    # Such a step's fixed cost hides this share of the seconds its copies keep the DMA engine busy,
+    # leaving at least `dotless_step_floor_cycles` of it (0: it hides none)
+    dotless_step_hidden: float = 0.0
+    dotless_step_floor_cycles: float = 0.0
     megacore: bool = False  # its TensorCores are one device: "parallel" grid dims are split across them
     # VMEM a kernel may use without pltpu.CompilerParams(vmem_limit_bytes=...): the TPU compiler's
     # default scoped VMEM limit (sources at the table; None where not published)
@@ -270,6 +276,8 @@ _TABLE = (
         reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
         reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
         dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
+        dotless_step_hidden=V5E_DOTLESS_STEP_HIDDEN,
+        dotless_step_floor_cycles=V5E_DOTLESS_STEP_FLOOR_CYCLES,
         dma_latency_cycles=V5E_DMA_LATENCY_CYCLES,
     ),
     ChipInfo(
@@ -294,6 +302,8 @@ _TABLE = (
         reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
         reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
         dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
+        dotless_step_hidden=V5E_DOTLESS_STEP_HIDDEN,
+        dotless_step_floor_cycles=V5E_DOTLESS_STEP_FLOOR_CYCLES,
     ),
     ChipInfo(
         name="v6e",

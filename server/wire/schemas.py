@@ -292,6 +292,8 @@ class ChipOut(Wire):
     dotless_step_cycles: float = Field(
         ..., description="Fixed cycles of a pipeline step without MXU work (0: step_seconds, as with a dot)."
     )
+    dotless_step_hidden: float = Field(..., description="Share of its copies its fixed cost hides under.")
+    dotless_step_floor_cycles: float = Field(..., description="What stays of it however long its copies.")
     scoped_vmem_bytes: int | None = Field(
         ...,
         description="VMEM a kernel gets without vmem_limit_bytes (the compiler's default), where published.",

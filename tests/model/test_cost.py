@@ -151,6 +151,20 @@ def test_grid_step_with_nothing_to_do_pays_no_fixed_cost():
     assert steps.seconds == pytest.approx([2.03 * US, 0.03 * US, 1.28 * US, 0.28 * US])
 
 
+def test_a_dotless_step_hides_part_of_its_fixed_cost_under_its_copies():
+    """The v5e's rule (`chips_v5e.V5E_DOTLESS_STEP_HIDDEN`): a step without MXU work pays its fixed cost
+    less a share of the seconds its copies keep the engine busy, never less than the floor; a step with
+    a dot pays its whole fixed cost whatever it copies."""
+    rates = dataclasses.replace(RATES, dotless_step=0.5 * US, dotless_hidden=0.25, dotless_floor=0.2 * US)
+    # Copies in at 1 GB/s, each step's beside the next step's block: 0.4 us, 2 us, 0.4 us, none.
+    g = grid([400, 400, 2000, 400], [0, 0, 0, 0], [0, 0, 0, 1e6])
+    g.vector = np.array([1e3, 1e3, 1e3, 0.0])  # steps 0-2 work without a dot, step 3 with one
+    steps = grid_steps(g, rates)
+    # 0.5 - 0.25 x 0.4 = 0.4 us; 0.5 - 0.25 x 2 = 0 -> the 0.2 us floor; 0.4 us again; a dot: the 1 us step.
+    assert steps.overhead == pytest.approx([0.4 * US, 0.2 * US, 0.4 * US, 1.0 * US])
+    assert steps.seconds[:2] == pytest.approx([0.8 * US, 2.2 * US])
+
+
 def test_f32_dots_run_at_a_sixth_of_bf16():
     g = grid([0], [0], [0])
     g.mxu = {"f32": np.array([1e6])}

@@ -69,6 +69,10 @@ class Rates:
     chain: float = 0.0  # with `units`: least seconds of a step with a lane reduction, fixed cost included
     serial: float = 0.0  # with `units`: share of the shorter of MXU and vector time not overlapped
     dotless_step: float | None = None  # seconds per pipeline step without MXU work (None: `step`)
+    # A grid step without MXU work hides this share of its copies' seconds under its fixed cost,
+    # leaving at least `dotless_floor` of it (`step_overhead`)
+    dotless_hidden: float = 0.0
+    dotless_floor: float = 0.0
 
     @classmethod
     def of(cls, chip: ChipInfo) -> Rates:
@@ -89,6 +93,8 @@ class Rates:
             chain=chip.reduction_chain_cycles / chip.clock_hz,
             serial=chip.reduction_serial_share,
             dotless_step=chip.dotless_step_cycles / chip.clock_hz if chip.dotless_step_cycles else None,
+            dotless_hidden=chip.dotless_step_hidden,
+            dotless_floor=chip.dotless_step_floor_cycles / chip.clock_hz if chip.clock_hz else 0.0,
         )
 
     @classmethod
@@ -221,22 +227,27 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     start, seconds = np.zeros(n), np.zeros(n)
     copy, stall = np.zeros(n), np.zeros(n)
     compute = rates.compute(grid.mxu, grid.vector.astype(float), grid.after, grid.units)
-    overhead = step_overhead(grid, rates)
+    by_core = [
+        np.nonzero(grid.core == c)[0] if grid.cores > 1 else np.arange(n)
+        for c in range(int(grid.core.max()) + 1 if n else 0)
+    ]
+    for idx in by_core:  # what each step's copies keep the engine busy with, next block in, last out
+        cin, cout = _copy_seconds(grid, rates, idx)
+        copy[idx] = np.concatenate([cin[1:], [0.0]]) + np.concatenate([[0.0], cout[:-1]])
+    overhead = step_overhead(grid, rates, copy)
     core_end, fills, drains = {}, {}, {}
-    for c in range(int(grid.core.max()) + 1 if n else 0):
-        idx = np.nonzero(grid.core == c)[0] if grid.cores > 1 else np.arange(n)
+    for c, idx in enumerate(by_core):
         if not len(idx):
             continue
-        cin = grid.copy_in[idx] / rates.bandwidth
-        cout = grid.copy_out[idx] / (rates.write or rates.bandwidth)
-        during = np.concatenate([cin[1:], [0.0]]) + np.concatenate([[0.0], cout[:-1]])
+        cin, cout = _copy_seconds(grid, rates, idx)
+        during = copy[idx]
         step = np.maximum(compute[idx], during) + overhead[idx]
         fill = cin[0] + grid.prologue_bytes / rates.bandwidth
         start[idx] = rates.launch + fill + np.concatenate([[0.0], np.cumsum(step)[:-1]])
-        seconds[idx], copy[idx] = step, during
+        seconds[idx] = step
         stall[idx] = np.maximum(during - compute[idx], 0.0)
-        fills[int(c)], drains[int(c)] = fill, float(cout[-1])
-        core_end[int(c)] = fill + float(step.sum()) + float(cout[-1])
+        fills[c], drains[c] = fill, float(cout[-1])
+        core_end[c] = fill + float(step.sum()) + float(cout[-1])
     critical = max(core_end, key=lambda c: core_end[c])
     flops = sum((grid.mxu[k] for k in grid.mxu if not k.endswith(PADDING)), start=np.zeros(n))
     return Steps(
@@ -268,17 +279,29 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     )
 
 
-def step_overhead(grid: Grid, rates: Rates) -> np.ndarray:
+def _copy_seconds(grid: Grid, rates: Rates, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds the DMA engine spends on each step's block copies in and write-backs out."""
+    return grid.copy_in[idx] / rates.bandwidth, grid.copy_out[idx] / (rates.write or rates.bandwidth)
+
+
+def step_overhead(grid: Grid, rates: Rates, copies: np.ndarray | None = None) -> np.ndarray:
     """Per step: the fixed pipeline cost (less in a step without MXU work where the chip says so:
     no MXU to fill and drain; none in a step with nothing to do, `idle_steps`), the DMAs it starts
-    and waits for, its scalar work."""
+    and waits for, its scalar work. A step without MXU work hides part of its fixed cost under the
+    copies the engine runs meanwhile (`copies`, seconds per step; `Rates.dotless_hidden`)."""
     n = len(grid.core)
     dmas = grid.dmas if grid.dmas is not None else np.zeros(n)
     scalar = grid.scalar if grid.scalar is not None else np.zeros(n)
     fixed: Any = rates.step
     if rates.dotless_step is not None:
         dots = sum((flops for flops in grid.mxu.values()), start=np.zeros(n)) > 0
-        fixed = np.where(dots, rates.step, np.where(idle_steps(grid, dmas), 0.0, rates.dotless_step))
+        dotless: Any = rates.dotless_step
+        if rates.dotless_hidden and copies is not None:
+            dotless = np.maximum(
+                min(rates.dotless_floor, rates.dotless_step),
+                rates.dotless_step - rates.dotless_hidden * copies,
+            )
+        fixed = np.where(dots, rates.step, np.where(idle_steps(grid, dmas), 0.0, dotless))
     return fixed + dmas * rates.dma + scalar * rates.scalar
 
 
