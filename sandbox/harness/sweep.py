@@ -14,7 +14,9 @@ config, cheapest first, so that a config already ruled out costs little:
    (its compile overrules the count's `over_vmem`);
 5. run it in interpret mode at the check size (grown to fit its blocks); an exception is `error`;
    only configs still in the running get here;
-6. on a TPU host, time it for real at the target size (`measured_seconds`).
+6. on a TPU host, time it for real at the target size (`measured_seconds`). There the kernel is
+   compiled natively when it first runs (step 4 compiles off a chip only): a scoped-VMEM refusal (E1001)
+   in step 5 or 6 is `over_vmem` with the compiler's figures, the verdict the off-chip compile gives.
 Each config goes out as a `config_outputs` event as soon as it is done, with its outputs at the check
 size: the checker, outside this process, compares them with the reference's and makes the `config`
 event the page shows (`sandbox.verdict.configs`). The comparison made here is only a hint: it picks
@@ -35,6 +37,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import calls, devicetime, measure, sweep_compile, sweep_plan, usercode
 from sandbox.harness.checks.kernels import count_kernels
+from sandbox.harness.errors.chip import is_scoped_vmem_refusal, scoped_vmem
 from sandbox.harness.given import made_inputs
 from sandbox.harness.lowering.chip_checks import facts as chip_facts
 from sandbox.harness.lowering.chip_checks import vmem_refusal
@@ -249,8 +252,10 @@ class SweepSession(JobSession):
                 break
         spent["check"] = time.perf_counter() - t0
         kind, found = verdict
-        if kind == "error":
-            return _replace(result, status="error", reason=f"at {where}: {found}"), None
+        if kind in ("error", "over_vmem"):
+            return _replace(
+                result, status=kind, reason=found if kind == "over_vmem" else f"at {where}: {found}"
+            ), None
         try:
             outputs = self._encode(found)
         except arrays.ChannelError as exc:
@@ -289,7 +294,8 @@ class SweepSession(JobSession):
             with target.chip_context(), _generic_interpreter(generic):
                 got = calls.prepare(functools.partial(plan.kernel, **params), inputs, plan.mutable).run()
         except Exception as exc:
-            return "error", _first_line(exc)
+            refusal = vmem_refused(exc)
+            return ("over_vmem", refusal) if refusal else ("error", _first_line(exc))
         if expected is None:
             return "ok", got
         checks = [
@@ -325,6 +331,8 @@ class SweepSession(JobSession):
                 found = devicetime.device_or_wall(call.run_quietly, MEASURE_REPEATS, MEASURE_WARMUP)
         except Exception as exc:
             spent["measure"] = time.perf_counter() - t0
+            if refusal := vmem_refused(exc):
+                return _replace(result, status="over_vmem", reason=refusal)
             return _replace(
                 result, status="error", reason=f"on the TPU at the target size: {_first_line(exc)}"
             )
@@ -357,6 +365,14 @@ def _generic_interpreter(on: bool) -> Iterator[None]:
         return
     with pltpu.force_tpu_interpret_mode(_GENERIC):
         yield
+
+
+def vmem_refused(exc: BaseException) -> str:
+    """The compiler's scoped-VMEM refusal (E1001) in words with its figures, as the compile check off the
+    chip gives it (`sweep_compile`), where a run on the TPU raised it: on a chip the kernel is compiled
+    natively when it first runs, so the refusal comes there. '' for any other error."""
+    text = f"{exc}"
+    return scoped_vmem(text).text if is_scoped_vmem_refusal(text) else ""
 
 
 def _first_line(exc: BaseException) -> str:

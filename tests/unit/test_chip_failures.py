@@ -140,3 +140,19 @@ def test_a_chip_held_through_another_lockfile_is_busy_too():
     assert isinstance(held, ChipBusyError) and str(held).startswith("the TPU is held by another program; ")
     found = read_probe('PROBE {"error": "RuntimeError: ' + text + '"}\n', "", 0)
     assert found.describe() == "the chip is held by another program; jobs wait for it"
+
+
+def test_tune_on_the_chip_calls_the_compilers_vmem_refusal_over_vmem_as_off_the_chip():
+    """On a TPU a sweep's kernel is first compiled when it runs (its check, then its timing), and the
+    lent v5e's Tune reported flash attention at (1024, 2048) blocks, head dim 256, as an `error` there
+    where the compile off the chip calls it `over_vmem` (bench/tpu/v5e/sweeps.log, 2026-12-07). The
+    run's refusal now reads as the off-chip verdict does; any other error stays an error."""
+    from sandbox.harness.sweep import vmem_refused
+
+    refusal = vmem_refused(RuntimeError(E1001))
+    assert refusal == chip.scoped_vmem(E1001).text
+    assert refusal.startswith("the TPU compiler refused the kernel (E1001): it needs 80.00 MiB")
+    assert (
+        vmem_refused(RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 20GiB")) == ""
+    )
+    assert vmem_refused(ValueError("blocks must divide the array")) == ""
