@@ -12,7 +12,7 @@ MEASURED: tuple[Band, ...] = (
         "v5e",
         -0.1551,
         0.2618,
-        57,
+        71,
         SOURCE,
     ),
     Band(
@@ -26,12 +26,12 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5e",
-        -0.1085,
-        0.2679,
-        21,
+        -0.1242,
+        0.2697,
+        29,
         SOURCE,
     ),
-    Band("element-wise pallas_call", "v5e", -0.1421, 0.0430, 19, SOURCE),
+    Band("element-wise pallas_call", "v5e", -0.1429, 0.0586, 26, SOURCE),
     Band(
         "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)",
         "v5e",
@@ -52,13 +52,13 @@ MEASURED: tuple[Band, ...] = (
     Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0244, 0.1334, 10, SOURCE),
 )
 XLA_MEASURED: tuple[Band, ...] = (
-    Band("XLA's dots and element-wise ops", "v5e", -0.0602, 0.1353, 17, SOURCE),
+    Band("XLA's dots and element-wise ops", "v5e", -0.0602, 0.1353, 18, SOURCE),
     Band(
         "XLA's reductions, gathers or ragged dots (softmax, attention, grouped dots)",
         "v5e",
         -0.9866,
         -0.2807,
-        15,
+        18,
         SOURCE,
     ),
     Band(
@@ -66,7 +66,7 @@ XLA_MEASURED: tuple[Band, ...] = (
         "v5e",
         -0.9337,
         1.4444,
-        15,
+        17,
         SOURCE,
     ),
 )
