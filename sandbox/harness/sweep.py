@@ -37,7 +37,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness import calls, devicetime, measure, sweep_compile, sweep_plan, usercode
 from sandbox.harness.checks.kernels import count_kernels
-from sandbox.harness.errors.chip import is_scoped_vmem_refusal, scoped_vmem
+from sandbox.harness.errors.chip import scoped_vmem_refusal
 from sandbox.harness.given import made_inputs
 from sandbox.harness.lowering.chip_checks import facts as chip_facts
 from sandbox.harness.lowering.chip_checks import vmem_refusal
@@ -371,8 +371,7 @@ def vmem_refused(exc: BaseException) -> str:
     """The compiler's scoped-VMEM refusal (E1001) in words with its figures, as the compile check off the
     chip gives it (`sweep_compile`), where a run on the TPU raised it: on a chip the kernel is compiled
     natively when it first runs, so the refusal comes there. '' for any other error."""
-    text = f"{exc}"
-    return scoped_vmem(text).text if is_scoped_vmem_refusal(text) else ""
+    return scoped_vmem_refusal(f"{exc}")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sandbox.harness.errors.chip import is_scoped_vmem_refusal, scoped_vmem
+from sandbox.harness.errors.chip import scoped_vmem_refusal
 from sandbox.harness.lowering import check as lowering
 from sandbox.harness.target import Target
 from sandbox.protocol import ConfigResult, LoweringVerdict
@@ -28,11 +28,11 @@ def judged(
     for chip in chips:
         checked = lowering.check(fn, args, target, chip, ir=False)
         error = checked.error
-        refused = error is not None and checked.compiled is False and is_scoped_vmem_refusal(error.traceback)
-        message = error.message[:1000] if error else ""
-        if refused and error is not None:
-            message = scoped_vmem(error.traceback).text  # the compiler's own figures, in words
-        over_vmem.append(refused)
+        refusal = (
+            scoped_vmem_refusal(error.traceback) if error is not None and checked.compiled is False else ""
+        )
+        message = refusal or (error.message[:1000] if error else "")  # a refusal: the compiler's figures
+        over_vmem.append(bool(refusal))
         verdicts.append(
             LoweringVerdict(
                 chip=chip,

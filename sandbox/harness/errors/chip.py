@@ -47,6 +47,12 @@ def is_scoped_vmem_refusal(text: str) -> bool:
     )
 
 
+def scoped_vmem_refusal(text: str) -> str:
+    """The compiler's scoped-VMEM refusal in words with its figures (`scoped_vmem`), '' where `text`
+    is no such refusal: one reading for the compile off the chip and the first run on one."""
+    return scoped_vmem(text).text if is_scoped_vmem_refusal(text) else ""
+
+
 def message(root: Root) -> Message | None:
     text = root.message
     if is_scoped_vmem_refusal(text):

@@ -231,15 +231,14 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
         np.nonzero(grid.core == c)[0] if grid.cores > 1 else np.arange(n)
         for c in range(int(grid.core.max()) + 1 if n else 0)
     ]
-    for idx in by_core:  # what each step's copies keep the engine busy with, next block in, last out
-        cin, cout = _copy_seconds(grid, rates, idx)
+    engine = [_copy_seconds(grid, rates, idx) for idx in by_core]  # per core: copies in, write-backs
+    for idx, (cin, cout) in zip(by_core, engine, strict=True):  # what the engine runs during each step
         copy[idx] = np.concatenate([cin[1:], [0.0]]) + np.concatenate([[0.0], cout[:-1]])
     overhead = step_overhead(grid, rates, copy)
     core_end, fills, drains = {}, {}, {}
-    for c, idx in enumerate(by_core):
+    for c, (idx, (cin, cout)) in enumerate(zip(by_core, engine, strict=True)):
         if not len(idx):
             continue
-        cin, cout = _copy_seconds(grid, rates, idx)
         during = copy[idx]
         step = np.maximum(compute[idx], during) + overhead[idx]
         fill = cin[0] + grid.prologue_bytes / rates.bandwidth
