@@ -23,6 +23,9 @@
 #                                       for the refs it writes (its part-1 times were under the roofline)
 #   bench/tpu/on-chip.sh sweeps-i OUT   part 9, held out: flash attention at head dim 256 and at 2048-row
 #                                       query blocks, splash at 16 heads of 2048, element-wise at a new shape
+#   bench/tpu/on-chip.sh sweeps-j OUT   part 10, held out: flash at 16 heads of 4096 with kv blocks to 4096,
+#                                       splash at 2 heads of 16384, flash at head dim 256 past the VMEM
+#                                       limit (Tune's over_vmem on the chip), XLA's attention at 4 x 8192 again
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -50,7 +53,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -86,6 +89,15 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
             --param bkv=256,512,1024,2048 --bind bq=s,bkv=s
         sweep bench/tpu/sweeps/elementwise.py 60 --size m=16384,n=4096 --param br=8,32,128,512 \
             --param bc=512,4096 --bind br=m,bc=n
+    elif [ "$what" = sweeps-j ]; then
+        sweep bench/tpu/sweeps/flash.py 150 --size b=1,h=16,s=4096,d=128 --param bq=128,512,1024 \
+            --param bk=512,2048,4096 --bind bq=s,bk=s
+        sweep bench/tpu/sweeps/splash.py 150 --size h=2,s=16384,d=128 --param bq=512,1024,2048 \
+            --param bkv=512,1024,2048,4096 --bind bq=s,bkv=s
+        sweep bench/tpu/sweeps/flash.py 60 --size b=1,h=8,s=4096,d=256 --check-size b=1,h=2,s=256,d=256 \
+            --param bq=1024,2048 --param bk=2048 --bind bq=s,bk=s
+        sweep bench/tpu/sweeps/flash.py 60 --size b=1,h=4,s=8192,d=128 --param bq=1024 --param bk=512,2048 \
+            --bind bq=s,bk=s
     elif [ "$what" = sweeps-h ]; then
         sweep inplace_chunked_matmul 60 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
         sweep inplace_chunked_matmul 60 --size m=16384,k=2048 --param chunk=128,256,512,1024,2048 --bind chunk=m

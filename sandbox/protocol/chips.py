@@ -25,6 +25,8 @@ from sandbox.protocol.chips_v5e import (
     V5E_DOTLESS_STEP_HIDDEN,
     V5E_HBM_WRITE_EFFICIENCY,
     V5E_REDUCTION_CHAIN_CYCLES,
+    V5E_REDUCTION_SERIAL_GROWTH,
+    V5E_REDUCTION_SERIAL_PIVOT,
     V5E_REDUCTION_SERIAL_SHARE,
     V5E_STEP_CYCLES,
     V5E_TRANSCENDENTALS,
@@ -84,6 +86,8 @@ class ChipInfo:
     vector_units: tuple[tuple[str, float], ...] = ()
     reduction_chain_cycles: float = 0.0
     reduction_serial_share: float = 0.0
+    reduction_serial_growth: float = 0.0
+    reduction_serial_pivot: float = 1.0
     # The fixed cost of a pipeline step without MXU work, in cycles (0: `step_seconds`, as with a dot)
     dotless_step_cycles: float = 0.0
     # Such a step's fixed cost hides this share of the seconds its copies keep the DMA engine busy,
@@ -275,6 +279,8 @@ _TABLE = (
         vector_units=V5E_VECTOR_UNITS,
         reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
         reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
+        reduction_serial_growth=V5E_REDUCTION_SERIAL_GROWTH,
+        reduction_serial_pivot=V5E_REDUCTION_SERIAL_PIVOT,
         dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
         dotless_step_hidden=V5E_DOTLESS_STEP_HIDDEN,
         dotless_step_floor_cycles=V5E_DOTLESS_STEP_FLOOR_CYCLES,
@@ -301,6 +307,8 @@ _TABLE = (
         vector_units=V5E_VECTOR_UNITS,
         reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
         reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
+        reduction_serial_growth=V5E_REDUCTION_SERIAL_GROWTH,
+        reduction_serial_pivot=V5E_REDUCTION_SERIAL_PIVOT,
         dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
         dotless_step_hidden=V5E_DOTLESS_STEP_HIDDEN,
         dotless_step_floor_cycles=V5E_DOTLESS_STEP_FLOOR_CYCLES,

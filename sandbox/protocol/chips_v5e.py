@@ -60,10 +60,22 @@ V5E_HBM_WRITE_EFFICIENCY = 0.65
 #   at 210; 0.0600 or less everywhere on the grid). Of the two, the floor of 140 keeps the relayout
 #   probe's 64 steps of 512 KiB copies (v5e/relayout-probe-2026-12-06.json, no sweep's) at -14 %
 #   where 100 makes it -15 % (tests/model/test_layouts.py).
+# - V5E_REDUCTION_SERIAL_GROWTH, V5E_REDUCTION_SERIAL_PIVOT: the serial share is V5E_REDUCTION_SERIAL_SHARE
+#   where the step's largest value reduced over lanes has 2^19 padded elements (flash's (256, 2048)
+#   logits) and grows by this per doubling of it, clipped to 0 ... 1 (none at 128 Ki elements and less).
+#   Per step, from the sweeps' device times less the model's other steps, flash and splash left about
+#   0-0.2 of the shorter side unhidden at (256, 512) logits, 0.2-0.4 at 512 Ki elements, 0.3-0.6 at
+#   1 Mi and 0.5-0.65 at 2 Mi: the wider the statistics' source, the less of it stays in vregs beside
+#   the dots. FITTED with the share on the fit half (grid share 0.15-0.35 x growth 0.05-0.30: 0.0533 at
+#   (0.25, 0.15), 0.0579 with the constant 0.30 before), chosen before sweeps-j was timed. Checked on
+#   what no fit saw: ragged paged attention unchanged (4 of 9 outside +-10 %; a step's VALU count as
+#   the proxy had made it 6), the published v5p splash points +9.3 ... +17.1 % -> -1.4 ... +9.7 %.
 # Other chips: not measured, the one-rate rule.
 V5E_VECTOR_UNITS = (("alu", 2.0), ("eup", 1.0), ("xlu", 1.0), ("load", 1.0), ("store", 1.0))
 V5E_REDUCTION_CHAIN_CYCLES = 700.0
-V5E_REDUCTION_SERIAL_SHARE = 0.30
+V5E_REDUCTION_SERIAL_SHARE = 0.25
+V5E_REDUCTION_SERIAL_GROWTH = 0.15
+V5E_REDUCTION_SERIAL_PIVOT = float(1 << 19)
 V5E_DOTLESS_STEP_CYCLES = 270.0
 V5E_DOTLESS_STEP_HIDDEN = 0.25
 V5E_DOTLESS_STEP_FLOOR_CYCLES = 140.0

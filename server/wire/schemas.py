@@ -286,9 +286,9 @@ class ChipOut(Wire):
     reduction_chain_cycles: float = Field(
         ..., description="With vector_units: the least cycles of a step with a lane reduction (0: none)."
     )
-    reduction_serial_share: float = Field(
-        ..., description="With vector_units: the share of the shorter of MXU and vector time not overlapped."
-    )
+    reduction_serial_share: float = Field(..., description="Shorter of MXU and vector time not overlapped,")
+    reduction_serial_growth: float = Field(..., description="more per doubling of the largest value reduced")
+    reduction_serial_pivot: float = Field(..., description="over its elements at this pivot.")
     dotless_step_cycles: float = Field(
         ..., description="Fixed cycles of a pipeline step without MXU work (0: step_seconds, as with a dot)."
     )

@@ -121,3 +121,26 @@ def test_each_chunk_of_an_unrolled_loop_waits_for_its_own_dot():
     chunk = TILE * (CROSS + 1 + 1 + 2 + 1 + 1)
     np.testing.assert_allclose(first[1], [chunk + TILE])
     np.testing.assert_allclose(second[1], [chunk])
+
+
+def test_a_step_knows_the_largest_value_it_reduces_over_lanes():
+    """`Grid.reduced`: the padded elements of the widest value reduced over lanes (the (128, 256) row
+    max, not the (128, 128) row sum, nor the wider (128, 512) sum over rows, which keeps its lanes)."""
+
+    def body(x_ref, y_ref, o_ref):  # type: ignore[no-untyped-def]
+        s = _dot(x_ref, y_ref)
+        m = jnp.max(jnp.concatenate([s, s], axis=-1), axis=-1, keepdims=True)
+        columns = jnp.sum(jnp.concatenate([s, s, s, s], axis=-1), axis=0, keepdims=True)[:, :128]
+        o_ref[...] = jnp.exp(s - m) + jnp.sum(s, axis=-1, keepdims=True) + columns
+
+    found = _grid(body).reduced
+    assert found is not None
+    np.testing.assert_allclose(found, [2 * TILE])
+
+
+def test_a_step_without_a_lane_reduction_reduces_nothing():
+    def body(x_ref, y_ref, o_ref):  # type: ignore[no-untyped-def]
+        s = _dot(x_ref, y_ref)
+        o_ref[...] = s + jnp.sum(s, axis=0, keepdims=True)
+
+    np.testing.assert_allclose(_grid(body).reduced, [0.0])

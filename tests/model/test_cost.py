@@ -165,6 +165,22 @@ def test_a_dotless_step_hides_part_of_its_fixed_cost_under_its_copies():
     assert steps.seconds[:2] == pytest.approx([0.8 * US, 2.2 * US])
 
 
+def test_a_reducing_steps_serial_share_grows_with_the_value_it_reduces():
+    """The v5e's rule (`chips_v5e.V5E_REDUCTION_SERIAL_GROWTH`): in a step with a lane reduction, the
+    share of the shorter of MXU and vector time not overlapped is `serial` at the pivot's elements and
+    grows by `serial_growth` per doubling of the largest value reduced, between 0 and 1."""
+    rates = dataclasses.replace(
+        RATES, units={"alu": 1e12, "xlu": 1e12}, serial=0.25, serial_growth=0.15, serial_pivot=1024.0
+    )
+    mxu, units = {"bf16": np.full(4, 4e6)}, {"alu": np.full(4, 2e6), "xlu": np.full(4, 1.0)}
+    reduced = np.array([1024.0, 4096.0, 256.0, 1 << 30])  # at the pivot, 4x, a quarter, far past it
+    found = rates.compute(mxu, np.full(4, 2e6), (), units, reduced)
+    # 4 us of MXU work, 2 us on the busiest unit: 4 + share x 2 with shares 0.25, 0.55, 0 (0.25 - 0.3), 1.
+    assert found == pytest.approx([4.5 * US, 5.1 * US, 4.0 * US, 6.0 * US])
+    # Without the size (a value the walk could not see): the share at the pivot.
+    assert rates.compute(mxu, np.full(4, 2e6), (), units) == pytest.approx([4.5 * US] * 4)
+
+
 def test_f32_dots_run_at_a_sixth_of_bf16():
     g = grid([0], [0], [0])
     g.mxu = {"f32": np.array([1e6])}

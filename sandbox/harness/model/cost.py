@@ -68,6 +68,8 @@ class Rates:
     units: Mapping[str, float] = field(default_factory=dict)
     chain: float = 0.0  # with `units`: least seconds of a step with a lane reduction, fixed cost included
     serial: float = 0.0  # with `units`: share of the shorter of MXU and vector time not overlapped
+    serial_growth: float = 0.0  # ... more per doubling of the largest value reduced (`serial_share`)
+    serial_pivot: float = 1.0  # elements of that value at which the share is `serial`
     dotless_step: float | None = None  # seconds per pipeline step without MXU work (None: `step`)
     # A grid step without MXU work hides this share of its copies' seconds under its fixed cost,
     # leaving at least `dotless_floor` of it (`step_overhead`)
@@ -92,6 +94,8 @@ class Rates:
             units={unit: rate * chip.sublanes * 128 * chip.clock_hz for unit, rate in chip.vector_units},
             chain=chip.reduction_chain_cycles / chip.clock_hz,
             serial=chip.reduction_serial_share,
+            serial_growth=chip.reduction_serial_growth,
+            serial_pivot=chip.reduction_serial_pivot,
             dotless_step=chip.dotless_step_cycles / chip.clock_hz if chip.dotless_step_cycles else None,
             dotless_hidden=chip.dotless_step_hidden,
             dotless_floor=chip.dotless_step_floor_cycles / chip.clock_hz if chip.clock_hz else 0.0,
@@ -119,6 +123,7 @@ class Rates:
         vector: Any,
         after: Sequence[Wait] = (),
         units: Mapping[str, Any] | None = None,
+        reduced: Any = None,
     ) -> Any:
         """Seconds of MXU work and of vector work overlap: the larger counts (arrays or floats).
         `after`: per dot that some of the vector work waits for (`barriers`), the MXU work issued
@@ -127,14 +132,19 @@ class Rates:
         the dot on the MXU, within the step's MXU time.) With the vector work per unit (`units`)
         and the chip's per-unit rates: `_by_unit`."""
         if units is not None and self.units:
-            return self._by_unit(mxu, vector, after, units)
+            return self._by_unit(mxu, vector, after, units, reduced)
         seconds = np.maximum(self._mxu_seconds(mxu, vector), vector / self.vector)
         for prefix, waiting in after:
             seconds = np.maximum(seconds, self._mxu_seconds(prefix, waiting) + waiting / self.vector)
         return seconds
 
     def _by_unit(
-        self, mxu: Mapping[str, Any], vector: Any, after: Sequence[Wait], units: Mapping[str, Any]
+        self,
+        mxu: Mapping[str, Any],
+        vector: Any,
+        after: Sequence[Wait],
+        units: Mapping[str, Any],
+        reduced: Any = None,
     ) -> Any:
         """The units of the VLIW bundle issue side by side: vector work lasts as long as its busiest
         unit's. A step with a lane reduction (a softmax's row max and sum) also lasts at least the
@@ -148,7 +158,9 @@ class Rates:
             busiest = np.maximum(busiest, ops / self.units[unit])
         reduces = np.asarray(units.get("xlu", 0.0 * vector)) > 0
         seconds = np.maximum(mxu_seconds, busiest)
-        seconds = seconds + np.where(reduces, self.serial * np.minimum(mxu_seconds, busiest), 0.0)
+        seconds = seconds + np.where(
+            reduces, self.serial_share(reduced) * np.minimum(mxu_seconds, busiest), 0.0
+        )
         per_op = np.divide(busiest, vector, out=np.zeros_like(busiest, dtype=float), where=vector > 0)
         for prefix, waiting in after:
             seconds = np.maximum(seconds, self._mxu_seconds(prefix, waiting) + waiting * per_op)
@@ -156,6 +168,15 @@ class Rates:
             mxu_seconds > 0, self.step, self.step if self.dotless_step is None else self.dotless_step
         )
         return np.where(reduces, np.maximum(seconds, self.chain - fixed), seconds)
+
+    def serial_share(self, reduced: Any) -> Any:
+        """The share of a reducing step's shorter side not overlapped: `serial` where the largest
+        value it reduces over lanes is `serial_pivot` elements (or unknown: a program's work), growing
+        by `serial_growth` per doubling of it."""
+        if reduced is None or not self.serial_growth:
+            return self.serial
+        doublings = np.log2(np.maximum(reduced, 1.0) / self.serial_pivot)
+        return np.clip(self.serial + self.serial_growth * doublings, 0.0, 1.0)
 
     def _mxu_seconds(self, mxu: Mapping[str, Any], like: Any) -> Any:
         return sum((flops / self.mxu[kind] for kind, flops in mxu.items()), start=0.0 * like)
@@ -219,6 +240,7 @@ class Grid:
     family: str = ""  # `families`: what kind of kernel, for how far its estimate is validated
     after: tuple[Wait, ...] = ()  # per step, per dot that work waits for: `Rates.compute`
     units: dict[str, np.ndarray] | None = None  # per step, vector element ops per unit (`ops.UNITS`)
+    reduced: np.ndarray | None = None  # per step, the largest value reduced over lanes (`ops.Acc`)
 
 
 def grid_steps(grid: Grid, rates: Rates) -> Steps:
@@ -226,7 +248,7 @@ def grid_steps(grid: Grid, rates: Rates) -> Steps:
     n = len(grid.core)
     start, seconds = np.zeros(n), np.zeros(n)
     copy, stall = np.zeros(n), np.zeros(n)
-    compute = rates.compute(grid.mxu, grid.vector.astype(float), grid.after, grid.units)
+    compute = rates.compute(grid.mxu, grid.vector.astype(float), grid.after, grid.units, grid.reduced)
     by_core = [
         np.nonzero(grid.core == c)[0] if grid.cores > 1 else np.arange(n)
         for c in range(int(grid.core.max()) + 1 if n else 0)
@@ -321,9 +343,10 @@ def idle_steps(grid: Grid, dmas: np.ndarray) -> np.ndarray:
 #
 # Events are tuples, first item the kind:
 #   ("step", label)                     a pipeline step begins (costs rates.step)
-#   ("work", {kind: flops}, vector_ops, scalar_ops[, after[, units]]) compute between two
+#   ("work", {kind: flops}, vector_ops, scalar_ops[, after[, units, reduced]]) compute between two
 #                                       synchronisation points; `after`: per dot that some of its
-#                                       vector work waits for, `units`: its vector ops per unit, as
+#                                       vector work waits for, `units`: its vector ops per unit,
+#                                       `reduced`: the largest value it reduces over lanes, as
 #                                       `Rates.compute` takes them
 #   ("dma", bytes, semaphore, way)      a DMA starts; way "in" (HBM→VMEM), "out" (VMEM→HBM), "hbm"
 #                                       (HBM→HBM), or "" (on-chip: assumed free)

@@ -139,6 +139,7 @@ def model_pallas_call(eqn: Any, known: Sequence[Any], chip: ChipInfo) -> Grid | 
         vector=np.broadcast_to(walker.acc.vector, (steps,)).astype(float),
         after=tuple(_per_step(*wait, steps) for wait in walker.acc.later()),
         units={u: np.broadcast_to(v, (steps,)).astype(float) for u, v in walker.acc.units.items()},
+        reduced=np.broadcast_to(walker.acc.reduced, (steps,)).astype(float),
         scalar=np.broadcast_to(walker.acc.scalar + index_ops, (steps,)).astype(float),
         dmas=np.asarray(dmas, dtype=float),
         min_bytes=min_bytes,

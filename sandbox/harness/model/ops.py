@@ -40,6 +40,9 @@ class Acc:
         self.scalar: Any = 0.0
         self.after: dict[int, Any] = {}
         self.prefix: dict[int, dict[str, Any]] = {}
+        # The largest value reduced over lanes (its padded elements): how much of the statistics'
+        # chain stays in vregs (`cost.Rates.serial_share`).
+        self.reduced: Any = zero
 
     def add(
         self, kind: str | None, flops: float, units: Mapping[str, float], mask: Any, wait: int = -1
@@ -52,6 +55,10 @@ class Acc:
                 self.units[unit] = self.units.get(unit, self.zero) + ops * mask
         if wait >= 0 and vector:
             self.after[wait] = self.after.get(wait, self.zero) + vector * mask
+
+    def reduce(self, elements: float, mask: Any) -> None:
+        """A lane reduction of a value of `elements` padded elements, where `mask` runs it."""
+        self.reduced = np.maximum(self.reduced, elements * np.minimum(mask, 1))
 
     def mark(self, dot: int) -> None:
         """Dot number `dot` was just issued: the MXU work up to its end."""
@@ -76,6 +83,7 @@ class Acc:
         for unit, ops in other.units.items():
             self.units[unit] = self.units.get(unit, self.zero) + ops * times
         self.scalar = self.scalar + other.scalar * times
+        self.reduced = np.maximum(self.reduced, other.reduced * np.minimum(times, 1))
 
     @property
     def vector(self) -> Any:

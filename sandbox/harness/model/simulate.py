@@ -101,7 +101,8 @@ def _simulate(
             if found is None:
                 scalar = (event[3] if len(event) > 3 else 0.0) * rates.scalar
                 after, units = event[4] if len(event) > 4 else (), event[5] if len(event) > 5 else None
-                compute = float(rates.compute(event[1], float(event[2]), after, units))
+                reduced = event[6] if len(event) > 6 else None
+                compute = float(rates.compute(event[1], float(event[2]), after, units, reduced))
                 found = work[key] = (compute, useful(event[1]), scalar)
             done[key] += 1
             state.t += found[0] + found[2]

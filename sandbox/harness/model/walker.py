@@ -48,6 +48,7 @@ from sandbox.harness.model.ops import (
     jaxpr_of,
     memory_cost,
     padded_dot_flops,
+    padded_elements,
     reduction_parts,
     vector_units,
 )
@@ -158,9 +159,13 @@ class Walker(ControlFlow, Synchronisation, MemoryAccess):
                     if self.codes:
                         self._through(eqn, False)
                     continue
-                units, cross = extra
+                units, cross, reduced = extra
                 if id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
                     units, cross = self._reload(eqn, lambda: units), None  # noqa: B023
+                elif reduced:
+                    (self.pending if self.sequential else self.acc).reduce(
+                        reduced, 1 if self.sequential else self.mask
+                    )
                 waits, wait = self._through(eqn, cross is not None) if self.codes else (-1, -1)
                 if waits != wait:  # a lane reduction of a dot's result: its cross-lane part waits
                     self._work(None, 0, {u: ops for u, ops in units.items() if u != "xlu"}, waits)
@@ -200,7 +205,10 @@ class Walker(ControlFlow, Synchronisation, MemoryAccess):
             elif name not in FREE:  # costless ones too: a dot's result may pass through them
                 units = fewer.get(index, vector_units(eqn, self.sublanes, self.lanes))
                 cross = reduction_parts(eqn, self.sublanes, self.lanes)[1] if name in REDUCTIONS else None
-                plan.append((_VECTOR, eqn, (units, cross)))
+                reduced = (
+                    padded_elements(eqn.invars[0].aval.shape, self.sublanes, lanes=self.lanes) if cross else 0
+                )
+                plan.append((_VECTOR, eqn, (units, cross, reduced)))
         self._plans[id(jaxpr)] = (jaxpr, plan)  # the jaxpr is kept alive with its plan
         return plan
 
@@ -262,7 +270,10 @@ class Walker(ControlFlow, Synchronisation, MemoryAccess):
             if after or self.pending.units:  # work that waits for a dot's end (`barriers`), per unit
                 work += (after,)
             if self.pending.units:
-                work += ({unit: float(ops) for unit, ops in self.pending.units.items()},)
+                work += (
+                    {unit: float(ops) for unit, ops in self.pending.units.items()},
+                    float(self.pending.reduced),
+                )
             self.events.append(work)
             self.pending = Acc(0.0)
 

@@ -26,8 +26,8 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5e",
-        -0.1242,
-        0.2697,
+        -0.0818,
+        0.2244,
         29,
         SOURCE,
     ),
@@ -43,7 +43,7 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "pl.kernel or DMA-driven program with dots and reductions or transcendentals (fused cross-entropy, attention)",
         "v5e",
-        -0.1976,
+        -0.2508,
         0.2041,
         18,
         SOURCE,

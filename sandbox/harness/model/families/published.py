@@ -63,8 +63,8 @@ PUBLISHED: tuple[Band, ...] = (
     Band(
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5p",
-        0.0933,
-        0.1705,
+        -0.0135,
+        0.0969,
         4,
         SPLASH,
     ),
@@ -102,4 +102,4 @@ PUBLISHED: tuple[Band, ...] = (
     ),
 )
 # Of every published point that fitted nothing (135), the share the model puts within ±15 %.
-WITHIN_15_PERCENT = 125 / 135
+WITHIN_15_PERCENT = 126 / 135
