@@ -7,7 +7,9 @@ config to `v5e/listings.jsonl`: the config's key, the grid steps the model walks
 bundles (all, inside loops, per depth), its operations per unit at each depth (`bundles.unit_of`) and the
 most of each unit one bundle issued. Compile only: nothing runs.
 
-    JAX_PLATFORMS=cpu python bench/tpu/listings.py [--only SUBSTRING] [--out PATH]
+    JAX_PLATFORMS=cpu python bench/tpu/listings.py [--only SUBSTRING] [--out PATH] [--missing]
+
+(`--missing`: only the configs the file has no line for yet, added to it: a new sweep part's.)
 """
 
 from __future__ import annotations
@@ -72,13 +74,16 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="configs whose file contains this")
     parser.add_argument("--out", type=Path, default=HERE / "v5e" / "listings.jsonl")
+    parser.add_argument("--missing", action="store_true", help="only configs the file lacks, added to it")
     args = parser.parse_args(argv)
     estimator = Estimator()
     rows = [
         json.loads(line) for line in (HERE / "v5e" / "tune.jsonl").read_text().splitlines() if line.strip()
     ]
-    seen: set[str] = set()
-    lines = []
+    lines: list[dict[str, object]] = []
+    if args.missing and args.out.exists():
+        lines = [json.loads(line) for line in args.out.read_text().splitlines() if line.strip()]
+    seen = {str(line["key"]) for line in lines}
     for row in rows:
         if row.get("measured_device_seconds") is None or args.only not in row["file"] or key(row) in seen:
             continue
