@@ -52,7 +52,7 @@ def never_fitted_section(rows: list[dict[str, Any]]) -> list[str]:
         "## Sweeps held out of every fit",
         "",
         f"Kernels and shapes no fit had seen, timed on the chip at commit "
-        f"{', '.join(sorted(calibration.NEVER_FITTED))} (`bench/tpu/on-chip.sh sweeps-f`, `sweeps-g` and `sweeps-i`) and "
+        f"{', '.join(sorted(calibration.NEVER_FITTED))} (`bench/tpu/on-chip.sh sweeps-f`, `sweeps-g`, `sweeps-i` and `sweeps-j`) and "
         "held out of every fit since (`calibration.NEVER_FITTED`: the constants fitted later were fitted on "
         f"the other configs' fit half): {errors.text()} over {len(fresh)} configs.",
         "",
