@@ -163,9 +163,7 @@ class Walker(ControlFlow, Synchronisation, MemoryAccess):
                 if id(eqn) in self.hoisted.eqns:  # computed before the loop (`hoisting`)
                     units, cross = self._reload(eqn, lambda: units), None  # noqa: B023
                 elif reduced:
-                    (self.pending if self.sequential else self.acc).reduce(
-                        reduced, 1 if self.sequential else self.mask
-                    )
+                    self._reduced(reduced)
                 waits, wait = self._through(eqn, cross is not None) if self.codes else (-1, -1)
                 if waits != wait:  # a lane reduction of a dot's result: its cross-lane part waits
                     self._work(None, 0, {u: ops for u, ops in units.items() if u != "xlu"}, waits)
@@ -251,6 +249,13 @@ class Walker(ControlFlow, Synchronisation, MemoryAccess):
             self.pending.scalar += 1
         else:
             self.acc.scalar = self.acc.scalar + self.mask
+
+    def _reduced(self, elements: float) -> None:
+        """A lane reduction of a value of `elements` padded elements, where it runs (`Acc.reduce`)."""
+        if self.sequential:
+            self.pending.reduce(elements, 1)
+        else:
+            self.acc.reduce(elements, self.mask)
 
     def _work(self, kind: str | None, flops: float, units: Mapping[str, float], wait: int = -1) -> None:
         """Work where it runs: MXU flops of a dot `kind`, vector element ops per unit; `wait`: the
