@@ -68,8 +68,10 @@ V5E_HBM_WRITE_EFFICIENCY = 0.65
 #   1 Mi and 0.5-0.65 at 2 Mi: the wider the statistics' source, the less of it stays in vregs beside
 #   the dots. FITTED with the share on the fit half (grid share 0.15-0.35 x growth 0.05-0.30: 0.0533 at
 #   (0.25, 0.15), 0.0579 with the constant 0.30 before), chosen before sweeps-j was timed. Checked on
-#   what no fit saw: ragged paged attention unchanged (4 of 9 outside +-10 %; a step's VALU count as
-#   the proxy had made it 6), the published v5p splash points +9.3 ... +17.1 % -> -1.4 ... +9.7 %.
+#   what no fit saw: ragged paged attention still 4 of 9 outside +-10 % (a step's VALU count as the
+#   proxy had made it 6), though every config 5-8 points faster (-19.8 ... +20.1 % -> -25.1 ... +14.1 %:
+#   its small values now leave no share), the published v5p splash points +9.3 ... +17.1 % -> -1.4 ...
+#   +9.7 %.
 # Other chips: not measured, the one-rate rule.
 V5E_VECTOR_UNITS = (("alu", 2.0), ("eup", 1.0), ("xlu", 1.0), ("load", 1.0), ("store", 1.0))
 V5E_REDUCTION_CHAIN_CYCLES = 700.0
