@@ -26,6 +26,10 @@
 #   bench/tpu/on-chip.sh sweeps-j OUT   part 10, held out: flash at 16 heads of 4096 with kv blocks to 4096,
 #                                       splash at 2 heads of 16384, flash at head dim 256 past the VMEM
 #                                       limit (Tune's over_vmem on the chip), XLA's attention at 4 x 8192 again
+#   bench/tpu/on-chip.sh sweeps-k OUT   part 11, held out: four kernels of kinds no sweep had timed, their
+#                                       estimates fixed before the run: a layer norm, column sums (a sublane
+#                                       reduction across the grid), a matmul with a bias + GELU epilogue and a
+#                                       blocked transpose
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -53,7 +57,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -98,6 +102,17 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
             --param bq=1024,2048 --param bk=2048 --bind bq=s,bk=s
         sweep bench/tpu/sweeps/flash.py 60 --size b=1,h=4,s=8192,d=128 --param bq=1024 --param bk=512,2048 \
             --bind bq=s,bk=s
+    elif [ "$what" = sweeps-k ]; then
+        sweep bench/tpu/sweeps/layernorm.py 60 --size m=16384,n=2048 --param br=8,16,32,64,128,256,512 --bind br=m
+        sweep bench/tpu/sweeps/layernorm.py 50 --size m=4096,n=8192 --param br=8,32,64,128 --bind br=m
+        sweep bench/tpu/sweeps/column_sum.py 60 --size m=16384,n=4096 --param br=64,256,1024 \
+            --param bc=512,1024,4096 --bind br=m,bc=n
+        sweep bench/tpu/sweeps/matmul_gelu.py 90 --size m=4096,k=4096,n=4096 --param bm=256,512 \
+            --param bk=512,1024 --param bn=512,1024 --bind bm=m,bk=k,bn=n
+        sweep bench/tpu/sweeps/matmul_gelu.py 90 --size m=8192,k=1024,n=4096 --param bm=256,512 \
+            --param bk=512,1024 --param bn=512,1024 --bind bm=m,bk=k,bn=n
+        sweep bench/tpu/sweeps/transpose.py 90 --size m=8192,n=8192 --param br=128,256,512,1024 \
+            --param bc=128,256,512,1024 --bind br=m,bc=n
     elif [ "$what" = sweeps-h ]; then
         sweep inplace_chunked_matmul 60 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
         sweep inplace_chunked_matmul 60 --size m=16384,k=2048 --param chunk=128,256,512,1024,2048 --bind chunk=m
