@@ -6,15 +6,15 @@ from sandbox.harness.model.families.base import Band
 
 SOURCE = "Tune sweeps timed on the lent TPU v5e with JAX 0.12.0.1 (docs/tpu-measured.md)"
 MEASURED: tuple[Band, ...] = (
-    Band("matmul (pallas_call, BlockSpec pipeline)", "v5e", -0.0985, 0.1295, 92, SOURCE),
     Band(
         "pallas_call with reductions or transcendentals (attention, norms, softmax)",
         "v5e",
-        -0.1551,
+        -0.2696,
         0.2618,
-        81,
+        116,
         SOURCE,
     ),
+    Band("matmul (pallas_call, BlockSpec pipeline)", "v5e", -0.0985, 0.1295, 92, SOURCE),
     Band(
         "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)",
         "v5e",
@@ -23,6 +23,7 @@ MEASURED: tuple[Band, ...] = (
         45,
         SOURCE,
     ),
+    Band("element-wise pallas_call", "v5e", -0.2317, 0.1052, 42, SOURCE),
     Band(
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5e",
@@ -31,7 +32,6 @@ MEASURED: tuple[Band, ...] = (
         38,
         SOURCE,
     ),
-    Band("element-wise pallas_call", "v5e", -0.1429, 0.0586, 26, SOURCE),
     Band(
         "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)",
         "v5e",
@@ -52,13 +52,13 @@ MEASURED: tuple[Band, ...] = (
     Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0244, 0.1334, 10, SOURCE),
 )
 XLA_MEASURED: tuple[Band, ...] = (
-    Band("XLA's dots and element-wise ops", "v5e", -0.0602, 0.1353, 18, SOURCE),
+    Band("XLA's dots and element-wise ops", "v5e", -0.0602, 0.1353, 21, SOURCE),
     Band(
         "XLA's reductions, gathers or ragged dots (softmax, attention, grouped dots)",
         "v5e",
         -0.9866,
-        -0.2807,
-        20,
+        -0.1098,
+        23,
         SOURCE,
     ),
     Band(
@@ -66,7 +66,7 @@ XLA_MEASURED: tuple[Band, ...] = (
         "v5e",
         -0.9337,
         1.4444,
-        19,
+        22,
         SOURCE,
     ),
 )
