@@ -23,6 +23,7 @@ from sandbox.protocol.chips_v5e import (
     V5E_DOTLESS_STEP_CYCLES,
     V5E_DOTLESS_STEP_FLOOR_CYCLES,
     V5E_DOTLESS_STEP_HIDDEN,
+    V5E_DOTLESS_XLU_CYCLES,
     V5E_HBM_WRITE_EFFICIENCY,
     V5E_REDUCTION_CHAIN_CYCLES,
     V5E_REDUCTION_SERIAL_GROWTH,
@@ -75,23 +76,22 @@ class ChipInfo:
     ici_hop_seconds: float = 0.0  # latency of one ICI hop
     host_dispatch_seconds: float | None = None  # one call's host dispatch, when timed from the host
     mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
-    # The share of the HBM peak that writes to HBM reach, reads running at the peak (measured where known)
-    hbm_write_efficiency: float = 1.0
+    hbm_write_efficiency: float = 1.0  # the HBM peak's share writes reach, reads at the peak (measured)
     # The vector units' issue rates in vregs per cycle, per unit of the model's counts ("alu", "eup",
     # "xlu", "load", "store"): a step's vector work then lasts as long as its busiest unit's, not all
-    # units' work added up at `vector_ops` (empty: added up). With them, a step with a lane reduction
-    # lasts at least `reduction_chain_cycles`, its fixed step cost included, and its MXU and vector
-    # work overlap but for `reduction_serial_share` of the shorter. (Measured where set; sources at the
-    # table.)
+    # units' work added up at `vector_ops` (empty: added up). With them, a step with a dot and a lane
+    # reduction lasts at least `reduction_chain_cycles`, its fixed step cost included, and its MXU and
+    # vector work overlap but for `reduction_serial_share` of the shorter. (Measured where set.)
     vector_units: tuple[tuple[str, float], ...] = ()
     reduction_chain_cycles: float = 0.0
     reduction_serial_share: float = 0.0
     reduction_serial_growth: float = 0.0
     reduction_serial_pivot: float = 1.0
-    # The fixed cost of a pipeline step without MXU work, in cycles (0: `step_seconds`, as with a dot)
+    # A pipeline step's fixed cost without MXU work, in cycles (0: `step_seconds`, as with a dot), plus
+    # `dotless_xlu_cycles` where it uses the cross-lane unit (a lane reduction, a transpose); it hides
+    # `dotless_step_hidden` of the seconds its copies keep the DMA engine busy, down to the floor
     dotless_step_cycles: float = 0.0
-    # Such a step's fixed cost hides this share of the seconds its copies keep the DMA engine busy,
-    # leaving at least `dotless_step_floor_cycles` of it (0: it hides none)
+    dotless_xlu_cycles: float = 0.0
     dotless_step_hidden: float = 0.0
     dotless_step_floor_cycles: float = 0.0
     megacore: bool = False  # its TensorCores are one device: "parallel" grid dims are split across them
@@ -284,6 +284,7 @@ _TABLE = (
         dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
         dotless_step_hidden=V5E_DOTLESS_STEP_HIDDEN,
         dotless_step_floor_cycles=V5E_DOTLESS_STEP_FLOOR_CYCLES,
+        dotless_xlu_cycles=V5E_DOTLESS_XLU_CYCLES,
         dma_latency_cycles=V5E_DMA_LATENCY_CYCLES,
     ),
     ChipInfo(
@@ -312,6 +313,7 @@ _TABLE = (
         dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
         dotless_step_hidden=V5E_DOTLESS_STEP_HIDDEN,
         dotless_step_floor_cycles=V5E_DOTLESS_STEP_FLOOR_CYCLES,
+        dotless_xlu_cycles=V5E_DOTLESS_XLU_CYCLES,
     ),
     ChipInfo(
         name="v6e",

@@ -24,9 +24,10 @@ V5E_HBM_WRITE_EFFICIENCY = 0.65
 # not fitted: 2 VALU vregs per cycle (scaling-book, Appendix C), the EUP at half that (1), one
 # cross-lane vreg, one vector load and one vector store per cycle (ASSUMED: one slot each).
 # Three constants are fitted:
-# - V5E_REDUCTION_CHAIN_CYCLES: a step with a lane reduction lasts at least this, its fixed cost
-#   (V5E_STEP_CYCLES with a dot, V5E_DOTLESS_STEP_CYCLES without) counted inside it: the dependent
-#   chain dot -> row max -> exp -> row sum -> rescale, whose latencies no throughput count has.
+# - V5E_REDUCTION_CHAIN_CYCLES: a step with a dot and a lane reduction lasts at least this, its fixed
+#   cost V5E_STEP_CYCLES counted inside it: the dependent chain dot -> row max -> exp -> row sum ->
+#   rescale, whose latencies no throughput count has. (Until 2026-12-07 it held for steps without a dot
+#   too, V5E_DOTLESS_STEP_CYCLES inside it: V5E_DOTLESS_XLU_CYCLES below replaced that.)
 #   FITTED on the fit half of every v5e sweep (`bench/tpu/calibration.py`'s hash split): the smallest
 #   mean |log(estimate / measured)| of its 113 configs then on a grid of 550-841 (0.0706 at 550, 0.0674
 #   at 600, 0.0650 at 650, 0.0644 at 675, 0.0640 at 700, 0.0643 at 725, 0.0650 at 750, 0.0670 at 800,
@@ -81,6 +82,23 @@ V5E_REDUCTION_SERIAL_PIVOT = float(1 << 19)
 V5E_DOTLESS_STEP_CYCLES = 270.0
 V5E_DOTLESS_STEP_HIDDEN = 0.25
 V5E_DOTLESS_STEP_FLOOR_CYCLES = 140.0
+
+# A step without MXU work that uses the cross-lane unit (a lane reduction: a softmax's, a norm's; a
+# transpose) on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1): at small blocks such steps took 380-440
+# cycles beyond their copies (softmax at 8 x 1024 f32 blocks 535 a step, a layer norm at 8 x 2048 bf16
+# 571, a transpose of 128 x 128 f32 722, 128 x 256 989), where the element-wise sweep, no cross-lane
+# work, took about 265; and they grew with the copy as an element-wise step does, where the reduction
+# chain's floor (700 cycles in all, which such steps had until then) made them flat: +18 ... +26 % at
+# 8-row blocks, -13 ... -27 % at 32 rows of 1024-2048 or 8 of 8192, and transposes -12 ... -23 % at 128
+# x 128-256. The unit's latency before the results the step's stores and write-back wait for:
+# - V5E_DOTLESS_XLU_CYCLES: added to V5E_DOTLESS_STEP_CYCLES in such a step, hidden under its copies with
+#   it (V5E_DOTLESS_STEP_HIDDEN, the same floor). The fit half alone barely tells it apart (mean
+#   |log(estimate / measured)| 0.0530-0.0538 on a grid of 130-210 by 20, 0.0533 without it); sweeps-k
+#   (a layer norm, a transpose: kinds the fit half has not) showed it: 40 -> 45 of its 51 configs within
+#   +-10 % at 170, 42 at 130, 45-46 at 190-210. Chosen at 170, where the fit half is within 0.0001 of its
+#   least, so sweeps-k is no longer held out from this constant (its records keep the estimates of before).
+# Other chips: not measured, 0 (v5p: the v5e's, with its per-unit rules).
+V5E_DOTLESS_XLU_CYCLES = 170.0
 
 # What starting a DMA costs the v5e, measured (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06): JAX's paged
 # attention (bench/tpu/sweeps/paged.py) starts 2 x ppcb page DMAs per loop step, 4 to 64, on one

@@ -284,7 +284,7 @@ class ChipOut(Wire):
         "work lasts as long as its busiest unit's; empty where not measured (the units' work adds up).",
     )
     reduction_chain_cycles: float = Field(
-        ..., description="With vector_units: the least cycles of a step with a lane reduction (0: none)."
+        ..., description="With vector_units: the least cycles of a step with a dot and a lane reduction."
     )
     reduction_serial_share: float = Field(..., description="Shorter of MXU and vector time not overlapped,")
     reduction_serial_growth: float = Field(..., description="more per doubling of the largest value reduced")
@@ -294,6 +294,7 @@ class ChipOut(Wire):
     )
     dotless_step_hidden: float = Field(..., description="Share of its copies its fixed cost hides under.")
     dotless_step_floor_cycles: float = Field(..., description="What stays of it however long its copies.")
+    dotless_xlu_cycles: float = Field(..., description="Added to it where the step uses the cross-lane unit.")
     scoped_vmem_bytes: int | None = Field(
         ...,
         description="VMEM a kernel gets without vmem_limit_bytes (the compiler's default), where published.",

@@ -165,6 +165,29 @@ def test_a_dotless_step_hides_part_of_its_fixed_cost_under_its_copies():
     assert steps.seconds[:2] == pytest.approx([0.8 * US, 2.2 * US])
 
 
+def test_a_dotless_step_that_crosses_lanes_pays_the_units_latency_in_its_fixed_cost():
+    """The v5e's rule (`chips_v5e.V5E_DOTLESS_XLU_CYCLES`): a step without MXU work that uses the
+    cross-lane unit (a norm's lane reduction, a transpose) adds `dotless_xlu` to its fixed cost, hidden
+    under its copies with the rest; one without cross-lane work (element-wise) and one with a dot do not."""
+    rates = dataclasses.replace(
+        RATES, units={"alu": 1e12, "xlu": 1e12}, dotless_step=0.5 * US, dotless_xlu=0.3 * US,
+        dotless_hidden=0.25, dotless_floor=0.2 * US,
+    )  # fmt: skip
+    # Copies in at 1 GB/s, each during the step before its own: 0.4 us, 0.4 us, 4 us, none.
+    g = grid([400, 400, 400, 4000], [0, 0, 0, 0], [0, 0, 0, 1e6])
+    g.units = {"alu": np.full(4, 1e3), "xlu": np.array([1e3, 0.0, 1e3, 1e3])}
+    g.vector = g.units["alu"] + g.units["xlu"]
+    steps = grid_steps(g, rates)
+    # 0: 0.5 + 0.3 - 0.1 = 0.7 us; 1: element-wise 0.5 - 0.1 = 0.4 us; 2: 0.8 - 1 -> the floor 0.2 us;
+    # 3: a dot and a lane reduction: the whole 1 us step, nothing added.
+    assert steps.overhead == pytest.approx([0.7 * US, 0.4 * US, 0.2 * US, 1.0 * US])
+    # The same in a program's steps: a dotless step that reduces across lanes pays 0.5 + 0.3.
+    reducing = [("step", "norm"), ("work", {}, 2e3, 0.0, (), {"alu": 1e3, "xlu": 1e3})]
+    plain = [("step", "scale"), ("work", {}, 1e3, 0.0, (), {"alu": 1e3})]
+    found = program_steps(Program("p", [reducing + plain]), rates)
+    assert found.overhead == pytest.approx([0.8 * US, 0.5 * US])
+
+
 def test_a_reducing_steps_serial_share_grows_with_the_value_it_reduces():
     """The v5e's rule (`chips_v5e.V5E_REDUCTION_SERIAL_GROWTH`): in a step with a lane reduction, the
     share of the shorter of MXU and vector time not overlapped is `serial` at the pivot's elements and
@@ -209,8 +232,9 @@ def test_a_program_step_waits_for_its_dot_before_its_softmax():
 
 
 def test_vector_units_issue_side_by_side_with_a_chain_floor_in_a_reducing_step():
-    """Per-unit rates (the v5e's): the busiest unit sets the vector time; a step with a lane
-    reduction lasts at least the chain and adds the serial share of its shorter side."""
+    """Per-unit rates (the v5e's): the busiest unit sets the vector time; a step with a dot and a lane
+    reduction lasts at least the chain and adds the serial share of its shorter side; a reducing step
+    without a dot has no chain floor (its cross-lane latency is in its fixed cost: `step_overhead`)."""
     rates = Rates(
         bandwidth=1e9, mxu={"bf16": 1e9}, vector=1.0, step=0.0, launch=0.0, cores=1,
         units={"alu": 2.0, "eup": 1.0, "xlu": 1.0, "load": 1.0, "store": 1.0}, chain=7.0, serial=0.5,
@@ -223,9 +247,9 @@ def test_vector_units_issue_side_by_side_with_a_chain_floor_in_a_reducing_step()
     }
     vector = sum(units.values())
     seconds = rates.compute(mxu, vector, (), units)
-    # 1: max(4, 6); 2: max(4, 6) + 0.5 x min(4, 6), above the chain of 7; 3: vector 1 s, the chain.
-    assert seconds == pytest.approx([6.0, 8.0, 7.0])
+    # 1: max(4, 6); 2: max(4, 6) + 0.5 x min(4, 6), above the chain of 7; 3: no dot, its busiest unit.
+    assert seconds == pytest.approx([6.0, 8.0, 1.0])
     assert rates.compute(mxu, vector) == pytest.approx([17.0, 18.0, 4.0])  # one rate: all units added
-    # The chain counts the step's fixed cost (2 s with a dot, 1 s without): step 3's floor is 7 - 1.
-    fixed = dataclasses.replace(rates, step=2.0, dotless_step=1.0)
-    assert fixed.compute(mxu, vector, (), units) == pytest.approx([6.0, 8.0, 6.0])
+    # The chain counts the step's fixed cost: with a 2 s step, step 2's floor is 7 - 2 (under its 8 s).
+    fixed = dataclasses.replace(rates, step=2.0, dotless_step=1.0, chain=11.0)
+    assert fixed.compute(mxu, vector, (), units) == pytest.approx([6.0, 9.0, 1.0])

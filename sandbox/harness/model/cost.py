@@ -66,7 +66,9 @@ class Rates:
     # its busiest unit's. Empty: every unit's work weighted and added up at `vector` (the chip table
     # says which chips have them measured).
     units: Mapping[str, float] = field(default_factory=dict)
-    chain: float = 0.0  # with `units`: least seconds of a step with a lane reduction, fixed cost included
+    chain: float = (
+        0.0  # with `units`: least seconds of a step with a dot and a lane reduction, fixed cost included
+    )
     serial: float = 0.0  # with `units`: share of the shorter of MXU and vector time not overlapped
     serial_growth: float = 0.0  # ... more per doubling of the largest value reduced (`serial_share`)
     serial_pivot: float = 1.0  # elements of that value at which the share is `serial`
@@ -75,6 +77,9 @@ class Rates:
     # leaving at least `dotless_floor` of it (`step_overhead`)
     dotless_hidden: float = 0.0
     dotless_floor: float = 0.0
+    # Seconds a step without MXU work adds to its fixed cost where it uses the cross-lane unit (a lane
+    # reduction, a transpose): the unit's latency before the results its stores and write-back wait for
+    dotless_xlu: float = 0.0
 
     @classmethod
     def of(cls, chip: ChipInfo) -> Rates:
@@ -99,6 +104,7 @@ class Rates:
             dotless_step=chip.dotless_step_cycles / chip.clock_hz if chip.dotless_step_cycles else None,
             dotless_hidden=chip.dotless_step_hidden,
             dotless_floor=chip.dotless_step_floor_cycles / chip.clock_hz if chip.clock_hz else 0.0,
+            dotless_xlu=chip.dotless_xlu_cycles / chip.clock_hz if chip.clock_hz else 0.0,
         )
 
     @classmethod
@@ -147,11 +153,12 @@ class Rates:
         reduced: Any = None,
     ) -> Any:
         """The units of the VLIW bundle issue side by side: vector work lasts as long as its busiest
-        unit's. A step with a lane reduction (a softmax's row max and sum) also lasts at least the
-        dependent chain through it (`chain`, the step's fixed cost counted inside it: `step` with MXU
-        work, `dotless_step` without), and its MXU and vector work overlap only in part
-        (`serial`: the dot, the statistics and the second dot wait on each other). Work waiting
-        for a dot (`after`) takes its share of the vector time."""
+        unit's. A step with a dot and a lane reduction (attention's row max and sum of its logits) also
+        lasts at least the dependent chain through it (`chain`, the step's fixed cost `step` counted
+        inside it), and its MXU and vector work overlap only in part (`serial`: the dot, the statistics
+        and the second dot wait on each other); a step without a dot pays its cross-lane latency in its
+        fixed cost instead (`dotless_xlu`, `step_overhead`). Work waiting for a dot (`after`) takes its
+        share of the vector time."""
         mxu_seconds = self._mxu_seconds(mxu, vector)
         busiest = 0.0 * vector
         for unit, ops in units.items():
@@ -164,10 +171,7 @@ class Rates:
         per_op = np.divide(busiest, vector, out=np.zeros_like(busiest, dtype=float), where=vector > 0)
         for prefix, waiting in after:
             seconds = np.maximum(seconds, self._mxu_seconds(prefix, waiting) + waiting * per_op)
-        fixed = np.where(
-            mxu_seconds > 0, self.step, self.step if self.dotless_step is None else self.dotless_step
-        )
-        return np.where(reduces, np.maximum(seconds, self.chain - fixed), seconds)
+        return np.where(reduces & (mxu_seconds > 0), np.maximum(seconds, self.chain - self.step), seconds)
 
     def serial_share(self, reduced: Any) -> Any:
         """The share of a reducing step's shorter side not overlapped: `serial` where the largest
@@ -307,20 +311,22 @@ def _copy_seconds(grid: Grid, rates: Rates, idx: np.ndarray) -> tuple[np.ndarray
 
 def step_overhead(grid: Grid, rates: Rates, copies: np.ndarray | None = None) -> np.ndarray:
     """Per step: the fixed pipeline cost (less in a step without MXU work where the chip says so:
-    no MXU to fill and drain; none in a step with nothing to do, `idle_steps`), the DMAs it starts
-    and waits for, its scalar work. A step without MXU work hides part of its fixed cost under the
-    copies the engine runs meanwhile (`copies`, seconds per step; `Rates.dotless_hidden`)."""
+    no MXU to fill and drain, more where such a step uses the cross-lane unit, `Rates.dotless_xlu`;
+    none in a step with nothing to do, `idle_steps`), the DMAs it starts and waits for, its scalar
+    work. A step without MXU work hides part of its fixed cost under the copies the engine runs
+    meanwhile (`copies`, seconds per step; `Rates.dotless_hidden`)."""
     n = len(grid.core)
     dmas = grid.dmas if grid.dmas is not None else np.zeros(n)
     scalar = grid.scalar if grid.scalar is not None else np.zeros(n)
     fixed: Any = rates.step
     if rates.dotless_step is not None:
         dots = sum((flops for flops in grid.mxu.values()), start=np.zeros(n)) > 0
-        dotless: Any = rates.dotless_step
+        crosses = grid.units.get("xlu", np.zeros(n)) > 0 if grid.units else np.zeros(n, dtype=bool)
+        dotless: Any = rates.dotless_step + np.where(crosses, rates.dotless_xlu, 0.0)
         if rates.dotless_hidden and copies is not None:
             dotless = np.maximum(
                 min(rates.dotless_floor, rates.dotless_step),
-                rates.dotless_step - rates.dotless_hidden * copies,
+                dotless - rates.dotless_hidden * copies,
             )
         fixed = np.where(dots, rates.step, np.where(idle_steps(grid, dmas), 0.0, dotless))
     return fixed + dmas * rates.dma + scalar * rates.scalar

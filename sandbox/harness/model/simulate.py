@@ -5,7 +5,8 @@ issue and then queues on the core's DMA engine (one at a time: HBM traffic at HB
 remote copy over ICI) and signals its semaphore(s) when done, the chip's DMA latency after an HBM
 copy's last byte (the engine is free meanwhile); a wait blocks until the DMAs it waits for have landed;
 a step marker costs the step's fixed cost (a grid step's, or the dotless step's where the step has no
-MXU work: no MXU to fill and drain, as `cost.step_overhead` has it); cross-core semaphore signals and waits
+MXU work: no MXU to fill and drain, and the cross-lane unit's latency added where it uses that unit, as
+`cost.step_overhead` has it); cross-core semaphore signals and waits
 (a core barrier) are resolved by re-simulating until the arrival times settle. Long runs of
 identical steps are added up once steady (`steady.Tracker`).
 """
@@ -58,7 +59,8 @@ class _Core:
     fill: float | None = None
     mxu: collections.Counter[str] = field(default_factory=collections.Counter)
     moved: float = 0.0
-    dotless: frozenset[int] = frozenset()  # event indices of step markers whose step has no MXU work
+    # Step markers (event indices) whose step has no MXU work, each with whether it uses the cross-lane unit
+    dotless: Mapping[int, bool] = field(default_factory=dict)
 
 
 def program_steps(program: Program, rates: Rates) -> Steps:
@@ -119,19 +121,23 @@ def _simulate(
     return cores, {k: sorted(v) for k, v in sent.items()}
 
 
-def _dotless_steps(events: Sequence[Event]) -> frozenset[int]:
-    """The step markers (event indices) whose step, up to the next marker, does no MXU work."""
-    found, mark, dots = [], -1, False
+def _dotless_steps(events: Sequence[Event]) -> dict[int, bool]:
+    """The step markers (event indices) whose step, up to the next marker, does no MXU work, each with
+    whether its work uses the cross-lane unit (a lane reduction, a transpose)."""
+    found: dict[int, bool] = {}
+    mark, dots, crosses = -1, False, False
     for i, event in enumerate(events):
         if event[0] == "step":
             if mark >= 0 and not dots:
-                found.append(mark)
-            mark, dots = i, False
-        elif event[0] == "work" and any(event[1].values()):
-            dots = True
+                found[mark] = crosses
+            mark, dots, crosses = i, False, False
+        elif event[0] == "work":
+            dots = dots or any(event[1].values())
+            units = event[5] if len(event) > 5 else None
+            crosses = crosses or bool(units and units.get("xlu", 0) > 0)
     if mark >= 0 and not dots:
-        found.append(mark)
-    return frozenset(found)
+        found[mark] = crosses
+    return found
 
 
 def _count_mxu(state: _Core, events: Sequence[Event], done: Mapping[int, int]) -> None:
@@ -160,7 +166,9 @@ def _apply(
             row.end = s.t
         elif s.fill is None:
             s.fill = s.t - rates.launch
-        fixed = rates.dotless_step if at in s.dotless and rates.dotless_step is not None else rates.step
+        fixed = rates.step
+        if at in s.dotless and rates.dotless_step is not None:
+            fixed = rates.dotless_step + (rates.dotless_xlu if s.dotless[at] else 0.0)
         s.rows.append(_Row(label=event[1], start=s.t, overhead=fixed))
         s.t += fixed
     elif kind == "dma":
