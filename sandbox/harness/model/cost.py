@@ -66,9 +66,8 @@ class Rates:
     # its busiest unit's. Empty: every unit's work weighted and added up at `vector` (the chip table
     # says which chips have them measured).
     units: Mapping[str, float] = field(default_factory=dict)
-    chain: float = (
-        0.0  # with `units`: least seconds of a step with a dot and a lane reduction, fixed cost included
-    )
+    # With `units`: least seconds of a step with a dot and a lane reduction, its fixed cost included
+    chain: float = 0.0
     serial: float = 0.0  # with `units`: share of the shorter of MXU and vector time not overlapped
     serial_growth: float = 0.0  # ... more per doubling of the largest value reduced (`serial_share`)
     serial_pivot: float = 1.0  # elements of that value at which the share is `serial`
@@ -163,7 +162,7 @@ class Rates:
         busiest = 0.0 * vector
         for unit, ops in units.items():
             busiest = np.maximum(busiest, ops / self.units[unit])
-        reduces = np.asarray(units.get("xlu", 0.0 * vector)) > 0
+        reduces = crosses_lanes(units, vector)
         seconds = np.maximum(mxu_seconds, busiest)
         seconds = seconds + np.where(
             reduces, self.serial_share(reduced) * np.minimum(mxu_seconds, busiest), 0.0
@@ -321,8 +320,9 @@ def step_overhead(grid: Grid, rates: Rates, copies: np.ndarray | None = None) ->
     fixed: Any = rates.step
     if rates.dotless_step is not None:
         dots = sum((flops for flops in grid.mxu.values()), start=np.zeros(n)) > 0
-        crosses = grid.units.get("xlu", np.zeros(n)) > 0 if grid.units else np.zeros(n, dtype=bool)
-        dotless: Any = rates.dotless_step + np.where(crosses, rates.dotless_xlu, 0.0)
+        dotless: Any = rates.dotless_step + np.where(
+            crosses_lanes(grid.units, np.zeros(n)), rates.dotless_xlu, 0.0
+        )
         if rates.dotless_hidden and copies is not None:
             dotless = np.maximum(
                 min(rates.dotless_floor, rates.dotless_step),
@@ -330,6 +330,12 @@ def step_overhead(grid: Grid, rates: Rates, copies: np.ndarray | None = None) ->
             )
         fixed = np.where(dots, rates.step, np.where(idle_steps(grid, dmas), 0.0, dotless))
     return fixed + dmas * rates.dma + scalar * rates.scalar
+
+
+def crosses_lanes(units: Mapping[str, Any] | None, like: Any) -> Any:
+    """Where work uses the cross-lane unit (a lane reduction, a transpose): per step (arrays shaped like
+    `like`) or for one program event (a float `like`)."""
+    return np.asarray(units.get("xlu", 0.0 * like) if units else 0.0 * like) > 0
 
 
 def idle_steps(grid: Grid, dmas: np.ndarray) -> np.ndarray:

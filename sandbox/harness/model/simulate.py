@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sandbox.harness.model.cost import MAX_PASSES, Event, Program, Rates, Steps
+from sandbox.harness.model.cost import MAX_PASSES, Event, Program, Rates, Steps, crosses_lanes
 from sandbox.harness.model.ops import useful
 from sandbox.harness.model.steady import Tracker
 
@@ -133,8 +133,7 @@ def _dotless_steps(events: Sequence[Event]) -> dict[int, bool]:
             mark, dots, crosses = i, False, False
         elif event[0] == "work":
             dots = dots or any(event[1].values())
-            units = event[5] if len(event) > 5 else None
-            crosses = crosses or bool(units and units.get("xlu", 0) > 0)
+            crosses = crosses or bool(crosses_lanes(event[5] if len(event) > 5 else None, 0.0))
     if mark >= 0 and not dots:
         found[mark] = crosses
     return found
