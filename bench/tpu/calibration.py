@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from sandbox.jobs.sweeps import FASTER_THAN_ROOFLINE  # the bound `tune` says a time missed part of a run by
+from sandbox.protocol.sweep import FASTER_THAN_ROOFLINE  # the bound a time missed part of a run by
 from sandbox.results.measured import model_error
 
 RANK_MARGIN = 0.03  # pairs closer than this on the chip are not ranked

@@ -22,6 +22,7 @@ from sandbox.harness.lowering.chip_checks import scoped_warnings
 from sandbox.harness.process import peak_rss_bytes
 from sandbox.harness.target import Target
 from sandbox.protocol import MemoryUse, Stats, Timing, chip_info
+from sandbox.protocol.sweep import FASTER_THAN_ROOFLINE
 
 SIMULATED_NOTE = (
     "CPU simulation (TPU interpret mode): wall times are host times, not TPU performance; "
@@ -67,17 +68,32 @@ def device_time(target: Target, run: Callable[[], Any]) -> devicetime.DeviceTimi
 
 def reference_device_time(
     target: Target, reference: Callable[..., Any], inputs: Sequence[Any]
-) -> float | None:
+) -> tuple[float | None, str]:
     """On a TPU: the plain-XLA reference's device time on the kernel's inputs (what a user would run
-    instead); None in the simulator or for a reference that cannot be jitted."""
+    instead), or None and why not: the simulator (""), a reference that cannot be jitted, a trace without
+    its device events, or a time the chip cannot make (under what its HBM needs to read the inputs and
+    write the outputs: the trace missed part of the run, as a kernel's timing can, `FASTER_THAN_ROOFLINE`)."""
     if target.interpret:
-        return None
+        return None, ""
     jitted = jax.jit(reference)
     try:
         found = device_time(target, lambda: jax.block_until_ready(jitted(*inputs)))
+        moved = _nbytes(inputs) + _nbytes(jax.eval_shape(jitted, *inputs))
     except Exception:  # a reference that only runs eagerly: its wall time stands alone
-        return None
-    return found.device_seconds if found else None
+        return None, "it did not run jitted"
+    if found is None:
+        return None, "the profiler's trace had no device events for it"
+    floor = moved / chip_info(target.chip).device_hbm_bandwidth
+    if found.device_seconds * FASTER_THAN_ROOFLINE < floor:
+        return None, (
+            f"its trace gave {found.device_seconds * 1e3:.4g} ms, under the {floor * 1e3:.4g} ms the chip's HBM "
+            "needs to read its inputs and write its outputs: the timing missed part of its run"
+        )
+    return found.device_seconds, ""
+
+
+def _nbytes(tree: Any) -> int:
+    return sum(int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree.leaves(tree))
 
 
 def timing_result(

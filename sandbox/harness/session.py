@@ -295,7 +295,9 @@ class Session(JobSession):
         ref_stats, ref_note, flops, bytes_accessed, ref_device = None, "", None, None, None
         if plan.baseline is not None:
             ref_stats, ref_note = measure.time_reference(plan.baseline, inputs, budget / 3)
-            ref_device = measure.reference_device_time(target, plan.baseline, inputs)
+            ref_device, ref_device_note = measure.reference_device_time(target, plan.baseline, inputs)
+            if ref_device is None and ref_device_note and not ref_note:  # else its note says why (eager)
+                ref_note = f"its device time is not given: {ref_device_note}"
         if plan.reference is not None:
             flops, bytes_accessed = calls.reference_cost(plan.reference, inputs)
             entry = self.job.entry

@@ -342,18 +342,17 @@ class SweepSession(JobSession):
     def _measure_xla(self, target: Target, plan: SweepPlan) -> float | None:
         """XLA's own op at the target size, timed on the chip as a run's reference is
         (`measure.reference_device_time`); None where it does not run there (an eager-only reference,
-        too large a size): the log says so, and the sweep goes on without a measured baseline."""
+        too large a size) or its timing is one the chip cannot make: the log says why, and the sweep goes
+        on without a measured baseline."""
         assert plan.baseline is not None
         try:
             inputs = made_inputs(lambda: plan.make_inputs(self.spec.size), native=True)
         except Exception as exc:
             self.events.emit("log", text=f"XLA's own op was not timed at the target size: {_first_line(exc)}")
             return None
-        found = measure.reference_device_time(target, plan.baseline, inputs)
+        found, why_not = measure.reference_device_time(target, plan.baseline, inputs)
         if found is None:
-            self.events.emit(
-                "log", text="XLA's own op was not timed at the target size: it did not run jitted"
-            )
+            self.events.emit("log", text=f"XLA's own op was not timed at the target size: {why_not}")
         return found
 
 

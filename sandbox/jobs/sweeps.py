@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from sandbox.catalog.entries import CatalogEntry
 from sandbox.protocol import ConfigResult, Job, RunResult, RunStatus, SweepResult, SweepSpec
 from sandbox.protocol.chips import Chip
-from sandbox.protocol.sweep import ParamValue
+from sandbox.protocol.sweep import FASTER_THAN_ROOFLINE, ParamValue
 
 MAX_CONFIGS = 64
 MAX_PARAMS = 6
@@ -233,11 +233,6 @@ def _counts(configs: Sequence[ConfigResult]) -> dict[str, int]:
 
 def params_text(params: dict[str, ParamValue]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
-
-
-# A measured time this far under the roofline (the estimate's flops at the MXU's peak, its bytes at HBM
-# bandwidth) is not a kernel the chip ran faster than it can: the timing missed part of the run.
-FASTER_THAN_ROOFLINE = 1.02
 
 
 def describe(config: ConfigResult) -> str:

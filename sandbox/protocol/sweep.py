@@ -81,6 +81,11 @@ class LoweringVerdict:
     compiled: bool | None = None  # libtpu's own compile for the chip, off the chip (`LoweringCheck.compiled`)
 
 
+# A measured time this far under its roofline (flops at the MXU's peak, bytes at HBM bandwidth) is not a run the
+# chip made faster than it can: the timing missed part of it (a kernel's config; XLA's own op's, `measure`).
+FASTER_THAN_ROOFLINE = 1.02
+
+
 @dataclass(frozen=True)
 class ConfigResult:
     index: int  # in the full product, row-major over the params in the order given
