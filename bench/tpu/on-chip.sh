@@ -36,7 +36,7 @@
 #   bench/tpu/on-chip.sh sweeps-m OUT   part 13, held out: blocks of equal bytes from whole rows to 128
 #                                       lanes wide (element-wise f32, the DMA-driven bf16 copy), to see what
 #                                       a copy of a block narrower than its array costs per row
-#   bench/tpu/on-chip.sh sweeps-n OUT   part 14, held out: hand-written DMA streams (a copy and reads
+#   bench/tpu/on-chip.sh sweeps-n OUT   part 14, a fit part: hand-written DMA streams (a copy and reads
 #                                       alone) at 4 KiB to 1 MiB blocks with 1-4 blocks in flight, to tell
 #                                       a DMA's latency (hidden by copies in flight) from a cost per copy
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)

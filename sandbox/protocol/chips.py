@@ -17,21 +17,13 @@ from typing import Any, Literal
 
 from sandbox.protocol.chips_v5e import (
     V5E_DMA_ISSUE_CYCLES,
-    V5E_DMA_LATENCY_CYCLES,
     V5E_DOT_OPERAND_COPIES,
     V5E_DOT_OPERAND_ROW_BYTES,
-    V5E_DOTLESS_STEP_CYCLES,
-    V5E_DOTLESS_STEP_FLOOR_CYCLES,
-    V5E_DOTLESS_STEP_HIDDEN,
-    V5E_DOTLESS_XLU_CYCLES,
     V5E_HBM_WRITE_EFFICIENCY,
-    V5E_REDUCTION_CHAIN_CYCLES,
-    V5E_REDUCTION_SERIAL_GROWTH,
-    V5E_REDUCTION_SERIAL_PIVOT,
-    V5E_REDUCTION_SERIAL_SHARE,
+    V5E_PER_UNIT_RULES,
+    V5E_PROGRAM_RATES,
     V5E_STEP_CYCLES,
     V5E_TRANSCENDENTALS,
-    V5E_VECTOR_UNITS,
 )
 
 Chip = Literal["v5e", "v5p", "v6e", "tpu7x", "tpu8i", "tpu8t"]
@@ -69,8 +61,12 @@ class ChipInfo:
     mxu_size: int = 128  # MXU columns (get_tpu_info's mxu_column_size): dots pad K and N to it
     sublanes: int = 8  # vreg sublanes (get_tpu_info's num_sublanes); lanes are 128 on every chip
     dma_issue_seconds: float = 0.0  # the scalar core's cost to start one DMA and wait for it
-    # From a DMA's last byte to its semaphore seen by a waiting core, in cycles (measured where set)
+    # From a DMA's last byte to its semaphore seen by a waiting core, in cycles (measured where set); a
+    # write's (VMEM -> HBM) where it differs (None: the same); a program's own loop iteration without MXU
+    # work, beside its scalar work and DMA starts (None: a grid step's, `dotless_step_cycles`)
     dma_latency_cycles: float = 0.0
+    dma_write_latency_cycles: float | None = None
+    loop_step_cycles: float | None = None
     scalar_seconds: float = 0.0  # one scalar operation (index maps, SMEM lookups, branches)
     ici_bandwidth: float = 0.0  # bytes per second, one ICI link, one way (remote DMAs)
     ici_hop_seconds: float = 0.0  # latency of one ICI hop
@@ -178,8 +174,8 @@ class ChipInfo:
 #   scalar unit's one-op-per-bundle issue; not separable from STEP_CYCLES in published timings.
 #   The v5e's own DMA cost and step cost were measured on its sweeps (chips_v5e.py: 6 and 394.9
 #   cycles); STEP_CYCLES stays the other chips' figure, solved at the assumed DMA cost.
-# - dma_latency_cycles: from a DMA's last byte to its semaphore, in a simulated program: v5e 500,
-#   FITTED on its sweeps (chips_v5e.py); 0 elsewhere (not measured).
+# - dma_latency_cycles (a write's 300, dma_write_latency_cycles) and loop_step_cycles (30), in a simulated
+#   program: v5e 500, FITTED on its sweeps (chips_v5e.py); elsewhere not measured (0, a grid step's).
 # - ici_bandwidth: one ICI link, one way: v5e 4.5e10 B/s, v5p and v6e 9e10 B/s (scaling-book,
 #   tpus.md, "TPU Networking" table and worked problem 5), which the published ppermute sweep on
 #   v5p-8 and v6e-8 matches (86.3 and 86.8 GB/s for large payloads, marin-community/marin#6736,
@@ -276,16 +272,8 @@ _TABLE = (
         dot_operand_copies=V5E_DOT_OPERAND_COPIES,
         dot_operand_row_bytes=V5E_DOT_OPERAND_ROW_BYTES,
         hbm_write_efficiency=V5E_HBM_WRITE_EFFICIENCY,
-        vector_units=V5E_VECTOR_UNITS,
-        reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
-        reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
-        reduction_serial_growth=V5E_REDUCTION_SERIAL_GROWTH,
-        reduction_serial_pivot=V5E_REDUCTION_SERIAL_PIVOT,
-        dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
-        dotless_step_hidden=V5E_DOTLESS_STEP_HIDDEN,
-        dotless_step_floor_cycles=V5E_DOTLESS_STEP_FLOOR_CYCLES,
-        dotless_xlu_cycles=V5E_DOTLESS_XLU_CYCLES,
-        dma_latency_cycles=V5E_DMA_LATENCY_CYCLES,
+        **V5E_PER_UNIT_RULES,
+        **V5E_PROGRAM_RATES,
     ),
     ChipInfo(
         name="v5p",
@@ -305,15 +293,7 @@ _TABLE = (
         # schedules the same kernels for a v5p's TensorCore in 1.00-1.14x the v5e's bundles
         # (bench/tpu/same_core.py, v5e/same-core.jsonl; an element-wise body 1.44x). With it the four
         # published v5p splash points went +80 ... +109 % -> +10 ... +17 % (docs/tpu-time-model.md).
-        vector_units=V5E_VECTOR_UNITS,
-        reduction_chain_cycles=V5E_REDUCTION_CHAIN_CYCLES,
-        reduction_serial_share=V5E_REDUCTION_SERIAL_SHARE,
-        reduction_serial_growth=V5E_REDUCTION_SERIAL_GROWTH,
-        reduction_serial_pivot=V5E_REDUCTION_SERIAL_PIVOT,
-        dotless_step_cycles=V5E_DOTLESS_STEP_CYCLES,
-        dotless_step_hidden=V5E_DOTLESS_STEP_HIDDEN,
-        dotless_step_floor_cycles=V5E_DOTLESS_STEP_FLOOR_CYCLES,
-        dotless_xlu_cycles=V5E_DOTLESS_XLU_CYCLES,
+        **V5E_PER_UNIT_RULES,
     ),
     ChipInfo(
         name="v6e",

@@ -7,6 +7,8 @@ Every figure was taken on the lent v5e with JAX 0.12.0.1 and libtpu 0.0.50.1 (be
 
 from __future__ import annotations
 
+from typing import Any
+
 # Writes to HBM on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06) ran at about two thirds of the
 # peak while reads ran at it: a DMA-driven copy (read n bytes, write n) took 0.40 ms for 2 x 134 MB where
 # the peak gives 0.33, an element-wise kernel (2 reads, 1 write) 1.15 ms for 805 MB (0.98), and the
@@ -134,6 +136,27 @@ V5E_STEP_CYCLES = 394.9
 #   the latency may grow with the copy, which the sweeps do not separate. Other chips: not measured, 0.
 V5E_DMA_LATENCY_CYCLES = 500.0
 
+# A program's own loop (a `pl.kernel` body, a pallas_call that starts its DMAs) on the lent v5e (JAX 0.12.0.1,
+# libtpu 0.0.50.1, 2026-12-07, `on-chip.sh sweeps-n`, bench/tpu/sweeps/dma_read.py and dma_stream.py): a stream
+# of 4 KiB-1 MiB reads through 1-4 VMEM slots, and the same stream copied back out. Reads alone took
+# 5.74 ms at 4 KiB with one in flight (525 cycles a block: a read's trip and the loop's work), then 2.89,
+# 1.92, 1.45 ms with 2, 3, 4 in flight: 528 / depth cycles a block, so the reads' latencies overlap one
+# another (not a cost per copy the engine pays in turn) and a loop iteration without MXU work costs less
+# than 133 cycles in all; a grid step's fixed cost (V5E_DOTLESS_STEP_CYCLES, 270), which the model had
+# charged each such iteration, made it 2.2x slow at depth 4. The copy, which waits for each block's write
+# in the loop, took 359-366 cycles a 4 KiB block at depth 3-4: a write lands sooner than a read.
+# - V5E_DMA_WRITE_LATENCY_CYCLES: V5E_DMA_LATENCY_CYCLES for a write (VMEM -> HBM);
+# - V5E_LOOP_STEP_CYCLES: a program's loop iteration without MXU work, beside its scalar work and DMA starts
+#   (a step with a dot keeps V5E_STEP_CYCLES: the MXU's fill and drain).
+# FITTED together on the fit half of every v5e sweep, this part's included (`bench/tpu/calibration.py`'s hash
+# split), reads' latency kept at 500 (the one-in-flight reads pin it: 6 of this part's 20 reads within
+# +-10 % at 450): write latency 250/300/350 by loop step 0/30/60, best at (300, 30) (the part 14 of 49
+# -> 40 within +-10 %, the other parts 402 -> 401 of 452: the copy program at 64 KiB blocks -24 ... -29 %
+# where the grid's step cost had fitted it, its 4-16 KiB blocks +39 ... +52 % -> +2 ... +12 %).
+# Other chips: not measured (the read latency, and the grid's dotless step).
+V5E_DMA_WRITE_LATENCY_CYCLES = 300.0
+V5E_LOOP_STEP_CYCLES = 30.0
+
 # Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
 # the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.
 V5E_TRANSCENDENTALS = (
@@ -151,3 +174,23 @@ V5E_TRANSCENDENTALS = (
 # one f32 copy of the largest value a body widens from 16 bits to f32 ("widened").
 V5E_DOT_OPERAND_COPIES = (("bf16", 1.0), ("f32_highest", 4.0), ("int8", 0.17), ("widened", 1.0))
 V5E_DOT_OPERAND_ROW_BYTES = (("f32_highest", 512.0),)
+
+# The chip table's entries for the rules above, by ChipInfo field: the per-unit vector rules and the dotless
+# step's, which the v5p shares (its TensorCore schedules the same kernels in about the same bundles), and
+# what a simulated program's copies and loop steps cost, the v5e's alone.
+V5E_PER_UNIT_RULES: dict[str, Any] = {
+    "vector_units": V5E_VECTOR_UNITS,
+    "reduction_chain_cycles": V5E_REDUCTION_CHAIN_CYCLES,
+    "reduction_serial_share": V5E_REDUCTION_SERIAL_SHARE,
+    "reduction_serial_growth": V5E_REDUCTION_SERIAL_GROWTH,
+    "reduction_serial_pivot": V5E_REDUCTION_SERIAL_PIVOT,
+    "dotless_step_cycles": V5E_DOTLESS_STEP_CYCLES,
+    "dotless_step_hidden": V5E_DOTLESS_STEP_HIDDEN,
+    "dotless_step_floor_cycles": V5E_DOTLESS_STEP_FLOOR_CYCLES,
+    "dotless_xlu_cycles": V5E_DOTLESS_XLU_CYCLES,
+}
+V5E_PROGRAM_RATES: dict[str, Any] = {
+    "dma_latency_cycles": V5E_DMA_LATENCY_CYCLES,
+    "dma_write_latency_cycles": V5E_DMA_WRITE_LATENCY_CYCLES,
+    "loop_step_cycles": V5E_LOOP_STEP_CYCLES,
+}

@@ -119,6 +119,34 @@ def test_program_dma_latency_delays_a_wait_not_the_engine():
     assert steps.seconds == pytest.approx([5.5 * US])
 
 
+def test_program_write_lands_after_its_own_latency_and_reads_in_flight_overlap_theirs():
+    """The v5e's rule (`chips_v5e.V5E_DMA_WRITE_LATENCY_CYCLES`): a write (VMEM -> HBM) lands
+    `write_latency` after its last byte, a read `latency` after its; two reads in flight pay one latency
+    between them, since the engine moves the second while the first's completion travels."""
+    rates = dataclasses.replace(RATES, latency=1.5 * US, write_latency=0.5 * US)
+    events = [
+        ("dma", 1000, "r", "in"),  # moved by 3 us, landed at 4.5
+        ("dma", 1000, "r", "in"),  # moved by 4 us, landed at 5.5
+        ("step", "s0"),  # from 2 to 3 us
+        ("wait", "r", 2000),  # until 5.5
+        ("dma", 1000, "w", "out"),  # moved by 6.5 us, landed at 7 (8 at a read's latency)
+        ("wait", "w", 1000),
+    ]
+    steps = program_steps(Program("p", [events]), rates)
+    assert steps.total == pytest.approx(7 * US)
+
+
+def test_program_loop_step_without_mxu_work_costs_the_chips_loop_step():
+    """The v5e's rule (`chips_v5e.V5E_LOOP_STEP_CYCLES`): a program's own loop iteration without MXU work
+    costs the loop step, not a grid's dotless step; one with a dot the whole step (the MXU's fill and
+    drain)."""
+    rates = dataclasses.replace(RATES, dotless_step=0.25 * US, loop_step=0.05 * US)
+    copying = [("step", "copy"), ("work", {}, 1e6)]  # 1 us of vector work, no dot
+    dotting = [("step", "dot"), ("work", {"bf16": 1e6}, 0.0)]
+    steps = program_steps(Program("p", [copying + dotting]), rates)
+    assert steps.overhead == pytest.approx([0.05 * US, 1 * US])
+
+
 def test_program_step_without_mxu_work_costs_the_dotless_step():
     rates = dataclasses.replace(RATES, dotless_step=0.25 * US)
     copying = [("step", "copy"), ("work", {}, 1e6)]  # 1 us of vector work, no dot

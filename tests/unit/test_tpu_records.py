@@ -111,10 +111,16 @@ def test_xla_own_op_was_timed_at_every_sweeps_size_and_its_estimate_is_todays_mo
     timed = [r for r in records.read("tune.jsonl") if r.get("measured_device_seconds")]
     xla = records.read("xla.jsonl")
     assert {reestimate.where(r) for r in timed} == {reestimate.where(x) for x in xla}
-    assert all(x["measured_device_seconds"] > 0 and x["device"] == "TPU v5 lite" for x in xla)
+    assert all(x["device"] == "TPU v5 lite" for x in xla)
+    # One trace's time was under what the chip's HBM needs for the op's bytes (part 14's reduction): kept
+    # as the trace gave it, not given as XLA's time, as `measure.reference_device_time` now refuses it.
+    refused = [x for x in xla if not x["measured_device_seconds"]]
+    assert [x["file"] for x in refused] == ["bench/tpu/sweeps/dma_read.py"]
+    assert all("missed part of its run" in x["not_given"] and x["trace_device_seconds"] > 0 for x in refused)
+    assert all(x["measured_device_seconds"] > 0 for x in xla if x not in refused)
     today = {e["where"]: e["xla_estimated_seconds"] for e in records.read("xla-estimates.jsonl")}
     estimator = reestimate.Estimator()
-    for x in xla[::6]:
+    for x in [x for x in xla if x not in refused][::6]:
         row = next(r for r in timed if reestimate.where(r) == reestimate.where(x))
         again = estimator.estimate_baseline(row)["xla_estimated_seconds"]
         assert again == pytest.approx(today[reestimate.where(x)], rel=1e-6), x["file"]
@@ -304,3 +310,36 @@ def test_equal_bytes_blocks_cost_the_same_once_large_and_the_model_misses_the_sm
         sum(abs(r["recorded_estimated_seconds"] / r["measured_device_seconds"] - 1) <= 0.10 for r in rows)
         == 18
     )
+
+
+PART_14 = "706aa24"  # on-chip.sh sweeps-n: hand-written DMA streams, 1-4 blocks in flight
+
+
+def test_reads_in_flight_overlap_their_latency_and_the_model_now_says_so():
+    """Part 14 streamed 64 MiB through 1-4 VMEM slots by hand (bench/tpu/sweeps/dma_read.py, dma_stream.py):
+    reads alone at 4 KiB took 528 / depth cycles a block (a latency the reads in flight overlap, not a cost
+    the engine pays per copy), and the copy at 1 MiB blocks ran as fast as XLA's own copy. As run, with a
+    grid step's cost on every loop iteration and one latency for reads and writes, the model had 14 of
+    49 within ±10 %; with a program's own loop step and a write's own latency (`chips_v5e`), fitted on the
+    fit half this part is in, 40."""
+    rows = [r for r in records.tune_rows() if r["commit"] == PART_14 and r.get("measured_device_seconds")]
+    assert len(rows) == 49 and PART_14 not in calibration.NEVER_FITTED
+    reads = {
+        (r["params"]["br"], r["params"]["depth"]): r["measured_device_seconds"]
+        for r in rows
+        if r["file"].endswith("dma_read.py")
+    }
+    for depth in (2, 3, 4):  # 4 KiB blocks, 16384 of them
+        assert reads[(8, 1)] / reads[(8, depth)] == pytest.approx(depth, rel=0.02)
+    as_run = [r["recorded_estimated_seconds"] / r["measured_device_seconds"] - 1 for r in rows]
+    assert sum(abs(e) <= 0.10 for e in as_run) == 14
+    assert sum(abs(calibration.error(r)) <= 0.10 for r in rows) >= 40
+    copy = next(
+        r
+        for r in rows
+        if r["file"].endswith("dma_stream.py")
+        and r["size"]["n"] == 128
+        and r["params"] == {"br": 2048, "depth": 4}
+    )
+    xla = next(x for x in records.read("xla.jsonl") if x["commit"] == PART_14 and x["file"] == copy["file"])
+    assert copy["measured_device_seconds"] / xla["measured_device_seconds"] == pytest.approx(1.0, abs=0.01)

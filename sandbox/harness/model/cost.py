@@ -58,6 +58,8 @@ class Rates:
     cores: int  # TensorCores on the chip
     dma: float = 0.0  # seconds of scalar-core work to start one DMA and wait for it
     latency: float = 0.0  # seconds from a DMA's last byte to its semaphore (a program's waits see it)
+    write_latency: float | None = None  # ... from a write's (VMEM -> HBM; None: `latency`)
+    loop_step: float | None = None  # seconds per program loop step without MXU work (None: `dotless_step`)
     scalar: float = 0.0  # seconds per scalar operation
     ici: float = 0.0  # bytes per second over one ICI link (remote DMAs)
     hop: float = 0.0  # seconds of latency per remote DMA
@@ -91,6 +93,8 @@ class Rates:
             cores=chip.device_tensor_cores,  # a JAX device's: the roofline's and a split grid's
             dma=chip.dma_issue_seconds,
             latency=chip.dma_latency_cycles / chip.clock_hz if chip.clock_hz else 0.0,
+            write_latency=_cycles(chip.dma_write_latency_cycles, chip.clock_hz),
+            loop_step=_cycles(chip.loop_step_cycles, chip.clock_hz),
             scalar=chip.scalar_seconds,
             ici=chip.ici_bandwidth,
             hop=chip.ici_hop_seconds,
@@ -183,6 +187,10 @@ class Rates:
 
     def _mxu_seconds(self, mxu: Mapping[str, Any], like: Any) -> Any:
         return sum((flops / self.mxu[kind] for kind, flops in mxu.items()), start=0.0 * like)
+
+
+def _cycles(cycles: float | None, clock_hz: float) -> float | None:
+    return cycles / clock_hz if cycles is not None and clock_hz else None
 
 
 # A dot's MXU flops up to its end and the vector ops that wait for it (`barriers`), per step

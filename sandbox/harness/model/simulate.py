@@ -3,10 +3,11 @@
 Each core's events run in order: work advances the core's clock; a DMA costs the scalar core its
 issue and then queues on the core's DMA engine (one at a time: HBM traffic at HBM bandwidth, a
 remote copy over ICI) and signals its semaphore(s) when done, the chip's DMA latency after an HBM
-copy's last byte (the engine is free meanwhile); a wait blocks until the DMAs it waits for have landed;
-a step marker costs the step's fixed cost (a grid step's, or the dotless step's where the step has no
-MXU work: no MXU to fill and drain, and the cross-lane unit's latency added where it uses that unit, as
-`cost.step_overhead` has it); cross-core semaphore signals and waits
+copy's last byte (a write's own where the chip has one; the engine is free meanwhile, so copies in flight
+overlap their latencies); a wait blocks until the DMAs it waits for have landed; a step marker costs the
+step's fixed cost (a grid step's with MXU work, the MXU's fill and drain; without, the chip's loop step,
+or a grid's dotless step where it has none, and the cross-lane unit's latency added where the step uses
+that unit, as `cost.step_overhead` has it); cross-core semaphore signals and waits
 (a core barrier) are resolved by re-simulating until the arrival times settle. Long runs of
 identical steps are added up once steady (`steady.Tracker`).
 """
@@ -148,6 +149,13 @@ def _count_mxu(state: _Core, events: Sequence[Event], done: Mapping[int, int]) -
                 state.mxu[kind] += flops * done[id(event)]
 
 
+def _latency(way: str, rates: Rates) -> float:
+    """From an HBM copy's last byte to its semaphore: a write's (VMEM -> HBM) where the chip has its own."""
+    if way == "out" and rates.write_latency is not None:
+        return rates.write_latency
+    return rates.latency if way in ("in", "out", "hbm") else 0.0
+
+
 def _apply(
     event: Event,
     c: int,
@@ -166,8 +174,9 @@ def _apply(
         elif s.fill is None:
             s.fill = s.t - rates.launch
         fixed = rates.step
-        if at in s.dotless and rates.dotless_step is not None:
-            fixed = rates.dotless_step + (rates.dotless_xlu if s.dotless[at] else 0.0)
+        loop_step = rates.loop_step if rates.loop_step is not None else rates.dotless_step
+        if at in s.dotless and loop_step is not None:
+            fixed = loop_step + (rates.dotless_xlu if s.dotless[at] else 0.0)
         s.rows.append(_Row(label=event[1], start=s.t, overhead=fixed))
         s.t += fixed
     elif kind == "dma":
@@ -178,7 +187,7 @@ def _apply(
         begin = max(s.t, s.engine)
         seconds = _dma_seconds(size, way, rates)
         s.engine = begin + seconds
-        landed = s.engine + (rates.latency if way in ("in", "out", "hbm") else 0.0)
+        landed = s.engine + _latency(way, rates)
         s.pending[semaphore].append([landed, size])
         if len(event) > 4 and event[4] is not None:  # a remote copy's send semaphore
             s.pending[event[4]].append([s.engine, size])
