@@ -64,6 +64,15 @@ def test_bitcasts_cost_nothing():
     assert found.fusions == 0 and found.seconds == 0.0 and not found.notes
 
 
+def test_a_copy_of_an_input_the_function_returns_moves_its_bytes():
+    """`jnp.copy(x)` returned from a jitted function is a new buffer (XLA may not hand back an input it was
+    not given to donate): a read and a write. A copy inside the function, on the way to a kernel, is free."""
+    alone = _outside(lambda x: jnp.copy(x), SHAPE)
+    assert alone.fusions == 1 and alone.bytes == 2 * NBYTES
+    inside = _outside(lambda x: kernel(jnp.copy(x)), SHAPE)
+    assert inside.fusions == 0 and inside.bytes == 0
+
+
 def test_dead_ops_cost_nothing():
     """`x.T.shape` traces a transpose nobody reads: XLA drops it."""
     found = _outside(lambda x: kernel(x + 0 * jnp.swapaxes(x, 1, 2).shape[0]), SHAPE)

@@ -52,7 +52,7 @@ MEASURED: tuple[Band, ...] = (
     Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0244, 0.1334, 10, SOURCE),
 )
 XLA_MEASURED: tuple[Band, ...] = (
-    Band("XLA's dots and element-wise ops", "v5e", -0.0602, 0.1353, 22, SOURCE),
+    Band("XLA's dots and element-wise ops", "v5e", -0.0602, 0.1353, 24, SOURCE),
     Band(
         "XLA's reductions, gathers or ragged dots (softmax, attention, grouped dots)",
         "v5e",
