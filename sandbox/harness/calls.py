@@ -6,6 +6,7 @@ how to feed them to a kernel and read back what it produced.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -102,6 +103,14 @@ def timed(run: Callable[[], Any]) -> tuple[Any, float]:
 
 def nbytes(arrays: Sequence[Any]) -> int:
     return int(sum(np.asarray(a).nbytes for a in jax.tree_util.tree_leaves(list(arrays))))
+
+
+def shape_bytes(tree: Any) -> int:
+    """Bytes of a tree of arrays or `ShapeDtypeStruct`s from their shapes and dtypes alone (nothing copied
+    to the host, nothing computed)."""
+    return sum(
+        math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree_util.tree_leaves(tree)
+    )
 
 
 def reference_cost(reference: Callable[..., Any], inputs: Sequence[Any]) -> tuple[int | None, int | None]:

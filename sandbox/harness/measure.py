@@ -78,7 +78,7 @@ def reference_device_time(
     jitted = jax.jit(reference)
     try:
         found = device_time(target, lambda: jax.block_until_ready(jitted(*inputs)))
-        moved = _nbytes(inputs) + _nbytes(jax.eval_shape(jitted, *inputs))
+        moved = calls.shape_bytes(inputs) + calls.shape_bytes(jax.eval_shape(jitted, *inputs))
     except Exception:  # a reference that only runs eagerly: its wall time stands alone
         return None, "it did not run jitted"
     if found is None:
@@ -90,10 +90,6 @@ def reference_device_time(
             "needs to read its inputs and write its outputs: the timing missed part of its run"
         )
     return found.device_seconds, ""
-
-
-def _nbytes(tree: Any) -> int:
-    return sum(int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree.leaves(tree))
 
 
 def timing_result(

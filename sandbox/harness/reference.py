@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -208,4 +207,4 @@ def _output_bytes(reference: Any, inputs: tuple[Any, ...]) -> int:
         shapes = jax.eval_shape(reference, *inputs)
     except Exception:  # not traceable as written: it is computed, then measured
         return 0
-    return sum(math.prod(s.shape) * np.dtype(s.dtype).itemsize for s in jax.tree_util.tree_leaves(shapes))
+    return calls.shape_bytes(shapes)

@@ -23,7 +23,7 @@ XLA op, 2 reads : 1 write, was 16 % faster than measured with writes at the peak
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,9 +138,7 @@ def _matmul_flops(node: Node) -> int:
     return 2 * math.prod(node.eqn.outvars[0].aval.shape) * math.prod(lhs[d] for d in lhs_contract)
 
 
-def _is_bitcast(
-    node: Node, inputs: frozenset[Any] = frozenset(), returned: frozenset[Any] = frozenset()
-) -> bool:
+def _is_bitcast(node: Node, inputs: Container[Any], returned: Container[Any]) -> bool:
     """An op XLA turns into a bitcast when alone: a reshape, a slice or broadcast that keeps every
     element, a transpose that moves only size-1 dimensions, a cast to the same type; a copy, but for one
     of the function's inputs that it returns (`jnp.copy(x)`: a new buffer, since XLA may not hand back
@@ -223,7 +221,7 @@ def _level(jaxpr: Any, chip: ChipInfo, found: Outside, *, inside_loop: bool) -> 
         for v in node.ins:
             if isinstance(v, jcore.Var):
                 readers.setdefault(v, set()).add(id(node))
-    inputs = frozenset(jaxpr.invars)
+    inputs = set(jaxpr.invars)
     for group in _groups(fusible):
         _cost(group, readers, returned, chip, found, inputs)
     if inside_loop and found.fusions > before:
@@ -345,10 +343,11 @@ def _cost(
     returned: set[Any],
     chip: ChipInfo,
     found: Outside,
-    inputs: frozenset[Any] = frozenset(),
+    inputs: Container[Any],
 ) -> None:
-    """Add one fusion: what enters it plus what leaves it, at HBM bandwidth (or its dot's MXU time)."""
-    if all(_is_bitcast(n, inputs, frozenset(returned)) for n in group):
+    """Add one fusion: what enters it plus what leaves it, at HBM bandwidth (or its dot's MXU time);
+    `inputs`: the level's own inputs (a copy of one it returns is not a bitcast, `_is_bitcast`)."""
+    if all(_is_bitcast(n, inputs, returned) for n in group):
         return
     inside = {id(n) for n in group}
     produced = {v for n in group for v in n.outs}
