@@ -61,8 +61,8 @@ class ChipInfo:
     mxu_size: int = 128  # MXU columns (get_tpu_info's mxu_column_size): dots pad K and N to it
     sublanes: int = 8  # vreg sublanes (get_tpu_info's num_sublanes); lanes are 128 on every chip
     dma_issue_seconds: float = 0.0  # the scalar core's cost to start one DMA and wait for it
-    # From a DMA's last byte to its semaphore seen by a waiting core, in cycles (measured where set); a
-    # write's (VMEM -> HBM) where it differs (None: the same); a program's own loop iteration without MXU
+    # A DMA's latency in cycles (measured where set): from its start until the DMA engine moves its bytes,
+    # while the engine moves others (`dma_engine`); a write's (VMEM -> HBM) where it differs (None: the same); a program's own loop iteration without MXU
     # work, beside its scalar work and DMA starts (None: a grid step's, `dotless_step_cycles`)
     dma_latency_cycles: float = 0.0
     dma_write_latency_cycles: float | None = None

@@ -125,9 +125,10 @@ V5E_STEP_CYCLES = 394.9
 # engine busy 480 and its fixed cost, DMA starts and MXU work add up to about 700: the copies did not
 # land under the step that started them, as the model's engine (bytes at the HBM rate, nothing else)
 # had them do (it was -10 ... -20 % fast there, and the copy program at 128 KiB blocks -14 ... -22 %).
-# - V5E_DMA_LATENCY_CYCLES: from a DMA's last byte moved to its semaphore seen by the core that waits
-#   (the completion's trip back); the engine is free for the next copy meanwhile, so a stream of copies
-#   keeps its bandwidth and only a wait that comes soon after its copy started pays it. FITTED on the fit
+# - V5E_DMA_LATENCY_CYCLES: from a DMA's start until the engine moves its bytes (until 2026-12-07: from its
+#   last byte to its semaphore, the same for copies of one latency); the engine moves other copies
+#   meanwhile, so a stream of copies keeps its bandwidth and only a wait that comes soon after its copy
+#   started pays it (`dma_engine`). FITTED on the fit
 #   half of every v5e sweep (`bench/tpu/calibration.py`'s hash split; only programs' copies are
 #   simulated with it): the smallest mean |log(estimate / measured)| over the programs' fit half on a
 #   grid of 200-700 by 100 (0.0897 at 500; 0.0906 at 600, 0.0924 at 400; 0.1094 without), the dotless
@@ -154,6 +155,14 @@ V5E_DMA_LATENCY_CYCLES = 500.0
 # -> 40 within +-10 %, the other parts 402 -> 401 of 452: the copy program at 64 KiB blocks -24 ... -29 %
 # where the grid's step cost had fitted it, its 4-16 KiB blocks +39 ... +52 % -> +2 ... +12 %).
 # Other chips: not measured (the read latency, and the grid's dotless step).
+# The engine moves copies in the order they became ready (`dma_engine`, 2026-12-07: in the order they started
+# until then), so a write started right after a read goes first: the copy waiting each write with reads of
+# 64-256 KiB in flight went +21 ... +29 % -> 0 ... +14 %; the 168 timed program configs 132 -> 139 within
+# +-10 %. Both latencies re-FITTED under it on the programs' fit half (reads 450/500/550 x writes 150-300 and
+# reads 500/550/600 x writes 350-450, by 50):
+# (550, 300) 0.0606, (500, 300) 0.0633, (500, 250) 0.0655, (550, 350) 0.0705: kept (500, 300), which the
+# one-in-flight reads pin (550 moves their 4 KiB blocks from -1 to about +9 %) and which held the most
+# configs (139 of 168 against 138).
 V5E_DMA_WRITE_LATENCY_CYCLES = 300.0
 V5E_LOOP_STEP_CYCLES = 30.0
 

@@ -266,7 +266,7 @@ class ChipOut(Wire):
     mxu_size: int = Field(..., description="MXU width: dots pad their K and N to it.")
     sublanes: int = Field(..., description="Vreg sublanes (lanes are 128).")
     dma_issue_seconds: float = Field(..., description="Cost of starting (and waiting for) one DMA.")
-    dma_latency_cycles: float = Field(..., description="Cycles from a DMA's last byte to its semaphore;")
+    dma_latency_cycles: float = Field(..., description="A DMA's latency in cycles, overlapping other copies;")
     dma_write_latency_cycles: float | None = Field(..., description="a write's if it differs (None: same).")
     loop_step_cycles: float | None = Field(..., description="A program's dotless loop step (None: a grid's).")
     scalar_seconds: float = Field(..., description="Cost of one scalar operation.")

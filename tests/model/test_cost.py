@@ -103,7 +103,8 @@ def test_program_dma_engine_serialises_copies_and_waits_block():
 
 
 def test_program_dma_latency_delays_a_wait_not_the_engine():
-    """A copy lands `latency` after its last byte; the engine starts the next copy meanwhile."""
+    """A copy is ready `latency` after its start; the engine moves the copies ready meanwhile, so two
+    copies in flight pay one latency between them (as "landed a latency after its last byte" would)."""
     rates = dataclasses.replace(RATES, latency=1.5 * US)
     events = [
         ("dma", 2000, "a", "in"),  # bytes moved by 4 us, landed at 5.5
@@ -121,8 +122,8 @@ def test_program_dma_latency_delays_a_wait_not_the_engine():
 
 def test_program_write_lands_after_its_own_latency_and_reads_in_flight_overlap_theirs():
     """The v5e's rule (`chips_v5e.V5E_DMA_WRITE_LATENCY_CYCLES`): a write (VMEM -> HBM) lands
-    `write_latency` after its last byte, a read `latency` after its; two reads in flight pay one latency
-    between them, since the engine moves the second while the first's completion travels."""
+    `write_latency` after its start before the engine moves it, a read `latency`; two reads in flight
+    pay one latency between them, since the engine moves the first while the second's passes."""
     rates = dataclasses.replace(RATES, latency=1.5 * US, write_latency=0.5 * US)
     events = [
         ("dma", 1000, "r", "in"),  # moved by 3 us, landed at 4.5
@@ -134,6 +135,33 @@ def test_program_write_lands_after_its_own_latency_and_reads_in_flight_overlap_t
     ]
     steps = program_steps(Program("p", [events]), rates)
     assert steps.total == pytest.approx(7 * US)
+
+
+def test_program_write_ready_before_a_read_issued_just_before_it_is_moved_first():
+    """`dma_engine`: a copy is ready its latency after its issue and the engine takes copies in the
+    order they became ready, so a write (latency 0.5 us) started right after a read (1.5 us) is moved
+    first; in issue order it would have waited behind the read's bytes."""
+    rates = dataclasses.replace(RATES, latency=1.5 * US, write_latency=0.5 * US)
+    issued = [
+        ("step", "s0"),  # from 2 to 3 us
+        ("dma", 1000, "r", "in"),  # ready at 4.5, moved by 5.5
+        ("dma", 1000, "w", "out"),  # ready at 3.5, moved by 4.5
+        ("wait", "w", 1000),
+    ]
+    assert program_steps(Program("p", [issued]), rates).total == pytest.approx(4.5 * US)
+    both = [*issued, ("wait", "r", 1000)]
+    assert program_steps(Program("p", [both]), rates).total == pytest.approx(5.5 * US)
+
+
+def test_program_copies_never_waited_for_still_occupy_the_engine():
+    """A copy a program starts and never waits for is still moved: one started after it lands later."""
+    events = [
+        ("dma", 3000, "lost", "in"),  # moved from 2 to 5 us, never waited for
+        ("step", "s0"),  # from 2 to 3 us
+        ("dma", 1000, "r", "in"),  # behind it: moved by 6
+        ("wait", "r", 1000),
+    ]
+    assert program_steps(Program("p", [events]), RATES).total == pytest.approx(6 * US)
 
 
 def test_program_loop_step_without_mxu_work_costs_the_chips_loop_step():

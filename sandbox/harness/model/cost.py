@@ -19,9 +19,9 @@ A kernel reaches it in one of two shapes, built from the traced kernel by `grid`
   starts x dma + its scalar operations x scalar (`step_overhead`).
 - `Program`: what `pl.kernel` bodies (and kernels that start their own DMAs) do, as a list of
   events per core, simulated in order by `simulate.program_steps`: work advances the core's
-  clock; a DMA costs its issue and queues on the core's DMA engine (one at a time, at HBM
-  bandwidth, or over ICI for a remote copy) and signals its semaphore when done (`latency` after
-  its last byte); a wait blocks until the DMAs it waits for are done; a step marker (a loop
+  clock; a DMA costs its issue, is ready `latency` later and the core's DMA engine moves it (one at
+  a time, in the order they became ready, at HBM bandwidth, or over ICI for a remote copy:
+  `dma_engine`) and signals its semaphore when done; a wait blocks until the DMAs it waits for are done; a step marker (a loop
   iteration that talks to the DMA engine) costs `step_seconds` (`dotless_step` for a step without
   MXU work, as in a grid); cross-core semaphore signals and waits (a core barrier) are resolved by
   re-simulating until the arrival times settle.
@@ -57,7 +57,7 @@ class Rates:
     launch: float  # seconds per kernel launch
     cores: int  # TensorCores on the chip
     dma: float = 0.0  # seconds of scalar-core work to start one DMA and wait for it
-    latency: float = 0.0  # seconds from a DMA's last byte to its semaphore (a program's waits see it)
+    latency: float = 0.0  # seconds from a DMA's start until the engine moves it (a program's waits see it)
     write_latency: float | None = None  # ... from a write's (VMEM -> HBM; None: `latency`)
     loop_step: float | None = None  # seconds per program loop step without MXU work (None: `dotless_step`)
     scalar: float = 0.0  # seconds per scalar operation

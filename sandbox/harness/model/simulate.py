@@ -1,10 +1,10 @@
 """Simulating a `cost.Program` (a pl.kernel's, or a self-synchronising pallas_call's, events per core).
 
 Each core's events run in order: work advances the core's clock; a DMA costs the scalar core its
-issue and then queues on the core's DMA engine (one at a time: HBM traffic at HBM bandwidth, a
-remote copy over ICI) and signals its semaphore(s) when done, the chip's DMA latency after an HBM
-copy's last byte (a write's own where the chip has one; the engine is free meanwhile, so copies in flight
-overlap their latencies); a wait blocks until the DMAs it waits for have landed; a step marker costs the
+issue and then goes to the core's DMA engine (`dma_engine`: ready the chip's DMA latency after its
+issue, a write's own where the chip has one, then moved one at a time in the order the copies became
+ready: HBM traffic at HBM bandwidth, a remote copy over ICI) and signals its semaphore(s) when moved;
+a wait blocks until the DMAs it waits for have landed; a step marker costs the
 step's fixed cost (a grid step's with MXU work, the MXU's fill and drain; without, the chip's loop step,
 or a grid's dotless step where it has none, and the cross-lane unit's latency added where the step uses
 that unit, as `cost.step_overhead` has it); cross-core semaphore signals and waits
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sandbox.harness.model.cost import MAX_PASSES, Event, Program, Rates, Steps, crosses_lanes
+from sandbox.harness.model.dma_engine import Engine
 from sandbox.harness.model.ops import useful
 from sandbox.harness.model.steady import Tracker
 
@@ -51,7 +52,7 @@ class _Core:
     """One core's state during a simulation pass."""
 
     t: float = 0.0
-    engine: float = 0.0  # when the DMA engine is free
+    engine: Engine = field(default_factory=Engine)
     pending: dict[Hashable, collections.deque[list[float]]] = field(
         default_factory=lambda: collections.defaultdict(collections.deque)
     )
@@ -84,7 +85,7 @@ def _simulate(
     # of a piece of work is worked out once per object, and MXU totals are added up at the end.
     work: dict[int, tuple[float, float, float]] = {}
     for c, events in enumerate(program.events):
-        state = _Core(t=rates.launch, engine=rates.launch, dotless=_dotless_steps(events))
+        state = _Core(t=rates.launch, engine=Engine(free=rates.launch), dotless=_dotless_steps(events))
         done: collections.Counter[int] = collections.Counter()
         steady = Tracker(events)
         i = 0
@@ -115,6 +116,7 @@ def _simulate(
                 row.overhead += found[2]
                 row.flops += found[1]
                 row.vector += event[2]
+        state.engine.settle_all()  # copies never waited for: the engine still moves them
         _count_mxu(state, events, done)
         if state.rows:
             state.rows[-1].end = state.t
@@ -150,7 +152,7 @@ def _count_mxu(state: _Core, events: Sequence[Event], done: Mapping[int, int]) -
 
 
 def _latency(way: str, rates: Rates) -> float:
-    """From an HBM copy's last byte to its semaphore: a write's (VMEM -> HBM) where the chip has its own."""
+    """From an HBM copy's issue to the engine's taking it: a write's (VMEM -> HBM) where the chip has its own."""
     if way == "out" and rates.write_latency is not None:
         return rates.write_latency
     return rates.latency if way in ("in", "out", "hbm") else 0.0
@@ -184,20 +186,22 @@ def _apply(
         s.t += rates.dma  # the scalar core builds and issues the descriptor
         if row is not None:
             row.overhead += rates.dma
-        begin = max(s.t, s.engine)
         seconds = _dma_seconds(size, way, rates)
-        s.engine = begin + seconds
-        landed = s.engine + _latency(way, rates)
-        s.pending[semaphore].append([landed, size])
+        signals = [([0.0, size], 0.0)]
         if len(event) > 4 and event[4] is not None:  # a remote copy's send semaphore
-            s.pending[event[4]].append([s.engine, size])
+            signals.append(([0.0, size], 0.0))
+            s.pending[event[4]].append(signals[1][0])
+        s.pending[semaphore].append(signals[0][0])
+        s.engine.issue(s.t + _latency(way, rates), seconds, signals)
         s.moved += size if way and way != "ici" else 0
         if row is not None:
             row.copy += seconds
             row.copy_in += size if way in ("in", "hbm", "ici") else 0
             row.copy_out += size if way in ("out", "hbm", "ici") else 0
     elif kind == "wait":
-        s.t = max(s.t, _landed(s.pending[event[1]], event[2]))
+        queue = s.pending[event[1]]
+        _settle(s.engine, queue, event[2])
+        s.t = max(s.t, _landed(queue, event[2]))
     elif kind == "signal":
         sent[(event[1], event[2])].append((s.t, float(event[3])))
     elif kind == "sem_wait":
@@ -220,6 +224,15 @@ def _dma_seconds(size: float, way: str, rates: Rates) -> float:
     if way in ("out", "hbm"):  # the write to HBM sets the pace
         return size / (rates.write or rates.bandwidth)
     return size / rates.bandwidth if way else 0.0
+
+
+def _settle(engine: Engine, queue: collections.deque[list[float]], size: float) -> None:
+    """Place on the engine the copies that the first `size` bytes of a semaphore's queue come from."""
+    for entry in queue:
+        if size <= 0:
+            break
+        engine.settle(entry)
+        size -= entry[1]
 
 
 def _landed(queue: collections.deque[list[float]], size: float) -> float:

@@ -15,6 +15,8 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
+from sandbox.harness.model.dma_engine import NOT_LANDED
+
 TOLERANCE = 1e-15  # seconds
 
 
@@ -93,12 +95,12 @@ def _relative(state: Any) -> tuple[list[Any], list[float]]:
     """The state as the next step sees it: which copies are in flight, and times ahead of the clock
     (0 for what is already past: it can no longer hold anything up) and sizes."""
     keys: list[Any] = []
-    found = [max(state.engine - state.t, 0.0)]
+    found = state.engine.relative(state.t)
     for key, queue in state.pending.items():
         if queue:
             keys.append((key, len(queue)))
-            for end, size in queue:
-                found += [max(end - state.t, 0.0), float(size)]
+            for end, size in queue:  # -1: its copy not yet placed on the engine (which says when it lands)
+                found += [max(end - state.t, 0.0) if end != NOT_LANDED else -1.0, float(size)]
     return keys, found
 
 
@@ -108,7 +110,7 @@ def _close(a: tuple[list[Any], list[float]], b: tuple[list[Any], list[float]]) -
 
 def _shift(state: Any, seconds: float) -> None:
     state.t += seconds
-    state.engine += seconds
+    state.engine.shift(seconds)
     for queue in state.pending.values():
         for entry in queue:
             entry[0] += seconds

@@ -17,8 +17,8 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "pl.kernel or DMA-driven program (manual copies, emit_pipeline, semaphores)",
         "v5e",
-        -0.2894,
-        0.2857,
+        -0.2783,
+        0.1428,
         105,
         SOURCE,
     ),
@@ -27,7 +27,7 @@ MEASURED: tuple[Band, ...] = (
     Band(
         "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)",
         "v5e",
-        -0.1195,
+        -0.1224,
         0.0812,
         45,
         SOURCE,
