@@ -42,6 +42,8 @@
 #   bench/tpu/on-chip.sh sweeps-o OUT   part 15, held out: the hand-written copy with its writes waited
 #                                       1-3 blocks later (reads and writes in flight together), and the
 #                                       emit_pipeline copy at whole-row blocks of 8 KiB to 2 MiB
+#   bench/tpu/on-chip.sh sweeps-p OUT   part 16, held out: hand-written streams of writes alone at 4 KiB to
+#                                       1 MiB blocks with 1-4 in flight (bench/tpu/sweeps/dma_write.py)
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -69,7 +71,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -150,6 +152,11 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
             --param depth=2,4 --param lag=1,3 --bind br=m
         sweep bench/tpu/sweeps/pipelined_copy.py 100 --size m=131072,n=256 --param br=16,64,256,1024,4096 \
             --param bc=256 --bind br=m,bc=n
+    elif [ "$what" = sweeps-p ]; then
+        sweep bench/tpu/sweeps/dma_write.py 150 --size m=131072,n=128 --param br=8,32,128,512,2048 \
+            --param depth=1,2,4 --bind br=m
+        sweep bench/tpu/sweeps/dma_write.py 100 --size m=16384,n=1024 --param br=8,64,256 \
+            --param depth=1,2,4 --bind br=m
     elif [ "$what" = sweeps-h ]; then
         sweep inplace_chunked_matmul 60 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
         sweep inplace_chunked_matmul 60 --size m=16384,k=2048 --param chunk=128,256,512,1024,2048 --bind chunk=m
