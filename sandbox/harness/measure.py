@@ -71,8 +71,9 @@ def reference_device_time(
 ) -> tuple[float | None, str]:
     """On a TPU: the plain-XLA reference's device time on the kernel's inputs (what a user would run
     instead), or None and why not: the simulator (""), a reference that cannot be jitted, a trace without
-    its device events, or a time the chip cannot make (under what its HBM needs to read the inputs and
-    write the outputs: the trace missed part of the run, as a kernel's timing can, `FASTER_THAN_ROOFLINE`)."""
+    its device events, or a time the chip cannot make (under what its HBM needs to move the op's bytes:
+    its inputs and outputs, or XLA's own count where that is less, as for an op that reads a slice of an
+    input; the trace missed part of the run, as a kernel's timing can, `FASTER_THAN_ROOFLINE`)."""
     if target.interpret:
         return None, ""
     jitted = jax.jit(reference)
@@ -81,13 +82,15 @@ def reference_device_time(
         moved = calls.shape_bytes(inputs) + calls.shape_bytes(jax.eval_shape(jitted, *inputs))
     except Exception:  # a reference that only runs eagerly: its wall time stands alone
         return None, "it did not run jitted"
+    _, accessed = calls.reference_cost(reference, inputs)
+    moved = min(moved, accessed) if accessed else moved
     if found is None:
         return None, "the profiler's trace had no device events for it"
     floor = moved / chip_info(target.chip).device_hbm_bandwidth
     if found.device_seconds * FASTER_THAN_ROOFLINE < floor:
         return None, (
             f"its trace gave {found.device_seconds * 1e3:.4g} ms, under the {floor * 1e3:.4g} ms the chip's HBM "
-            "needs to read its inputs and write its outputs: the timing missed part of its run"
+            f"needs to move its {moved:,} bytes: the timing missed part of its run"
         )
     return found.device_seconds, ""
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from sandbox.catalog.entries import CatalogEntry
 from sandbox.protocol import ConfigResult, Job, RunResult, RunStatus, SweepResult, SweepSpec
 from sandbox.protocol.chips import Chip
-from sandbox.protocol.sweep import FASTER_THAN_ROOFLINE, ParamValue
+from sandbox.protocol.sweep import ParamValue
 
 MAX_CONFIGS = 64
 MAX_PARAMS = 6
@@ -240,7 +240,7 @@ def describe(config: ConfigResult) -> str:
     how = "measured" if config.measured_seconds is not None else "estimated"
     roofline = config.measured_roofline_fraction if how == "measured" else config.roofline_fraction
     fraction = f", {roofline:.0%} of roofline" if roofline is not None else ""
-    if how == "measured" and roofline is not None and roofline > FASTER_THAN_ROOFLINE:
+    if how == "measured" and config.faster_than_the_chip:
         fraction += " (faster than the chip's roofline: this timing missed part of the run)"
     e = config.estimate
     band = ""
