@@ -18,6 +18,8 @@ copy ready before the one waited for is known by then.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -37,13 +39,15 @@ class Copy:
 @dataclass
 class Engine:
     free: float = 0.0  # when the engine has moved every copy placed so far
-    queue: list[Copy] = field(default_factory=list)  # in issue order
+    # the copies not yet placed, a heap by (ready, issue number): the first issued first among equals
+    queue: list[tuple[float, int, Copy]] = field(default_factory=list)
+    issued: itertools.count[int] = field(default_factory=itertools.count)
 
     def issue(self, ready: float, seconds: float, signals: Iterable[tuple[list[float], float]]) -> None:
         entries = tuple(signals)
         for entry, _ in entries:
             entry[0] = NOT_LANDED
-        self.queue.append(Copy(ready, seconds, entries))
+        heapq.heappush(self.queue, (ready, next(self.issued), Copy(ready, seconds, entries)))
 
     def settle(self, entry: list[float]) -> None:
         """Place copies until `entry` has landed."""
@@ -56,8 +60,7 @@ class Engine:
 
     def _place_next(self) -> None:
         """The copy ready first (the first issued among equals) moves once the engine is free."""
-        first = min(range(len(self.queue)), key=lambda n: self.queue[n].ready)
-        copy = self.queue.pop(first)
+        _, _, copy = heapq.heappop(self.queue)
         self.free = max(copy.ready, self.free) + copy.seconds
         for signalled, after in copy.signals:
             signalled[0] = self.free + after
@@ -68,11 +71,14 @@ class Engine:
         if not self.queue:
             return [max(self.free - now, 0.0)]
         found = [self.free - now]
-        for copy in self.queue:
+        for _, _, copy in sorted(self.queue):
             found += [copy.ready - now, copy.seconds]
         return found
 
     def shift(self, seconds: float) -> None:
+        """Every time `seconds` later (a steady run skipped, `steady`)."""
         self.free += seconds
-        for copy in self.queue:
+        for n, (ready, number, copy) in enumerate(self.queue):
             copy.ready += seconds
+            self.queue[n] = (ready + seconds, number, copy)
+        heapq.heapify(self.queue)  # rounding can make two ready times equal: the issue order decides again
