@@ -24,6 +24,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 NOT_LANDED = float("inf")  # a semaphore entry's landing time until its copy is placed on the engine
+# Ready times equal to the picosecond are a tie, taken in issue order: clock sums differ in their last bits,
+# and a tie that rounding broke one way in one loop iteration and the other way in the next would make
+# identical iterations differ (and a steady run, `steady`, extrapolate the wrong one).
+TIE = 1e-12  # seconds
+
+
+def _order(ready: float, number: int) -> tuple[int, int]:
+    return round(ready / TIE), number
 
 
 @dataclass(slots=True)
@@ -40,14 +48,17 @@ class Copy:
 class Engine:
     free: float = 0.0  # when the engine has moved every copy placed so far
     # the copies not yet placed, a heap by (ready, issue number): the first issued first among equals
-    queue: list[tuple[float, int, Copy]] = field(default_factory=list)
+    queue: list[tuple[tuple[int, int], Copy]] = field(default_factory=list)
     issued: itertools.count[int] = field(default_factory=itertools.count)
+    unplaced: dict[int, Copy] = field(default_factory=dict)  # by id() of each semaphore entry it signals
 
     def issue(self, ready: float, seconds: float, signals: Iterable[tuple[list[float], float]]) -> None:
         entries = tuple(signals)
+        copy = Copy(ready, seconds, entries)
         for entry, _ in entries:
             entry[0] = NOT_LANDED
-        heapq.heappush(self.queue, (ready, next(self.issued), Copy(ready, seconds, entries)))
+            self.unplaced[id(entry)] = copy
+        heapq.heappush(self.queue, (_order(ready, next(self.issued)), copy))
 
     def settle(self, entry: list[float]) -> None:
         """Place copies until `entry` has landed."""
@@ -60,10 +71,11 @@ class Engine:
 
     def _place_next(self) -> None:
         """The copy ready first (the first issued among equals) moves once the engine is free."""
-        _, _, copy = heapq.heappop(self.queue)
+        _, copy = heapq.heappop(self.queue)
         self.free = max(copy.ready, self.free) + copy.seconds
         for signalled, after in copy.signals:
             signalled[0] = self.free + after
+            del self.unplaced[id(signalled)]
 
     def relative(self, now: float) -> list[float]:
         """The engine as a step starting at `now` sees it (`steady`): how far ahead it is, and each copy
@@ -71,14 +83,14 @@ class Engine:
         if not self.queue:
             return [max(self.free - now, 0.0)]
         found = [self.free - now]
-        for _, _, copy in sorted(self.queue):
+        for _, copy in sorted(self.queue, key=lambda queued: queued[0]):
             found += [copy.ready - now, copy.seconds]
         return found
 
     def shift(self, seconds: float) -> None:
         """Every time `seconds` later (a steady run skipped, `steady`)."""
         self.free += seconds
-        for n, (ready, number, copy) in enumerate(self.queue):
+        for n, ((_, number), copy) in enumerate(self.queue):
             copy.ready += seconds
-            self.queue[n] = (ready + seconds, number, copy)
-        heapq.heapify(self.queue)  # rounding can make two ready times equal: the issue order decides again
+            self.queue[n] = (_order(copy.ready, number), copy)
+        heapq.heapify(self.queue)

@@ -15,8 +15,6 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
-from sandbox.harness.model.dma_engine import NOT_LANDED
-
 TOLERANCE = 1e-15  # seconds
 
 
@@ -99,13 +97,21 @@ def _relative(state: Any) -> tuple[list[Any], list[float]]:
     for key, queue in state.pending.items():
         if queue:
             keys.append((key, len(queue)))
-            for end, size in queue:  # -1: its copy not yet placed on the engine (which says when it lands)
-                found += [max(end - state.t, 0.0) if end != NOT_LANDED else -1.0, float(size)]
+            for entry in queue:  # a copy not yet placed: when it is ready and how long it moves, as the entry
+                copy = state.engine.unplaced.get(id(entry))  # has no landing time yet (which ones matters)
+                if copy is None:
+                    found += [max(entry[0] - state.t, 0.0), -1.0, float(entry[1])]
+                else:
+                    found += [copy.ready - state.t, copy.seconds, float(entry[1])]
     return keys, found
 
 
 def _close(a: tuple[list[Any], list[float]], b: tuple[list[Any], list[float]]) -> bool:
-    return a[0] == b[0] and all(abs(x - y) <= TOLERANCE for x, y in zip(a[1], b[1], strict=True))
+    return (
+        a[0] == b[0]
+        and len(a[1]) == len(b[1])  # as many copies not yet placed on the engine
+        and all(abs(x - y) <= TOLERANCE for x, y in zip(a[1], b[1], strict=True))
+    )
 
 
 def _shift(state: Any, seconds: float) -> None:
