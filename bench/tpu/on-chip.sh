@@ -44,6 +44,8 @@
 #                                       emit_pipeline copy at whole-row blocks of 8 KiB to 2 MiB
 #   bench/tpu/on-chip.sh sweeps-p OUT   part 16, held out: hand-written streams of writes alone at 4 KiB to
 #                                       1 MiB blocks with 1-4 in flight (bench/tpu/sweeps/dma_write.py)
+#   bench/tpu/on-chip.sh sweeps-q OUT   part 17, held out: a read stream and a write stream side by side
+#                                       at 4 : 1, 1 : 1 and 1 : 4 of their bytes (bench/tpu/sweeps/dma_mixed.py)
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -71,7 +73,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ] || [ "$what" = sweeps-q ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -157,6 +159,11 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
             --param depth=1,2,4 --bind br=m
         sweep bench/tpu/sweeps/dma_write.py 100 --size m=16384,n=1024 --param br=8,64,256 \
             --param depth=1,2,4 --bind br=m
+    elif [ "$what" = sweeps-q ]; then
+        for size in m=65536,w=16384 m=65536,w=65536 m=16384,w=65536; do
+            sweep bench/tpu/sweeps/dma_mixed.py 150 --size "$size,n=128" --param blocks=32,128,512,2048 \
+                --param depth=1,2,4 --check-size m=16384,w=16384,n=128
+        done
     elif [ "$what" = sweeps-h ]; then
         sweep inplace_chunked_matmul 60 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
         sweep inplace_chunked_matmul 60 --size m=16384,k=2048 --param chunk=128,256,512,1024,2048 --bind chunk=m

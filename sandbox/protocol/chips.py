@@ -73,6 +73,12 @@ class ChipInfo:
     host_dispatch_seconds: float | None = None  # one call's host dispatch, when timed from the host
     mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
     hbm_write_efficiency: float = 1.0  # the HBM peak's share writes reach, reads at the peak (measured)
+    # A simulated program's DMA engine where its reads and writes were measured moving side by side: the
+    # HBM peak's share reads and writes each reach alone, and the share of that each keeps while both
+    # move (0: not measured; one queue at the peak and `hbm_write_efficiency`, as a grid's copies)
+    dma_read_efficiency: float = 1.0
+    dma_write_efficiency: float = 1.0
+    dma_shared: float = 0.0
     # The vector units' issue rates in vregs per cycle, per unit of the model's counts ("alu", "eup",
     # "xlu", "load", "store"): a step's vector work then lasts as long as its busiest unit's, not all
     # units' work added up at `vector_ops` (empty: added up). With them, a step with a dot and a lane
@@ -175,7 +181,7 @@ class ChipInfo:
 #   The v5e's own DMA cost and step cost were measured on its sweeps (chips_v5e.py: 6 and 394.9
 #   cycles); STEP_CYCLES stays the other chips' figure, solved at the assumed DMA cost.
 # - dma_latency_cycles (a write's 300, dma_write_latency_cycles) and loop_step_cycles (30), in a simulated
-#   program: v5e 500, FITTED on its sweeps (chips_v5e.py); elsewhere not measured (0, a grid step's).
+#   program: v5e 550, FITTED on its sweeps (chips_v5e.py); elsewhere not measured (0, a grid step's).
 # - ici_bandwidth: one ICI link, one way: v5e 4.5e10 B/s, v5p and v6e 9e10 B/s (scaling-book,
 #   tpus.md, "TPU Networking" table and worked problem 5), which the published ppermute sweep on
 #   v5p-8 and v6e-8 matches (86.3 and 86.8 GB/s for large payloads, marin-community/marin#6736,

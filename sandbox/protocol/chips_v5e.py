@@ -135,7 +135,7 @@ V5E_STEP_CYCLES = 394.9
 #   step applied to a program's steps without MXU work as to a grid's (0.0987 at 500 without it).
 #   The copy program's 16 KiB blocks disagree (the chip ran their step in 345 cycles, 2 copies each):
 #   the latency may grow with the copy, which the sweeps do not separate. Other chips: not measured, 0.
-V5E_DMA_LATENCY_CYCLES = 500.0
+V5E_DMA_LATENCY_CYCLES = 550.0
 
 # A program's own loop (a `pl.kernel` body, a pallas_call that starts its DMAs) on the lent v5e (JAX 0.12.0.1,
 # libtpu 0.0.50.1, 2026-12-07, `on-chip.sh sweeps-n`, bench/tpu/sweeps/dma_read.py and dma_stream.py): a stream
@@ -163,8 +163,36 @@ V5E_DMA_LATENCY_CYCLES = 500.0
 # (550, 300) 0.0606, (500, 300) 0.0633, (500, 250) 0.0655, (550, 350) 0.0705: kept (500, 300), which the
 # one-in-flight reads pin (550 moves their 4 KiB blocks from -1 to about +9 %) and which held the most
 # configs (139 of 168 against 138).
+# Under the engine whose reads and writes share the HBM (below) both re-FITTED with its share on the programs' fit
+# half, 192 configs (reads 450/500/550/600 x writes 250/300/350): (550, 300) 0.0500, (500, 300) 0.0547,
+# (550, 250) 0.0569, (600, 300) 0.0535, (550, 350) 0.0684, every read latency of 450 0.0767 or more. Taken at
+# (550, 300): the one-in-flight 4 KiB reads go from -1 to about +9 %, still inside; at 500 the copy's 64 KiB
+# blocks with reads and writes in flight became the model's fastest config of their sweep (-15 %), 17 % slower
+# on the chip than its best, where 550 keeps every pick within 5.8 % of the chip's best.
 V5E_DMA_WRITE_LATENCY_CYCLES = 300.0
 V5E_LOOP_STEP_CYCLES = 30.0
+
+# Reads and writes moving side by side in a program's DMA engine, on the lent v5e (JAX 0.12.0.1, libtpu
+# 0.0.50.1, 2026-12-07; bench/tpu/v5e/ parts 14 and 16): reads alone of 256 KiB-1 MiB blocks, 2-4 in
+# flight, moved 747-750 GB/s (the model's one queue at the 820 GB/s peak: -7 %); writes alone 634-655
+# GB/s from 256 KiB on (the queue's writes at `V5E_HBM_WRITE_EFFICIENCY`, fitted to copies that read
+# beside their writes: +22 ... +33 %); and a copy of the same blocks, reads and writes in flight together,
+# 642-657 GB/s between the two (XLA's own copy 656). So neither one queue that takes reads and writes in
+# turn (the writes alone then had to be as slow as beside reads) nor two lanes that ignore each other
+# (up to 1,400 GB/s together): two lanes that share the HBM while both move (`dma_engine.SharedEngine`).
+# - V5E_DMA_READ_EFFICIENCY, V5E_DMA_WRITE_EFFICIENCY: the peak's share reads and writes reach alone,
+#   MEASURED (750 and 650 GB/s, above), not fitted.
+# - V5E_DMA_SHARED: the share of its own rate each lane keeps while both move (a 1 : 1 copy of large
+#   blocks then at about 656 GB/s between them). FITTED on the programs' fit half (`bench/tpu/calibration.py`'s
+#   hash split) with the latencies above: the smallest mean |log(estimate / measured)| (at latencies (500,
+#   300): 0.45 0.0590, 0.47 0.0547, 0.48 0.0557, 0.51 0.0625; at (550, 300): 0.46 0.0520, 0.47 0.0500, 0.48
+#   0.0508; one queue 0.0633). Part 16 (writes alone) gave the write rate, so it is fitted, no longer held
+#   out; part 17 (`dma_mixed.py`: reads and writes at other ratios, timed after this choice) is held out.
+# Grids keep the peak and `V5E_HBM_WRITE_EFFICIENCY` (a step's copies costed as one mix, fitted there).
+# Other chips: not measured, one queue.
+V5E_DMA_READ_EFFICIENCY = 750e9 / 820e9
+V5E_DMA_WRITE_EFFICIENCY = 650e9 / 820e9
+V5E_DMA_SHARED = 0.47
 
 # Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
 # the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.
@@ -202,4 +230,7 @@ V5E_PROGRAM_RATES: dict[str, Any] = {
     "dma_latency_cycles": V5E_DMA_LATENCY_CYCLES,
     "dma_write_latency_cycles": V5E_DMA_WRITE_LATENCY_CYCLES,
     "loop_step_cycles": V5E_LOOP_STEP_CYCLES,
+    "dma_read_efficiency": V5E_DMA_READ_EFFICIENCY,
+    "dma_write_efficiency": V5E_DMA_WRITE_EFFICIENCY,
+    "dma_shared": V5E_DMA_SHARED,
 }

@@ -274,10 +274,10 @@ class ChipOut(Wire):
     ici_hop_seconds: float = Field(..., description="Latency of one ICI hop.")
     host_dispatch_seconds: float | None = Field(..., description="One call's host dispatch, where known.")
     mxu_efficiency: float = Field(..., description="Share of the MXU peak a pipelined dot reaches.")
-    hbm_write_efficiency: float = Field(
-        ...,
-        description="Share of the HBM peak that writes to HBM reach (reads: the peak); measured where known.",
-    )
+    hbm_write_efficiency: float = Field(..., description="HBM peak's share writes reach (reads: the peak).")
+    dma_read_efficiency: float = Field(..., description="A program's DMA reads alone: share of the HBM peak;")
+    dma_write_efficiency: float = Field(..., description="its writes alone; each keeps dma_shared of it")
+    dma_shared: float = Field(..., description="while both move (0: not measured, they take turns).")
     vector_units: tuple[tuple[str, float], ...] = Field(
         ...,
         description="Vector units' issue rates in vregs per cycle (alu, eup, xlu, load, store): a step's vector "

@@ -164,6 +164,26 @@ def test_program_copies_never_waited_for_still_occupy_the_engine():
     assert program_steps(Program("p", [events]), RATES).total == pytest.approx(6 * US)
 
 
+def test_program_reads_and_writes_move_side_by_side_sharing_the_hbm_on_a_shared_engine():
+    """`dma_engine.SharedEngine` (the v5e's): a read and a write each move at their own rate alone and at
+    `dma_share` of it while both move; what one has left after the other lands moves at its full rate.
+    One queue would move them in turn (1 + 2 us); two lanes ignoring each other would land the write by
+    2 us."""
+    rates = dataclasses.replace(RATES, dma_read=1e9, dma_write=0.5e9, dma_share=0.75)
+    read, write = [("dma", 1000, "r", "in")], [("dma", 1000, "w", "out")]
+    step = [("step", "s0")]  # from 2 to 3 us
+    alone = [*step, *read, ("wait", "r", 1000)], [*step, *write, ("wait", "w", 1000)]
+    assert [program_steps(Program("p", [events]), rates).total for events in alone] == pytest.approx(
+        [4 * US, 5 * US]
+    )
+    # both from 3 us at 0.75 of their rates: the read lands after 1.333 us, the write has 500 bytes left then
+    both = [*step, *read, *write, ("wait", "r", 1000)]
+    assert program_steps(Program("p", [both]), rates).total == pytest.approx((3 + 4 / 3) * US)
+    assert program_steps(Program("p", [[*both, ("wait", "w", 1000)]]), rates).total == pytest.approx(
+        (3 + 4 / 3 + 1) * US
+    )
+
+
 def test_program_with_many_copies_in_flight_simulates_in_about_linear_time():
     """20,000 copies started before any wait, waited last first: the engine keeps the copies not yet
     placed in a heap, so placing them all costs n log n, not n^2 (44 s here when each placement searched

@@ -31,7 +31,8 @@ BF16 = jnp.bfloat16
 
 def _without_issue_costs(name: str):
     """The chip without DMA-issue and scalar costs, its vector work added up at one rate (the v5e's
-    per-unit rates, chain, dotless step, DMA latencies and loop step are checked by hand in test_cost.py)."""
+    per-unit rates, chain, dotless step, DMA latencies, loop step and shared DMA engine are checked by hand in
+    test_cost.py)."""
     chip = chip_info(name)  # type: ignore[arg-type]
     return dataclasses.replace(
         chip,
@@ -42,6 +43,7 @@ def _without_issue_costs(name: str):
         dma_latency_cycles=0.0,
         dma_write_latency_cycles=None,
         loop_step_cycles=None,
+        dma_shared=0.0,
     )
 
 

@@ -168,9 +168,11 @@ def test_writes_alone_ran_faster_than_the_write_rate_fitted_beside_reads():
     blocks within ±11 % as run (a write's latency holds), but from 256 KiB on the chip wrote at 640-655
     GB/s where the model's write rate, fitted to streams with reads beside the writes, is 533 (0.65 of
     820): +22 ... +33 % as run, 9 of 24 within ±10 %. None of the 24 is taken for a partly missed run,
-    though 14 beat the roofline, which counts the 64 MiB input the kernel never reads (`moved_share`)."""
+    though 14 beat the roofline, which counts the 64 MiB input the kernel never reads (`moved_share`).
+    The engine whose reads and writes share the HBM took its write rate from them
+    (`chips_v5e.V5E_DMA_WRITE_EFFICIENCY`), so the part is fitted since."""
     timed = [r for r in records.tune_rows() if r["commit"] == PART_16 and r.get("measured_device_seconds")]
-    assert PART_16 in calibration.NEVER_FITTED and len(timed) == 24
+    assert PART_16 not in calibration.NEVER_FITTED and len(timed) == 24
     assert len([r for r in calibration.measured(timed) if r["commit"] == PART_16]) == 24
     assert sum(r["roofline_seconds"] > 1.02 * r["measured_device_seconds"] for r in timed) == 14
     as_run = {

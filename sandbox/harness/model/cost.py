@@ -64,6 +64,12 @@ class Rates:
     ici: float = 0.0  # bytes per second over one ICI link (remote DMAs)
     hop: float = 0.0  # seconds of latency per remote DMA
     write: float = 0.0  # HBM bytes per second, written (0: `bandwidth`)
+    # A simulated program's DMA engine (`dma_engine`): reads and writes each moving alone, in bytes per
+    # second (0: `bandwidth`, `write`), and the share of its rate each keeps while both move (0: one
+    # queue, `Engine`; else two lanes side by side, `SharedEngine`)
+    dma_read: float = 0.0
+    dma_write: float = 0.0
+    dma_share: float = 0.0
     # Per vector unit (`ops.UNITS`), element ops per second: a step's vector work lasts as long as
     # its busiest unit's. Empty: every unit's work weighted and added up at `vector` (the chip table
     # says which chips have them measured).
@@ -99,6 +105,9 @@ class Rates:
             ici=chip.ici_bandwidth,
             hop=chip.ici_hop_seconds,
             write=chip.hbm_bandwidth * chip.hbm_write_efficiency,
+            dma_read=chip.hbm_bandwidth * chip.dma_read_efficiency if chip.dma_shared else 0.0,
+            dma_write=chip.hbm_bandwidth * chip.dma_write_efficiency if chip.dma_shared else 0.0,
+            dma_share=chip.dma_shared,
             units={unit: rate * chip.sublanes * 128 * chip.clock_hz for unit, rate in chip.vector_units},
             chain=chip.reduction_chain_cycles / chip.clock_hz,
             serial=chip.reduction_serial_share,

@@ -3,7 +3,9 @@
 Each core's events run in order: work advances the core's clock; a DMA costs the scalar core its
 issue and then goes to the core's DMA engine (`dma_engine`: ready the chip's DMA latency after its
 issue, a write's own where the chip has one, then moved one at a time in the order the copies became
-ready: HBM traffic at HBM bandwidth, a remote copy over ICI) and signals its semaphore(s) when moved;
+ready: HBM traffic at HBM bandwidth, a remote copy over ICI; where the chip's reads and writes were
+measured moving side by side, each direction in its own lane, `dma_engine.SharedEngine`) and signals its
+semaphore(s) when moved;
 a wait blocks until the DMAs it waits for have landed; a step marker costs the
 step's fixed cost (a grid step's with MXU work, the MXU's fill and drain; without, the chip's loop step,
 or a grid's dotless step where it has none, and the cross-lane unit's latency added where the step uses
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sandbox.harness.model.cost import MAX_PASSES, Event, Program, Rates, Steps, crosses_lanes
-from sandbox.harness.model.dma_engine import Engine
+from sandbox.harness.model.dma_engine import READ, WRITE, Engine, SharedEngine
 from sandbox.harness.model.ops import useful
 from sandbox.harness.model.steady import Tracker
 
@@ -52,7 +54,7 @@ class _Core:
     """One core's state during a simulation pass."""
 
     t: float = 0.0
-    engine: Engine = field(default_factory=Engine)
+    engine: Engine | SharedEngine = field(default_factory=Engine)
     pending: dict[Hashable, collections.deque[list[float]]] = field(
         default_factory=lambda: collections.defaultdict(collections.deque)
     )
@@ -85,7 +87,7 @@ def _simulate(
     # of a piece of work is worked out once per object, and MXU totals are added up at the end.
     work: dict[int, tuple[float, float, float]] = {}
     for c, events in enumerate(program.events):
-        state = _Core(t=rates.launch, engine=Engine(free=rates.launch), dotless=_dotless_steps(events))
+        state = _Core(t=rates.launch, engine=_engine(rates), dotless=_dotless_steps(events))
         done: collections.Counter[int] = collections.Counter()
         steady = Tracker(events)
         i = 0
@@ -151,6 +153,15 @@ def _count_mxu(state: _Core, events: Sequence[Event], done: Mapping[int, int]) -
                 state.mxu[kind] += flops * done[id(event)]
 
 
+def _engine(rates: Rates) -> Engine | SharedEngine:
+    if rates.dma_share:
+        return SharedEngine(share=rates.dma_share, free=rates.launch)
+    return Engine(free=rates.launch)
+
+
+_WRITES = ("out", "hbm")  # the copies whose writes to HBM set their pace
+
+
 def _latency(way: str, rates: Rates) -> float:
     """From an HBM copy's issue to the engine's taking it: a write's (VMEM -> HBM) where the chip has its own."""
     if way == "out" and rates.write_latency is not None:
@@ -192,7 +203,10 @@ def _apply(
             signals.append(([0.0, size], 0.0))
             s.pending[event[4]].append(signals[1][0])
         s.pending[semaphore].append(signals[0][0])
-        s.engine.issue(s.t + _latency(way, rates), seconds, signals)
+        if isinstance(s.engine, SharedEngine):
+            s.engine.issue(s.t + _latency(way, rates), seconds, signals, WRITE if way in _WRITES else READ)
+        else:
+            s.engine.issue(s.t + _latency(way, rates), seconds, signals)
         s.moved += size if way and way != "ici" else 0
         if row is not None:
             row.copy += seconds
@@ -217,16 +231,17 @@ def _apply(
 
 
 def _dma_seconds(size: float, way: str, rates: Rates) -> float:
-    """How long the engine is busy with one DMA: HBM traffic at the HBM bandwidth; a remote DMA
-    ("ici") at one ICI link's bandwidth plus a hop's latency; on-chip copies ("") are free."""
+    """How long the engine is busy with one DMA: HBM traffic at the HBM bandwidth (a program's own rates
+    for reads and writes moving alone where the chip has them measured); a remote DMA ("ici") at one
+    ICI link's bandwidth plus a hop's latency; on-chip copies ("") are free."""
     if way == "ici":
         return rates.hop + size / rates.ici if rates.ici else size / rates.bandwidth
-    if way in ("out", "hbm"):  # the write to HBM sets the pace
-        return size / (rates.write or rates.bandwidth)
-    return size / rates.bandwidth if way else 0.0
+    if way in _WRITES:
+        return size / (rates.dma_write or rates.write or rates.bandwidth)
+    return size / (rates.dma_read or rates.bandwidth) if way else 0.0
 
 
-def _settle(engine: Engine, queue: collections.deque[list[float]], size: float) -> None:
+def _settle(engine: Engine | SharedEngine, queue: collections.deque[list[float]], size: float) -> None:
     """Place on the engine the copies that the first `size` bytes of a semaphore's queue come from."""
     for entry in queue:
         if size <= 0:
