@@ -160,8 +160,10 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
         sweep bench/tpu/sweeps/dma_write.py 100 --size m=16384,n=1024 --param br=8,64,256 \
             --param depth=1,2,4 --bind br=m
     elif [ "$what" = sweeps-q ]; then
-        for size in m=65536,w=16384 m=65536,w=65536 m=16384,w=65536; do
-            sweep bench/tpu/sweeps/dma_mixed.py 150 --size "$size,n=128" --param blocks=32,128,512,2048 \
+        for size in m=65536,w=16384 m=65536,w=65536 m=16384,w=65536; do  # checked outputs: 32 MiB a command
+            sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=32,128,512 \
+                --param depth=1,2,4 --check-size m=4096,w=4096,n=128
+            sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=2048 \
                 --param depth=1,2,4 --check-size m=16384,w=16384,n=128
         done
     elif [ "$what" = sweeps-h ]; then
