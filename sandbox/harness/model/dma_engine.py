@@ -146,7 +146,9 @@ class SharedEngine:
                 _, self.moving[lane] = heapq.heappop(queue)
                 self.left[lane] = self.moving[lane].seconds  # type: ignore[union-attr]
         active = [lane for lane in (READ, WRITE) if self.moving[lane] is not None]
-        waiting = [queue[0][1].ready for lane, queue in enumerate(self.queues) if queue and lane not in active]
+        waiting = [
+            queue[0][1].ready for lane, queue in enumerate(self.queues) if queue and lane not in active
+        ]
         if not active:
             if not waiting:
                 return False
