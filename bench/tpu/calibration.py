@@ -66,9 +66,9 @@ def held_out(row: dict[str, Any]) -> bool:
 
 
 def faster_than_the_chip(row: dict[str, Any]) -> bool:
-    """Measured under the floor today's model gives its config (`reestimate`'s floor_seconds: the roofline
-    cut to the bytes the kernel moves; the roofline in records estimated before the floor was kept)."""
-    roofline = row.get("floor_seconds", row.get("roofline_seconds"))
+    """Measured under the roofline today's model gives its config (`reestimate`: a program's bytes those its
+    copies move where fewer than its operands')."""
+    roofline = row.get("roofline_seconds")
     return bool(roofline and row.get("measured_device_seconds")) and (
         roofline / row["measured_device_seconds"] > FASTER_THAN_ROOFLINE
     )

@@ -25,7 +25,6 @@ from sandbox.harness.model.runs import xla_costing
 from sandbox.harness.target import Target
 from sandbox.jobs import sweeps
 from sandbox.protocol import InterpretOptions, SweepSpec, chip_info
-from sandbox.protocol.sweep import moved_share
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,9 +75,9 @@ class Estimator:
         return Timed(spec, module.kernel, make, (), usercode.xla_baseline(module))
 
     def estimate(self, row: dict[str, Any]) -> dict[str, Any]:
-        """{"key", "estimated_seconds", "bound", "roofline_seconds", "floor_seconds"} of a record's config, by
-        today's model (the roofline: its flops at the MXU's peak, its bytes at HBM bandwidth, whichever is
-        longer; the floor: the roofline cut to the bytes the kernel moves where fewer, `sweep.moved_share`)."""
+        """{"key", "estimated_seconds", "bound", "roofline_seconds"} of a record's config, by today's model (the
+        roofline: its flops at the MXU's peak, its bytes at HBM bandwidth, whichever is longer; a program's
+        bytes those its copies move where fewer than its operands')."""
         timed = self.plan(row)
         args = self._target_args(row, timed)
         fn = sweep_plan.bound(timed.kernel, row["params"], timed.mutable)
@@ -89,7 +88,6 @@ class Estimator:
             "estimated_seconds": found.seconds,
             "bound": found.bound,
             "roofline_seconds": found.roofline_seconds,
-            "floor_seconds": found.roofline_seconds * moved_share(found.hbm_bytes, found.min_hbm_bytes),
         }
 
     def estimate_baseline(self, row: dict[str, Any]) -> dict[str, Any]:

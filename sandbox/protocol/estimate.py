@@ -70,7 +70,8 @@ class Estimate:
     roofline_fraction: float  # roofline_seconds / seconds
     flops: int
     hbm_bytes: int
-    min_hbm_bytes: int  # every distinct block once (what a perfect kernel would move)
+    min_hbm_bytes: int  # every distinct block once (what a perfect kernel would move; a program's HBM refs
+    # once each, or the bytes its copies move where fewer)
     compute_seconds: float  # the estimate split by what each part of it waited for
     memory_seconds: float
     overhead_seconds: float

@@ -120,21 +120,11 @@ class ConfigResult:
 
     @property
     def faster_than_the_chip(self) -> bool:
-        """Measured past the roofline (`FASTER_THAN_ROOFLINE`), its bytes cut to those the model has the
-        kernel move where they are fewer than its operands' (a kernel that reads a slice of an input, or
-        none of one: the roofline counts every operand whole)."""
+        """Measured past the roofline (`FASTER_THAN_ROOFLINE`): the estimate's roofline counts the bytes a
+        program moves where fewer than its operands' (a kernel that reads a slice of an input, or none of
+        one), so only a timing that missed part of the run beats it."""
         fraction = self.measured_roofline_fraction
-        if fraction is None:
-            return False
-        if self.estimate is not None:
-            fraction *= moved_share(self.estimate.hbm_bytes, self.estimate.min_hbm_bytes)
-        return fraction > FASTER_THAN_ROOFLINE
-
-
-def moved_share(hbm_bytes: int, min_hbm_bytes: int) -> float:
-    """The share of a roofline's bytes (every operand whole) that a kernel moves, where it moves fewer:
-    the roofline scaled by it is the floor a measured time cannot beat (`FASTER_THAN_ROOFLINE`)."""
-    return hbm_bytes / min_hbm_bytes if 0 < hbm_bytes < min_hbm_bytes else 1.0
+        return fraction is not None and fraction > FASTER_THAN_ROOFLINE
 
 
 @dataclass(frozen=True)

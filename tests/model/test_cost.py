@@ -184,6 +184,19 @@ def test_program_reads_and_writes_move_side_by_side_sharing_the_hbm_on_a_shared_
     )
 
 
+def test_program_roofline_bytes_are_what_its_copies_move_where_fewer_than_its_operands():
+    """A program that reads 1,000 bytes of an operand of 4,000 (a slice, a page of a pool; or writes from an
+    input it never reads, bench/tpu/sweeps/dma_write.py) can run in those bytes' time: its least bytes, the
+    roofline's, are the moved ones; one that re-reads keeps its operands once (the chip's v5e wrote 64 MiB
+    at 653 GB/s past a roofline that counted the 64 MiB input too)."""
+    reads_a_slice = Program("p", [[("dma", 1000, "r", "in"), ("wait", "r", 1000)]], min_bytes=4000)
+    assert program_steps(reads_a_slice, RATES).min_bytes == 1000
+    rereads = Program("p", [[("dma", 3000, "r", "in"), ("wait", "r", 3000)] * 2], min_bytes=4000)
+    assert program_steps(rereads, RATES).min_bytes == 4000
+    moves_nothing = Program("p", [[("work", {}, 1e6)]], min_bytes=4000)
+    assert program_steps(moves_nothing, RATES).min_bytes == 4000
+
+
 def test_program_with_many_copies_in_flight_simulates_in_about_linear_time():
     """20,000 copies started before any wait, waited last first: the engine keeps the copies not yet
     placed in a heap, so placing them all costs n log n, not n^2 (44 s here when each placement searched

@@ -211,10 +211,4 @@ def test_a_measured_time_is_given_its_own_share_of_the_roofline_and_one_past_it_
         sweeps.describe(faster)
     )
     assert "missed" not in sweeps.describe(dataclasses.replace(estimated, measured_seconds=0.79e-3))
-    # A kernel that writes 64 MiB from an input it never reads (bench/tpu/sweeps/dma_write.py): its
-    # roofline counts the input too; the bytes it moves, half of that, the lent v5e wrote at 653 GB/s.
-    moves_half = types.SimpleNamespace(hbm_bytes=64 << 20, min_hbm_bytes=128 << 20, xla_seconds=None)
-    half = dataclasses.replace(faster, estimate=moves_half)
-    assert half.faster_than_the_chip is False and "160% of roofline" in sweeps.describe(half)
-    assert "missed" not in sweeps.describe(half)
-    assert dataclasses.replace(faster, measured_seconds=0.3e-3, estimate=moves_half).faster_than_the_chip
+    assert faster.faster_than_the_chip and not slower.faster_than_the_chip

@@ -167,14 +167,15 @@ def test_writes_alone_ran_faster_than_the_write_rate_fitted_beside_reads():
     """Part 16 timed writes alone, 64 MiB from 1-4 VMEM slots in flight, held out of every fit: small
     blocks within ±11 % as run (a write's latency holds), but from 256 KiB on the chip wrote at 640-655
     GB/s where the model's write rate, fitted to streams with reads beside the writes, is 533 (0.65 of
-    820): +22 ... +33 % as run, 9 of 24 within ±10 %. None of the 24 is taken for a partly missed run,
-    though 14 beat the roofline, which counts the 64 MiB input the kernel never reads (`moved_share`).
+    820): +22 ... +33 % as run, 9 of 24 within ±10 %. None of the 24 is taken for a partly missed run:
+    14 beat a roofline that counted the 64 MiB input the kernel never reads, which a program's roofline
+    no longer counts (the bytes its copies move where fewer: `simulate._least_bytes`).
     The engine whose reads and writes share the HBM took its write rate from them
     (`chips_v5e.V5E_DMA_WRITE_EFFICIENCY`), so the part is fitted since."""
     timed = [r for r in records.tune_rows() if r["commit"] == PART_16 and r.get("measured_device_seconds")]
     assert PART_16 not in calibration.NEVER_FITTED and len(timed) == 24
     assert len([r for r in calibration.measured(timed) if r["commit"] == PART_16]) == 24
-    assert sum(r["roofline_seconds"] > 1.02 * r["measured_device_seconds"] for r in timed) == 14
+    assert not any(r["roofline_seconds"] > 1.02 * r["measured_device_seconds"] for r in timed)
     as_run = {
         (r["size"]["n"], r["params"]["br"] * r["size"]["n"] * 4, r["params"]["depth"]): r[
             "recorded_estimated_seconds"

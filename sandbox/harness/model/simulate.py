@@ -241,6 +241,13 @@ def _dma_seconds(size: float, way: str, rates: Rates) -> float:
     return size / (rates.dma_read or rates.bandwidth) if way else 0.0
 
 
+def _least_bytes(refs: float, moved: float) -> float:
+    """What a perfect program would move: its HBM refs once each, or the bytes its copies move where
+    fewer (a kernel that reads a slice of an input, or none of it: its roofline, the floor a measured time
+    cannot beat, counts those alone)."""
+    return min(refs, moved) if moved > 0 else refs
+
+
 def _settle(engine: Engine | SharedEngine, queue: collections.deque[list[float]], size: float) -> None:
     """Place on the engine the copies that the first `size` bytes of a semaphore's queue come from."""
     for entry in queue:
@@ -308,7 +315,7 @@ def _as_steps(program: Program, rates: Rates, cores: list[_Core]) -> Steps:
         drain=max(cores[critical].t - last, 0.0) if cores else 0.0,
         critical=critical,
         mxu_flops=dict(mxu),
-        min_bytes=program.min_bytes,
+        min_bytes=_least_bytes(program.min_bytes, sum(state.moved for state in cores)),
         hbm_bytes=sum(state.moved for state in cores),
         notes=list(program.notes),
         overlaps=program.overlaps,
