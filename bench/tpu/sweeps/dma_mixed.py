@@ -2,8 +2,8 @@
 blocks into `depth` VMEM slots, and, independent of them, writes of o (w, n) in as many blocks from
 `depth` slots filled once with x's first 8 rows tiled. Iteration i starts block i of each stream, once
 the blocks that last used its slots (i - depth) have landed: `depth` reads and `depth` writes in flight,
-one of each started per iteration, so the streams move read and write bytes in the ratio m : w all the
-way. The reads are not used (a sink), and `like` (w, n) only gives o its shape (it is never read):
+one of each started per iteration (the read first, or with `write_first=1` the write), so the streams
+move read and write bytes in the ratio m : w all the way. The reads are not used (a sink), and `like` (w, n) only gives o its shape (it is never read):
 nothing but the two streams moves.
 
 What it is for: what reads and writes cost while both are in flight, at ratios and block sizes no copy
@@ -35,7 +35,7 @@ def xla_baseline(x, like):
     return jnp.tile(x[:8], (like.shape[0] // 8, 1)) + jnp.sum(x) * 0.0
 
 
-def _streams(x_hbm, _like, o_hbm, head, sink, slots, first, reads, writes, *, blocks, depth):
+def _streams(x_hbm, _like, o_hbm, head, sink, slots, first, reads, writes, *, blocks, depth, write_first):
     br, bw = x_hbm.shape[0] // blocks, o_hbm.shape[0] // blocks
     load = pltpu.make_async_copy(x_hbm.at[pl.ds(0, 8)], head, first.at[0])
     load.start()
@@ -58,16 +58,20 @@ def _streams(x_hbm, _like, o_hbm, head, sink, slots, first, reads, writes, *, bl
             read(i - depth, slot).wait()  # the slots' last blocks have landed
             write(i - depth, slot).wait()
 
-        read(i, slot).start()
-        write(i, slot).start()
+        if write_first:
+            write(i, slot).start()
+            read(i, slot).start()
+        else:
+            read(i, slot).start()
+            write(i, slot).start()
 
     for i in range(max(blocks - depth, 0), blocks):  # the blocks still in flight
         read(i, i % depth).wait()
         write(i, i % depth).wait()
 
 
-@functools.partial(jax.jit, static_argnames=("blocks", "depth"))
-def kernel(x, like, *, blocks=4, depth=2):
+@functools.partial(jax.jit, static_argnames=("blocks", "depth", "write_first"))
+def kernel(x, like, *, blocks=4, depth=2, write_first=0):
     (m, n), w = x.shape, like.shape[0]
     if m % (8 * blocks) or w % (8 * blocks) or depth < 1:
         raise ValueError(
@@ -76,7 +80,7 @@ def kernel(x, like, *, blocks=4, depth=2):
         )
     br, bw = m // blocks, w // blocks
     return pl.pallas_call(
-        functools.partial(_streams, blocks=blocks, depth=depth),
+        functools.partial(_streams, blocks=blocks, depth=depth, write_first=bool(write_first)),
         out_shape=jax.ShapeDtypeStruct(like.shape, x.dtype),
         in_specs=[pl.BlockSpec(memory_space=pl.ANY), pl.BlockSpec(memory_space=pl.ANY)],
         out_specs=pl.BlockSpec(memory_space=pl.ANY),
