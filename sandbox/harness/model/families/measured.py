@@ -11,7 +11,7 @@ MEASURED: tuple[Band, ...] = (
         "v5e",
         -0.2994,
         0.1645,
-        165,
+        181,
         SOURCE,
     ),
     Band(
