@@ -30,6 +30,9 @@ NOT_LANDED = float("inf")  # a semaphore entry's landing time until its copy is 
 TIE = 1e-12  # seconds
 
 
+READ, WRITE = 0, 1  # a shared engine's lanes: copies into VMEM (and remote, on-chip), copies out to HBM
+
+
 def _order(ready: float, number: int) -> tuple[int, int]:
     return round(ready / TIE), number
 
@@ -44,6 +47,17 @@ class Copy:
     signals: tuple[tuple[list[float], float], ...]
 
 
+def _unplaced(
+    ready: float, seconds: float, signals: Iterable[tuple[list[float], float]], unplaced: dict[int, Copy]
+) -> Copy:
+    """A copy not yet placed, its semaphore entries marked not landed and found by id until it is."""
+    copy = Copy(ready, seconds, tuple(signals))
+    for entry, _ in copy.signals:
+        entry[0] = NOT_LANDED
+        unplaced[id(entry)] = copy
+    return copy
+
+
 @dataclass
 class Engine:
     free: float = 0.0  # when the engine has moved every copy placed so far
@@ -52,12 +66,11 @@ class Engine:
     issued: itertools.count[int] = field(default_factory=itertools.count)
     unplaced: dict[int, Copy] = field(default_factory=dict)  # by id() of each semaphore entry it signals
 
-    def issue(self, ready: float, seconds: float, signals: Iterable[tuple[list[float], float]]) -> None:
-        entries = tuple(signals)
-        copy = Copy(ready, seconds, entries)
-        for entry, _ in entries:
-            entry[0] = NOT_LANDED
-            self.unplaced[id(entry)] = copy
+    def issue(
+        self, ready: float, seconds: float, signals: Iterable[tuple[list[float], float]], lane: int = READ
+    ) -> None:
+        """A copy ready at `ready` (one queue: reads and writes alike, whatever the lane)."""
+        copy = _unplaced(ready, seconds, signals, self.unplaced)
         heapq.heappush(self.queue, (_order(ready, next(self.issued)), copy))
 
     def settle(self, entry: list[float]) -> None:
@@ -96,9 +109,6 @@ class Engine:
         heapq.heapify(self.queue)
 
 
-READ, WRITE = 0, 1  # a shared engine's lanes: copies into VMEM (and remote, on-chip), copies out to HBM
-
-
 @dataclass
 class SharedEngine:
     """A DMA engine whose reads and writes move side by side (`Engine`'s interface): each lane moves its
@@ -123,11 +133,7 @@ class SharedEngine:
     def issue(
         self, ready: float, seconds: float, signals: Iterable[tuple[list[float], float]], lane: int = READ
     ) -> None:
-        entries = tuple(signals)
-        copy = Copy(ready, seconds, entries)
-        for entry, _ in entries:
-            entry[0] = NOT_LANDED
-            self.unplaced[id(entry)] = copy
+        copy = _unplaced(ready, seconds, signals, self.unplaced)
         heapq.heappush(self.queues[lane], (_order(ready, next(self.issued)), copy))
 
     def settle(self, entry: list[float]) -> None:

@@ -203,10 +203,7 @@ def _apply(
             signals.append(([0.0, size], 0.0))
             s.pending[event[4]].append(signals[1][0])
         s.pending[semaphore].append(signals[0][0])
-        if isinstance(s.engine, SharedEngine):
-            s.engine.issue(s.t + _latency(way, rates), seconds, signals, WRITE if way in _WRITES else READ)
-        else:
-            s.engine.issue(s.t + _latency(way, rates), seconds, signals)
+        s.engine.issue(s.t + _latency(way, rates), seconds, signals, WRITE if way in _WRITES else READ)
         s.moved += size if way and way != "ici" else 0
         if row is not None:
             row.copy += seconds
