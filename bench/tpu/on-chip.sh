@@ -48,6 +48,11 @@
 #                                       at 4 : 1, 1 : 1 and 1 : 4 of their bytes (bench/tpu/sweeps/dma_mixed.py)
 #   bench/tpu/on-chip.sh sweeps-r OUT   part 18, held out: the same streams at 64 and 256 KiB blocks, one or
 #                                       two of each in flight, the read or the write started first
+#   bench/tpu/on-chip.sh sweeps-s OUT   part 19: the same streams with one, two or four reads and, apart,
+#                                       writes in flight: what one read takes beside writes, and one write
+#                                       beside reads (bench/tpu/sweeps/dma_mixed.py's wdepth)
+#   bench/tpu/on-chip.sh sweeps-t OUT   part 20, held out: block sizes and ratios parts 17-19 do not have
+#                                       (32, 128 and 512 KiB blocks; 1 : 2 and 2 : 1), one to three deep
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -75,7 +80,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ] || [ "$what" = sweeps-q ] || [ "$what" = sweeps-r ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ] || [ "$what" = sweeps-q ] || [ "$what" = sweeps-r ] || [ "$what" = sweeps-s ] || [ "$what" = sweeps-t ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -172,6 +177,20 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
         for size in m=65536,w=65536 m=65536,w=16384; do
             sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=128,512 \
                 --param depth=1,2 --param write_first=0,1 --check-size m=4096,w=4096,n=128
+        done
+    elif [ "$what" = sweeps-s ]; then
+        for size in m=65536,w=65536 m=65536,w=16384 m=16384,w=65536; do  # checked outputs: 32 MiB a command
+            for blocks in 128 512; do
+                sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=$blocks \
+                    --param depth=1,2,4 --param wdepth=1,2,4 --check-size m=4096,w=4096,n=128
+            done
+        done
+    elif [ "$what" = sweeps-t ]; then
+        for size in m=32768,w=65536 m=65536,w=32768; do
+            sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=64,256 \
+                --param depth=1,3 --param wdepth=1,3 --check-size m=4096,w=4096,n=128
+            sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=1024 \
+                --param depth=1,3 --param wdepth=1,3 --check-size m=8192,w=8192,n=128
         done
     elif [ "$what" = sweeps-h ]; then
         sweep inplace_chunked_matmul 60 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m

@@ -1,9 +1,11 @@
 """Two hand-written DMA streams side by side for Tune on the chip: reads of x (m, n) f32 in `blocks`
 blocks into `depth` VMEM slots, and, independent of them, writes of o (w, n) in as many blocks from
-`depth` slots filled once with x's first 8 rows tiled. Iteration i starts block i of each stream, once
-the blocks that last used its slots (i - depth) have landed: `depth` reads and `depth` writes in flight,
-one of each started per iteration (the read first, or with `write_first=1` the write), so the streams
-move read and write bytes in the ratio m : w all the way. The reads are not used (a sink), and `like` (w, n) only gives o its shape (it is never read):
+`wdepth` slots (0: `depth`) filled once with x's first 8 rows tiled. Iteration i starts block i of each
+stream, once the block that last used its slot has landed (read i - depth, write i - wdepth): up to
+`depth` reads and `wdepth` writes in flight, one of each started per iteration (the read first, or with
+`write_first=1` the write), so the streams move read and write bytes in the ratio m : w all the way.
+With one stream one deep and the other deeper, an iteration takes what one copy of the shallow stream
+takes beside the other's. The reads are not used (a sink), and `like` (w, n) only gives o its shape (it is never read):
 nothing but the two streams moves.
 
 What it is for: what reads and writes cost while both are in flight, at ratios and block sizes no copy
@@ -35,12 +37,12 @@ def xla_baseline(x, like):
     return jnp.tile(x[:8], (like.shape[0] // 8, 1)) + jnp.sum(x) * 0.0
 
 
-def _streams(x_hbm, _like, o_hbm, head, sink, slots, first, reads, writes, *, blocks, depth, write_first):
+def _streams(x_hbm, _like, o_hbm, head, sink, slots, first, reads, writes, *, blocks, depth, wdepth, write_first):
     br, bw = x_hbm.shape[0] // blocks, o_hbm.shape[0] // blocks
     load = pltpu.make_async_copy(x_hbm.at[pl.ds(0, 8)], head, first.at[0])
     load.start()
     load.wait()
-    for slot in range(depth):
+    for slot in range(wdepth):
         slots[slot] = jnp.tile(head[...], (bw // 8, 1))
 
     def read(i, slot):
@@ -51,45 +53,48 @@ def _streams(x_hbm, _like, o_hbm, head, sink, slots, first, reads, writes, *, bl
 
     @pl.loop(0, blocks)
     def _(i):
-        slot = i % depth
-
         @pl.when(i >= depth)
         def _():
-            read(i - depth, slot).wait()  # the slots' last blocks have landed
-            write(i - depth, slot).wait()
+            read(i - depth, i % depth).wait()  # the slot's last block has landed
+
+        @pl.when(i >= wdepth)
+        def _():
+            write(i - wdepth, i % wdepth).wait()
 
         if write_first:
-            write(i, slot).start()
-            read(i, slot).start()
+            write(i, i % wdepth).start()
+            read(i, i % depth).start()
         else:
-            read(i, slot).start()
-            write(i, slot).start()
+            read(i, i % depth).start()
+            write(i, i % wdepth).start()
 
     for i in range(max(blocks - depth, 0), blocks):  # the blocks still in flight
         read(i, i % depth).wait()
-        write(i, i % depth).wait()
+    for i in range(max(blocks - wdepth, 0), blocks):
+        write(i, i % wdepth).wait()
 
 
-@functools.partial(jax.jit, static_argnames=("blocks", "depth", "write_first"))
-def kernel(x, like, *, blocks=4, depth=2, write_first=0):
+@functools.partial(jax.jit, static_argnames=("blocks", "depth", "wdepth", "write_first"))
+def kernel(x, like, *, blocks=4, depth=2, wdepth=0, write_first=0):
     (m, n), w = x.shape, like.shape[0]
-    if m % (8 * blocks) or w % (8 * blocks) or depth < 1:
+    wdepth = wdepth or depth
+    if m % (8 * blocks) or w % (8 * blocks) or depth < 1 or wdepth < 1:
         raise ValueError(
-            f"both streams must split into `blocks` whole groups of 8 rows, depth be at least 1: "
-            f"{x.shape=} {like.shape=} {blocks=} {depth=}"
+            f"both streams must split into `blocks` whole groups of 8 rows, the depths be at least 1: "
+            f"{x.shape=} {like.shape=} {blocks=} {depth=} {wdepth=}"
         )
     br, bw = m // blocks, w // blocks
     return pl.pallas_call(
-        functools.partial(_streams, blocks=blocks, depth=depth, write_first=bool(write_first)),
+        functools.partial(_streams, blocks=blocks, depth=depth, wdepth=wdepth, write_first=bool(write_first)),
         out_shape=jax.ShapeDtypeStruct(like.shape, x.dtype),
         in_specs=[pl.BlockSpec(memory_space=pl.ANY), pl.BlockSpec(memory_space=pl.ANY)],
         out_specs=pl.BlockSpec(memory_space=pl.ANY),
         scratch_shapes=[
             pltpu.VMEM((8, n), x.dtype),
             pltpu.VMEM((depth, br, n), x.dtype),
-            pltpu.VMEM((depth, bw, n), x.dtype),
+            pltpu.VMEM((wdepth, bw, n), x.dtype),
             pltpu.SemaphoreType.DMA((1,)),
             pltpu.SemaphoreType.DMA((depth,)),
-            pltpu.SemaphoreType.DMA((depth,)),
+            pltpu.SemaphoreType.DMA((wdepth,)),
         ],
     )(x, like)
