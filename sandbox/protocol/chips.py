@@ -74,11 +74,16 @@ class ChipInfo:
     mxu_efficiency: float = 1.0  # the share of the MXU's peak a pipelined dot reaches (fitted where known)
     hbm_write_efficiency: float = 1.0  # the HBM peak's share writes reach, reads at the peak (measured)
     # A simulated program's DMA engine where its reads and writes were measured moving side by side: the
-    # HBM peak's share reads and writes each reach alone, and the share of that each keeps while both
-    # move (0: not measured; one queue at the peak and `hbm_write_efficiency`, as a grid's copies)
+    # HBM peak's share reads and writes each reach alone, the share of that each keeps while both move
+    # (0: not measured; one queue at the peak and `hbm_write_efficiency`, as a grid's copies), the cycles
+    # of its own moving a copy pays that starts beside the other direction's, and the cycles of a read's
+    # latency after its last byte (the engine takes it that much sooner: `simulate._tail`)
     dma_read_efficiency: float = 1.0
     dma_write_efficiency: float = 1.0
-    dma_shared: float = 0.0
+    dma_read_share: float = 0.0
+    dma_write_share: float = 0.0
+    dma_switch_cycles: float = 0.0
+    dma_read_tail_cycles: float = 0.0
     # The vector units' issue rates in vregs per cycle, per unit of the model's counts ("alu", "eup",
     # "xlu", "load", "store"): a step's vector work then lasts as long as its busiest unit's, not all
     # units' work added up at `vector_ops` (empty: added up). With them, a step with a dot and a lane

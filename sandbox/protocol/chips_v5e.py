@@ -180,19 +180,32 @@ V5E_LOOP_STEP_CYCLES = 30.0
 # 642-657 GB/s between the two (XLA's own copy 656). So neither one queue that takes reads and writes in
 # turn (the writes alone then had to be as slow as beside reads) nor two lanes that ignore each other
 # (up to 1,400 GB/s together): two lanes that share the HBM while both move (`dma_engine.SharedEngine`).
+# And not evenly (part 19, `dma_mixed.py` with a depth for each stream): one write in flight beside a
+# stream of reads took what it takes alone (64 KiB: 477 cycles, alone 474; 16 KiB beside 64 KiB reads 381,
+# alone 377), one read beside a stream of writes far longer (64 KiB: 928 cycles beside 64 KiB writes, 804
+# beside 16 KiB ones, 1,215 beside 256 KiB ones, alone 659), whatever the writes' depth; and small blocks
+# with both streams deep moved less than large ones (64 KiB each, four in flight: 327 cycles an iteration
+# where their bytes take 282).
 # - V5E_DMA_READ_EFFICIENCY, V5E_DMA_WRITE_EFFICIENCY: the peak's share reads and writes reach alone,
 #   MEASURED (750 and 650 GB/s, above), not fitted.
-# - V5E_DMA_SHARED: the share of its own rate each lane keeps while both move (a 1 : 1 copy of large
-#   blocks then at about 656 GB/s between them). FITTED on the programs' fit half (`bench/tpu/calibration.py`'s
-#   hash split) with the latencies above: the smallest mean |log(estimate / measured)| (at latencies (500,
-#   300): 0.45 0.0590, 0.47 0.0547, 0.48 0.0557, 0.51 0.0625; at (550, 300): 0.46 0.0520, 0.47 0.0500, 0.48
-#   0.0508; one queue 0.0633). Part 16 (writes alone) gave the write rate, so it is fitted, no longer held
-#   out; part 17 (`dma_mixed.py`: reads and writes at other ratios, timed after this choice) is held out.
+# - V5E_DMA_READ_SHARE, V5E_DMA_WRITE_SHARE: the share of its own rate each lane keeps while both move (the
+#   writes most of theirs); V5E_DMA_SWITCH_CYCLES: what a copy that starts moving beside the other lane's
+#   pays of its own moving; V5E_DMA_READ_TAIL_CYCLES: of a read's 550-cycle latency, the part after its last
+#   byte moves (its bytes on their way to VMEM: the HBM is free for a write by then, and a write that starts
+#   during a read's first 250 cycles slows it). FITTED together on the programs' fit half
+#   (`bench/tpu/calibration.py`'s hash split; parts 14-19, the held-out part 20 not looked at) by mean
+#   |log(estimate / measured)|: tail 150-450 x read share 0.02-0.3 x write share 0.75-1.0 x switch 0-70 x
+#   latencies 500-600 / 300 (`docs/tpu-time-model.md` has the grid): these 0.0512 on the fit half's 118
+#   program configs (switch 30: 0.0529, 50: 0.0523; shares 0.2 / 0.8: 0.0548; 0.1 / 0.82 without a switch:
+#   0.0554), the even shares of the last stop (0.47 each, no switch, no tail) 0.0890.
 # Grids keep the peak and `V5E_HBM_WRITE_EFFICIENCY` (a step's copies costed as one mix, fitted there).
 # Other chips: not measured, one queue.
 V5E_DMA_READ_EFFICIENCY = 750e9 / 820e9
 V5E_DMA_WRITE_EFFICIENCY = 650e9 / 820e9
-V5E_DMA_SHARED = 0.47
+V5E_DMA_READ_SHARE = 0.15
+V5E_DMA_WRITE_SHARE = 0.85
+V5E_DMA_SWITCH_CYCLES = 40.0
+V5E_DMA_READ_TAIL_CYCLES = 300.0
 
 # Measured on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-05): max |chip - exact| / |exact| over
 # the corpus kernels' inputs (N(0,1)-scaled f32; bench/tpu/v5e/corpus), rounded up.
@@ -232,5 +245,8 @@ V5E_PROGRAM_RATES: dict[str, Any] = {
     "loop_step_cycles": V5E_LOOP_STEP_CYCLES,
     "dma_read_efficiency": V5E_DMA_READ_EFFICIENCY,
     "dma_write_efficiency": V5E_DMA_WRITE_EFFICIENCY,
-    "dma_shared": V5E_DMA_SHARED,
+    "dma_read_share": V5E_DMA_READ_SHARE,
+    "dma_write_share": V5E_DMA_WRITE_SHARE,
+    "dma_switch_cycles": V5E_DMA_SWITCH_CYCLES,
+    "dma_read_tail_cycles": V5E_DMA_READ_TAIL_CYCLES,
 }

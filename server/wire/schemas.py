@@ -252,10 +252,7 @@ class ChipOut(Wire):
     hbm_bandwidth: float = Field(..., description="Bytes per second.")
     bf16_flops: float = Field(..., description="bf16 operations per second at peak.")
     sparse_core: SparseCoreOut | None
-    megacore: bool = Field(
-        ...,
-        description="One JAX device spans the chip's TensorCores ('parallel' grid dimensions are split across them).",
-    )
+    megacore: bool = Field(..., description="A JAX device spans the chip's TensorCores (parallel splits).")
     # The TPU time model's rates (sources in sandbox/protocol/chips.py).
     int8_ops: float = Field(..., description="MXU int8 operations per second (0: not supported).")
     fp8_ops: float = Field(..., description="MXU fp8 operations per second (0: not supported).")
@@ -276,8 +273,11 @@ class ChipOut(Wire):
     mxu_efficiency: float = Field(..., description="Share of the MXU peak a pipelined dot reaches.")
     hbm_write_efficiency: float = Field(..., description="HBM peak's share writes reach (reads: the peak).")
     dma_read_efficiency: float = Field(..., description="A program's DMA reads alone: share of the HBM peak;")
-    dma_write_efficiency: float = Field(..., description="its writes alone; each keeps dma_shared of it")
-    dma_shared: float = Field(..., description="while both move (0: not measured, they take turns).")
+    dma_write_efficiency: float = Field(..., description="its writes alone; while both move, reads keep")
+    dma_read_share: float = Field(..., description="this share of their rate (0: not measured, one queue),")
+    dma_write_share: float = Field(..., description="writes this share of theirs; a copy starting beside")
+    dma_switch_cycles: float = Field(..., description="the other direction's pays these cycles of moving.")
+    dma_read_tail_cycles: float = Field(..., description="Of a read's latency, cycles after its last byte.")
     vector_units: tuple[tuple[str, float], ...] = Field(
         ...,
         description="Vector units' issue rates in vregs per cycle (alu, eup, xlu, load, store): a step's vector "

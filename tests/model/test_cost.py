@@ -166,22 +166,53 @@ def test_program_copies_never_waited_for_still_occupy_the_engine():
 
 def test_program_reads_and_writes_move_side_by_side_sharing_the_hbm_on_a_shared_engine():
     """`dma_engine.SharedEngine` (the v5e's): a read and a write each move at their own rate alone and at
-    `dma_share` of it while both move; what one has left after the other lands moves at its full rate.
-    One queue would move them in turn (1 + 2 us); two lanes ignoring each other would land the write by
-    2 us."""
-    rates = dataclasses.replace(RATES, dma_read=1e9, dma_write=0.5e9, dma_share=0.75)
+    their lane's share of it while both move (the writes keep most of theirs, as one write beside reads
+    did on the v5e, part 19); a copy that starts beside the other lane's pays the switch; what one has
+    left after the other lands moves at its full rate. One queue would move them in turn (1 + 2 us); two
+    lanes ignoring each other would land the write by 2 us."""
+    rates = dataclasses.replace(
+        RATES, dma_read=1e9, dma_write=0.5e9, dma_read_share=0.25, dma_write_share=0.75, dma_switch=0.2 * US
+    )
     read, write = [("dma", 1000, "r", "in")], [("dma", 1000, "w", "out")]
     step = [("step", "s0")]  # from 2 to 3 us
     alone = [*step, *read, ("wait", "r", 1000)], [*step, *write, ("wait", "w", 1000)]
     assert [program_steps(Program("p", [events]), rates).total for events in alone] == pytest.approx(
         [4 * US, 5 * US]
     )
-    # both from 3 us at 0.75 of their rates: the read lands after 1.333 us, the write has 500 bytes left then
-    both = [*step, *read, *write, ("wait", "r", 1000)]
-    assert program_steps(Program("p", [both]), rates).total == pytest.approx((3 + 4 / 3) * US)
-    assert program_steps(Program("p", [[*both, ("wait", "w", 1000)]]), rates).total == pytest.approx(
-        (3 + 4 / 3 + 1) * US
+    # both from 3 us: the write starts beside the read, so 2 + 0.2 us of its own moving at 0.75 lands it
+    # after 2.933 us; the read has moved 0.733 us of its 1 by then, and the rest alone
+    both = [*step, *read, *write, ("wait", "w", 1000)]
+    assert program_steps(Program("p", [both]), rates).total == pytest.approx((3 + 2.2 / 0.75) * US)
+    assert program_steps(Program("p", [[*both, ("wait", "r", 1000)]]), rates).total == pytest.approx(
+        (3 + 2.2 / 0.75 + 1 - 2.2 / 0.75 * 0.25) * US
     )
+
+
+def test_program_read_latency_after_its_bytes_lets_a_later_write_slow_it():
+    """`simulate._tail` (the v5e's `V5E_DMA_READ_TAIL_CYCLES`): a read's bytes move before the end of its
+    latency, the rest after its last byte. Alone it lands when it did (3 us + its latency + its bytes); a
+    write issued with it, ready a latency later, moves beside the read's last bytes and slows them."""
+    rates = dataclasses.replace(
+        RATES,
+        dma_read=1e9,
+        dma_write=0.5e9,
+        dma_read_share=0.25,
+        dma_write_share=0.75,
+        latency=1 * US,
+        dma_read_tail=0.5 * US,
+    )
+    read, write = [("dma", 1000, "r", "in")], [("dma", 1000, "w", "out")]
+    step = [("step", "s0")]  # from 2 to 3 us
+    assert program_steps(Program("p", [[*step, *read, ("wait", "r", 1000)]]), rates).total == pytest.approx(
+        5 * US
+    )
+    # the read moves alone from 3.5 to 4 us (half its bytes), then at 0.25 beside the write: the other half
+    # by 6 us, landing 0.5 us later; the write, at 0.75 until 6 us, has 0.5 us left then, alone
+    both = [*step, *read, *write]
+    assert program_steps(Program("p", [[*both, ("wait", "r", 1000)]]), rates).total == pytest.approx(6.5 * US)
+    assert program_steps(Program("p", [[*both, ("wait", "w", 1000)]]), rates).total == pytest.approx(6.5 * US)
+    without_tail = dataclasses.replace(rates, dma_read_tail=0.0)  # both from 4 us: the read is slower
+    assert program_steps(Program("p", [[*both, ("wait", "r", 1000)]]), without_tail).total > 6.5 * US
 
 
 def test_program_roofline_bytes_are_what_its_copies_move_where_fewer_than_its_operands():

@@ -34,8 +34,18 @@ RATES = Rates(
     write_latency=0.5e-6,
     write=0.7e9,
 )
-# The same with reads and writes in two lanes, each at 0.6 of its own rate while both move.
-SHARED = dataclasses.replace(RATES, dma_read=1e9, dma_write=0.8e9, dma_share=0.6)
+# The same with reads and writes in two lanes, reads at 0.3 and writes at 0.6 of their own rates while
+# both move, a copy starting beside the other lane's paying 0.05 us, and 0.5 us of a read's latency after
+# its bytes move.
+SHARED = dataclasses.replace(
+    RATES,
+    dma_read=1e9,
+    dma_write=0.8e9,
+    dma_read_share=0.3,
+    dma_write_share=0.6,
+    dma_switch=0.05e-6,
+    dma_read_tail=0.5e-6,
+)
 SEMAPHORES = ("a", "b", "c")
 SIZES = (100, 400, 1600)
 

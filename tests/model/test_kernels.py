@@ -43,7 +43,9 @@ def _without_issue_costs(name: str):
         dma_latency_cycles=0.0,
         dma_write_latency_cycles=None,
         loop_step_cycles=None,
-        dma_shared=0.0,
+        dma_read_share=0.0,
+        dma_write_share=0.0,
+        dma_read_tail_cycles=0.0,
     )
 
 

@@ -37,7 +37,9 @@ def xla_baseline(x, like):
     return jnp.tile(x[:8], (like.shape[0] // 8, 1)) + jnp.sum(x) * 0.0
 
 
-def _streams(x_hbm, _like, o_hbm, head, sink, slots, first, reads, writes, *, blocks, depth, wdepth, write_first):
+def _streams(
+    x_hbm, _like, o_hbm, head, sink, slots, first, reads, writes, *, blocks, depth, wdepth, write_first
+):
     br, bw = x_hbm.shape[0] // blocks, o_hbm.shape[0] // blocks
     load = pltpu.make_async_copy(x_hbm.at[pl.ds(0, 8)], head, first.at[0])
     load.start()

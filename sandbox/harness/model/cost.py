@@ -18,13 +18,8 @@ A kernel reaches it in one of two shapes, built from the traced kernel by `grid`
   vector work that waits for it (`Rates.compute`). overhead = the fixed step cost + the DMAs the step
   starts x dma + its scalar operations x scalar (`step_overhead`).
 - `Program`: what `pl.kernel` bodies (and kernels that start their own DMAs) do, as a list of
-  events per core, simulated in order by `simulate.program_steps`: work advances the core's
-  clock; a DMA costs its issue, is ready `latency` later and the core's DMA engine moves it (one at
-  a time, in the order they became ready, at HBM bandwidth, or over ICI for a remote copy:
-  `dma_engine`) and signals its semaphore when done; a wait blocks until the DMAs it waits for are done; a step marker (a loop
-  iteration that talks to the DMA engine) costs `step_seconds` (`dotless_step` for a step without
-  MXU work, as in a grid); cross-core semaphore signals and waits (a core barrier) are resolved by
-  re-simulating until the arrival times settle.
+  events per core (work, DMAs, waits, step markers, cross-core semaphores), simulated in order by
+  `simulate.program_steps` (its docstring says how; the core's DMA engine is `dma_engine`).
 
 Both give `Steps`, one row per step, which `summary.summarize` turns into an `Estimate`.
 """
@@ -57,22 +52,24 @@ class Rates:
     launch: float  # seconds per kernel launch
     cores: int  # TensorCores on the chip
     dma: float = 0.0  # seconds of scalar-core work to start one DMA and wait for it
-    latency: float = 0.0  # seconds from a DMA's start until the engine moves it (a program's waits see it)
+    latency: float = 0.0  # seconds from a DMA's start to its landing, less its bytes' time (its waits see it)
     write_latency: float | None = None  # ... from a write's (VMEM -> HBM; None: `latency`)
     loop_step: float | None = None  # seconds per program loop step without MXU work (None: `dotless_step`)
     scalar: float = 0.0  # seconds per scalar operation
     ici: float = 0.0  # bytes per second over one ICI link (remote DMAs)
     hop: float = 0.0  # seconds of latency per remote DMA
     write: float = 0.0  # HBM bytes per second, written (0: `bandwidth`)
-    # A simulated program's DMA engine (`dma_engine`): reads and writes each moving alone, in bytes per
-    # second (0: `bandwidth`, `write`), and the share of its rate each keeps while both move (0: one
-    # queue, `Engine`; else two lanes side by side, `SharedEngine`)
+    # A simulated program's DMA engine (`dma_engine`; `ChipInfo`'s fields of the same names): reads and
+    # writes alone in bytes per second (0: `bandwidth`, `write`), the shares of those while both move (0:
+    # one queue, `Engine`), a copy's switch and a read's tail in seconds
     dma_read: float = 0.0
     dma_write: float = 0.0
-    dma_share: float = 0.0
-    # Per vector unit (`ops.UNITS`), element ops per second: a step's vector work lasts as long as
-    # its busiest unit's. Empty: every unit's work weighted and added up at `vector` (the chip table
-    # says which chips have them measured).
+    dma_read_share: float = 0.0
+    dma_write_share: float = 0.0
+    dma_switch: float = 0.0
+    dma_read_tail: float = 0.0
+    # Per vector unit (`ops.UNITS`), element ops per second: a step's vector work lasts as long as its
+    # busiest unit's (empty: every unit's work weighted and added up at `vector`; the chip table says where).
     units: Mapping[str, float] = field(default_factory=dict)
     # With `units`: least seconds of a step with a dot and a lane reduction, its fixed cost included
     chain: float = 0.0
@@ -105,9 +102,12 @@ class Rates:
             ici=chip.ici_bandwidth,
             hop=chip.ici_hop_seconds,
             write=chip.hbm_bandwidth * chip.hbm_write_efficiency,
-            dma_read=chip.hbm_bandwidth * chip.dma_read_efficiency if chip.dma_shared else 0.0,
-            dma_write=chip.hbm_bandwidth * chip.dma_write_efficiency if chip.dma_shared else 0.0,
-            dma_share=chip.dma_shared,
+            dma_read=chip.hbm_bandwidth * chip.dma_read_efficiency if chip.dma_read_share else 0.0,
+            dma_write=chip.hbm_bandwidth * chip.dma_write_efficiency if chip.dma_read_share else 0.0,
+            dma_read_share=chip.dma_read_share,
+            dma_write_share=chip.dma_write_share,
+            dma_switch=_cycles(chip.dma_switch_cycles, chip.clock_hz) or 0.0,
+            dma_read_tail=_cycles(chip.dma_read_tail_cycles, chip.clock_hz) or 0.0,
             units={unit: rate * chip.sublanes * 128 * chip.clock_hz for unit, rate in chip.vector_units},
             chain=chip.reduction_chain_cycles / chip.clock_hz,
             serial=chip.reduction_serial_share,

@@ -112,17 +112,22 @@ class Engine:
 @dataclass
 class SharedEngine:
     """A DMA engine whose reads and writes move side by side (`Engine`'s interface): each lane moves its
-    copies one at a time in the order they became ready, a copy's `seconds` at its lane's own rate,
-    and while both lanes move, each at `share` of it.
+    copies one at a time in the order they became ready, a copy's `seconds` at its lane's own rate; while
+    both lanes move, each at its share of it (`shares`, by lane), and a copy that starts moving while
+    the other lane moves first pays `switch` seconds of its own moving.
 
     The lent v5e moved reads alone at about 750 GB/s and writes alone at about 650, but a copy's reads
     and writes together at 656 between them (`bench/tpu/v5e/` parts 14 and 16): neither one queue
     (reads and writes in turn: the writes alone then had to be as slow as beside reads) nor two
-    independent ones (1,400 together). Placed lazily like `Engine`: a wait settles the lanes up to the
+    independent ones (1,400 together). And not an even split: one write in flight beside a stream of
+    reads took what it takes alone (64 KiB: 477 cycles, alone 474), one read beside a stream of writes
+    far longer (64 KiB beside 64 KiB writes: 928 cycles, alone 659; part 19), so the writes keep most of
+    their rate and the reads little. Placed lazily like `Engine`: a wait settles the lanes up to the
     time its copy lands, and every copy that moves before then was issued before the wait.
     """
 
-    share: float
+    shares: tuple[float, float]  # by lane: the share of its own rate each keeps while both move
+    switch: float = 0.0
     free: float = 0.0  # how far the lanes have been followed: nothing moves before it that is not placed
     queues: tuple[list[tuple[tuple[int, int], Copy]], ...] = field(default_factory=lambda: ([], []))
     moving: list[Copy | None] = field(default_factory=lambda: [None, None])
@@ -149,8 +154,9 @@ class SharedEngine:
         now = self.free
         for lane, queue in enumerate(self.queues):
             if self.moving[lane] is None and queue and queue[0][0][0] <= round(now / TIE):
-                _, self.moving[lane] = heapq.heappop(queue)
-                self.left[lane] = self.moving[lane].seconds  # type: ignore[union-attr]
+                _, copy = heapq.heappop(queue)
+                self.moving[lane] = copy
+                self.left[lane] = copy.seconds + (self.switch if self.moving[1 - lane] is not None else 0.0)
         active = [lane for lane in (READ, WRITE) if self.moving[lane] is not None]
         waiting = [
             queue[0][1].ready for lane, queue in enumerate(self.queues) if queue and lane not in active
@@ -160,11 +166,13 @@ class SharedEngine:
                 return False
             self.free = max(now, min(waiting))
             return True
-        rate = self.share if len(active) == 2 else 1.0
-        step = min([self.left[lane] / rate for lane in active] + [max(at - now, 0.0) for at in waiting])
+        rates = self.shares if len(active) == 2 else (1.0, 1.0)
+        step = min(
+            [self.left[lane] / rates[lane] for lane in active] + [max(at - now, 0.0) for at in waiting]
+        )
         self.free = now + step
         for lane in active:
-            self.left[lane] -= step * rate
+            self.left[lane] -= step * rates[lane]
             if self.left[lane] <= TIE:
                 self._land(lane)
         return True

@@ -4,8 +4,8 @@ Each core's events run in order: work advances the core's clock; a DMA costs the
 issue and then goes to the core's DMA engine (`dma_engine`: ready the chip's DMA latency after its
 issue, a write's own where the chip has one, then moved one at a time in the order the copies became
 ready: HBM traffic at HBM bandwidth, a remote copy over ICI; where the chip's reads and writes were
-measured moving side by side, each direction in its own lane, `dma_engine.SharedEngine`) and signals its
-semaphore(s) when moved;
+measured moving side by side, each direction in its own lane, `dma_engine.SharedEngine`, and a read's
+latency partly after its bytes move, `_tail`) and signals its semaphore(s) when landed;
 a wait blocks until the DMAs it waits for have landed; a step marker costs the
 step's fixed cost (a grid step's with MXU work, the MXU's fill and drain; without, the chip's loop step,
 or a grid's dotless step where it has none, and the cross-lane unit's latency added where the step uses
@@ -154,8 +154,9 @@ def _count_mxu(state: _Core, events: Sequence[Event], done: Mapping[int, int]) -
 
 
 def _engine(rates: Rates) -> Engine | SharedEngine:
-    if rates.dma_share:
-        return SharedEngine(share=rates.dma_share, free=rates.launch)
+    if rates.dma_read_share and rates.dma_write_share:
+        shares = (rates.dma_read_share, rates.dma_write_share)
+        return SharedEngine(shares=shares, switch=rates.dma_switch, free=rates.launch)
     return Engine(free=rates.launch)
 
 
@@ -163,10 +164,17 @@ _WRITES = ("out", "hbm")  # the copies whose writes to HBM set their pace
 
 
 def _latency(way: str, rates: Rates) -> float:
-    """From an HBM copy's issue to the engine's taking it: a write's (VMEM -> HBM) where the chip has its own."""
+    """From an HBM copy's issue to its landing, less its bytes' time: a write's (VMEM -> HBM) where the chip
+    has its own."""
     if way == "out" and rates.write_latency is not None:
         return rates.write_latency
     return rates.latency if way in ("in", "out", "hbm") else 0.0
+
+
+def _tail(way: str, rates: Rates) -> float:
+    """Of that latency, the part after its last byte moves (a read's bytes still on their way to VMEM):
+    the engine takes the copy that much sooner, and it lands that much after."""
+    return min(rates.dma_read_tail, rates.latency) if way == "in" else 0.0
 
 
 def _apply(
@@ -198,12 +206,13 @@ def _apply(
         if row is not None:
             row.overhead += rates.dma
         seconds = _dma_seconds(size, way, rates)
-        signals = [([0.0, size], 0.0)]
+        tail = _tail(way, rates)
+        signals = [([0.0, size], tail)]
         if len(event) > 4 and event[4] is not None:  # a remote copy's send semaphore
             signals.append(([0.0, size], 0.0))
             s.pending[event[4]].append(signals[1][0])
         s.pending[semaphore].append(signals[0][0])
-        s.engine.issue(s.t + _latency(way, rates), seconds, signals, WRITE if way in _WRITES else READ)
+        s.engine.issue(s.t + _latency(way, rates) - tail, seconds, signals, WRITE if way in _WRITES else READ)
         s.moved += size if way and way != "ici" else 0
         if row is not None:
             row.copy += seconds
