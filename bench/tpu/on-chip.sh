@@ -53,6 +53,10 @@
 #                                       beside reads (bench/tpu/sweeps/dma_mixed.py's wdepth)
 #   bench/tpu/on-chip.sh sweeps-t OUT   part 20, held out: block sizes and ratios parts 17-19 do not have
 #                                       (32, 128 and 512 KiB blocks; 1 : 2 and 2 : 1), one to three deep
+#   bench/tpu/on-chip.sh sweeps-u OUT   part 21, held out: timed against the engine parts 17-19 chose (uneven
+#                                       shares, switch, read tail): the hand-written copy at 32, 128 and 512
+#                                       KiB blocks, its writes waited later, the emit_pipeline copy at a new
+#                                       shape, reads beside writes at 8 : 1 and 1 : 8
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -80,7 +84,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ] || [ "$what" = sweeps-q ] || [ "$what" = sweeps-r ] || [ "$what" = sweeps-s ] || [ "$what" = sweeps-t ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ] || [ "$what" = sweeps-q ] || [ "$what" = sweeps-r ] || [ "$what" = sweeps-s ] || [ "$what" = sweeps-t ] || [ "$what" = sweeps-u ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -191,6 +195,17 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
                 --param depth=1,3 --param wdepth=1,3 --check-size m=4096,w=4096,n=128
             sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=1024 \
                 --param depth=1,3 --param wdepth=1,3 --check-size m=8192,w=8192,n=128
+        done
+    elif [ "$what" = sweeps-u ]; then
+        sweep bench/tpu/sweeps/dma_stream.py 120 --size m=131072,n=128 --param br=64,256,1024 \
+            --param depth=1,2,3,4 --bind br=m
+        sweep bench/tpu/sweeps/dma_stream.py 120 --size m=131072,n=128 --param br=64,256,1024 \
+            --param depth=2,4 --param lag=1,3 --bind br=m
+        sweep bench/tpu/sweeps/pipelined_copy.py 100 --size m=16384,n=2048 --param br=32,128,512 \
+            --param bc=512,2048 --bind br=m,bc=n
+        for size in m=65536,w=8192 m=8192,w=65536; do
+            sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=64,256 \
+                --param depth=1,2 --param wdepth=1,2 --check-size m=4096,w=4096,n=128
         done
     elif [ "$what" = sweeps-h ]; then
         sweep inplace_chunked_matmul 60 --size m=65536,k=1024 --param chunk=256,512,1024,2048,4096 --bind chunk=m
