@@ -146,6 +146,11 @@ class ChipInfo:
         return self.tensor_cores if self.megacore else 1
 
     @property
+    def dma_lanes_measured(self) -> bool:
+        """Whether a program's reads and writes were measured moving side by side (two DMA lanes)."""
+        return bool(self.dma_read_share and self.dma_write_share)
+
+    @property
     def device_hbm_bandwidth(self) -> float:
         """Bytes per second of HBM one JAX device has: what its SparseCores share among them."""
         return self.hbm_bandwidth * self.device_tensor_cores

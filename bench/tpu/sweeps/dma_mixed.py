@@ -5,8 +5,8 @@ stream, once the block that last used its slot has landed (read i - depth, write
 `depth` reads and `wdepth` writes in flight, one of each started per iteration (the read first, or with
 `write_first=1` the write), so the streams move read and write bytes in the ratio m : w all the way.
 With one stream one deep and the other deeper, an iteration takes what one copy of the shallow stream
-takes beside the other's. The reads are not used (a sink), and `like` (w, n) only gives o its shape (it is never read):
-nothing but the two streams moves.
+takes beside the other's. The reads are not used (a sink), and `like` (w, n) only gives o its shape (it
+is never read): nothing but the two streams moves.
 
 What it is for: what reads and writes cost while both are in flight, at ratios and block sizes no copy
 has (a copy writes what it read, 1 : 1): `dma_read.py` timed reads alone, `dma_write.py` writes alone,
