@@ -57,6 +57,11 @@
 #                                       shares, switch, read tail): the hand-written copy at 32, 128 and 512
 #                                       KiB blocks, its writes waited later, the emit_pipeline copy at a new
 #                                       shape, reads beside writes at 8 : 1 and 1 : 8
+#   bench/tpu/on-chip.sh sweeps-v OUT   part 22: a grid's copies in and write-backs side by side at 1-4 : 1
+#                                       and 1 : 1-4 of their bytes, 64 KiB to 2 MiB blocks, whole rows and
+#                                       narrower (bench/tpu/sweeps/grid_mix.py)
+#   bench/tpu/on-chip.sh sweeps-w OUT   part 23, held out: the same at another array and ratios part 22 does
+#                                       not have (3 : 2), whole rows and quarter rows
 # (each part fits one 10-minute device call; every tune command appends to OUT/tune.jsonl as it ends)
 # Needs python3.12 with the project installed (the lent v5e: ../shared/tpu/README.md's kit, then
 # `pip install -e .`). Every step writes under OUT as it goes; a failed step does not stop the next.
@@ -84,7 +89,7 @@ if [ "$what" = evidence ]; then
         --param bn=512,1024 --bind bm=m,bk=k,bn=n
     tune emit_pipeline_nested --size m=8192,d=2048,hidden=8192,n=2048 --param chunk=512,1024 \
         --param bh=512 --param bn=512,1024 --bind chunk=m,bh=hidden,bn=n
-elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ] || [ "$what" = sweeps-q ] || [ "$what" = sweeps-r ] || [ "$what" = sweeps-s ] || [ "$what" = sweeps-t ] || [ "$what" = sweeps-u ]; then
+elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] || [ "$what" = sweeps-d ] || [ "$what" = sweeps-e ] || [ "$what" = sweeps-f ] || [ "$what" = sweeps-g ] || [ "$what" = sweeps-h ] || [ "$what" = sweeps-i ] || [ "$what" = sweeps-j ] || [ "$what" = sweeps-k ] || [ "$what" = sweeps-l ] || [ "$what" = sweeps-m ] || [ "$what" = sweeps-n ] || [ "$what" = sweeps-o ] || [ "$what" = sweeps-p ] || [ "$what" = sweeps-q ] || [ "$what" = sweeps-r ] || [ "$what" = sweeps-s ] || [ "$what" = sweeps-t ] || [ "$what" = sweeps-u ] || [ "$what" = sweeps-v ] || [ "$what" = sweeps-w ]; then
     sweep() {  # file (catalog entry slug or bench/tpu/sweeps/NAME.py), seconds, then tune's arguments
         local what=$1 seconds=$2; shift 2
         local file=$what entry=()
@@ -195,6 +200,22 @@ elif [ "$what" = sweeps-a ] || [ "$what" = sweeps-b ] || [ "$what" = sweeps-c ] 
                 --param depth=1,3 --param wdepth=1,3 --check-size m=4096,w=4096,n=128
             sweep bench/tpu/sweeps/dma_mixed.py 100 --size "$size,n=128" --param blocks=1024 \
                 --param depth=1,3 --param wdepth=1,3 --check-size m=8192,w=8192,n=128
+        done
+    elif [ "$what" = sweeps-v ]; then
+        for mix in k=1,r=1 k=2,r=1 k=3,r=1 k=4,r=1 k=1,r=2 k=1,r=3 k=1,r=4 k=2,r=2; do
+            sweep bench/tpu/sweeps/grid_mix.py 100 --size "m=12288,n=2048,$mix" --param br=8,16,24,32,48,64,128 \
+                --param bc=2048 --bind br=m,bc=n --check-size "m=128,n=2048,$mix"
+        done
+        for mix in k=1,r=1 k=2,r=1; do
+            sweep bench/tpu/sweeps/grid_mix.py 100 --size "m=12288,n=2048,$mix" --param br=32,64,128,256 \
+                --param bc=256,512 --bind br=m,bc=n --check-size "m=128,n=2048,$mix"
+        done
+    elif [ "$what" = sweeps-w ]; then
+        for mix in k=1,r=1 k=3,r=1 k=1,r=3 k=3,r=2; do
+            sweep bench/tpu/sweeps/grid_mix.py 100 --size "m=6144,n=4096,$mix" --param br=8,16,24,32,48 \
+                --param bc=4096 --bind br=m,bc=n --check-size "m=64,n=4096,$mix"
+            sweep bench/tpu/sweeps/grid_mix.py 100 --size "m=6144,n=4096,$mix" --param br=32,64,96,128 \
+                --param bc=1024 --bind br=m,bc=n --check-size "m=64,n=4096,$mix"
         done
     elif [ "$what" = sweeps-u ]; then
         sweep bench/tpu/sweeps/dma_stream.py 120 --size m=131072,n=128 --param br=64,256,1024 \
