@@ -88,6 +88,7 @@ class SweepSession(JobSession):
         self.array_bytes_left = MAX_JOB_ARRAY_BYTES  # what the outputs of all configs may take
         self.xla_seconds: float | None = None
         self.xla_measured_seconds: float | None = None
+        self.xla_not_measured = ""
         self.xla_validation = ""
 
     def _load(self) -> SweepPlan:
@@ -133,7 +134,7 @@ class SweepSession(JobSession):
         if plan.baseline is not None:
             self.xla_seconds, self.xla_validation = xla_baseline(plan.baseline, target_args, target)
         if plan.baseline is not None and not target.interpret:
-            self.xla_measured_seconds = self._measure_xla(target, plan)
+            self.xla_measured_seconds, self.xla_not_measured = self._measure_xla(target, plan)
         selected = self.spec.configs()
         for done, (index, params) in enumerate(selected, start=1):
             result, note, ran = self._config(target, plan, target_args, index, params)
@@ -182,6 +183,7 @@ class SweepSession(JobSession):
             _replace(
                 result,
                 xla_measured_seconds=self.xla_measured_seconds,
+                xla_not_measured=self.xla_not_measured,
                 host_seconds={k: round(v, 4) for k, v in spent.items()},
             ),
             note,
@@ -339,21 +341,23 @@ class SweepSession(JobSession):
         spent["measure"] = time.perf_counter() - t0
         return _replace(result, measured_seconds=found[0], measured_host_seconds=found[1])
 
-    def _measure_xla(self, target: Target, plan: SweepPlan) -> float | None:
+    def _measure_xla(self, target: Target, plan: SweepPlan) -> tuple[float | None, str]:
         """XLA's own op at the target size, timed on the chip as a run's reference is
         (`measure.reference_device_time`); None where it does not run there (an eager-only reference,
-        too large a size) or its timing is one the chip cannot make: the log says why, and the sweep goes
-        on without a measured baseline."""
+        too large a size) or its timing is one the chip cannot make, and why (every config row and the
+        log say it), and the sweep goes on without a measured baseline."""
         assert plan.baseline is not None
         try:
             inputs = made_inputs(lambda: plan.make_inputs(self.spec.size), native=True)
         except Exception as exc:
-            self.events.emit("log", text=f"XLA's own op was not timed at the target size: {_first_line(exc)}")
-            return None
+            why_not = f"its inputs were not made: {_first_line(exc)}"
+            self.events.emit("log", text=f"XLA's own op was not timed at the target size: {why_not}")
+            return None, why_not
         found, why_not = measure.reference_device_time(target, plan.baseline, inputs)
         if found is None:
+            why_not = why_not or "no reason given"
             self.events.emit("log", text=f"XLA's own op was not timed at the target size: {why_not}")
-        return found
+        return found, why_not if found is None else ""
 
 
 @contextlib.contextmanager

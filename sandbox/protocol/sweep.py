@@ -107,6 +107,7 @@ class ConfigResult:
     # On a TPU host: XLA's own op (the entry's plain-jnp reference, jitted) at the target size, its
     # median device time on this chip; the same for every config of a sweep (the baseline it is shown against).
     xla_measured_seconds: float | None = None
+    xla_not_measured: str = ""  # on a TPU host where XLA's op was not timed: why (`measure`'s words)
     estimate: Estimate | None = None
     host_seconds: dict[str, float] = field(default_factory=dict)  # what each phase cost here
 

@@ -62,6 +62,7 @@ def records(
                 "measured_host_seconds": c.measured_host_seconds,
                 "xla_estimated_seconds": e.xla_seconds if e else None,
                 "xla_measured_device_seconds": c.xla_measured_seconds,
+                **({"xla_not_measured": c.xla_not_measured} if c.xla_not_measured else {}),
             }
         )
     return found

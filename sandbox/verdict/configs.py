@@ -107,6 +107,7 @@ def bounded(result: ConfigResult, *, on_chip: bool) -> ConfigResult:
         measured_seconds=measured,
         measured_host_seconds=_seconds(result.measured_host_seconds) if measured is not None else None,
         xla_measured_seconds=_seconds(result.xla_measured_seconds) if on_chip else None,
+        xla_not_measured=result.xla_not_measured[:WORDS] if on_chip else "",
         host_seconds={str(k)[:40]: v for k, v in phases if _seconds(v) is not None},
     )
 

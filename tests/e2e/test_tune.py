@@ -191,6 +191,10 @@ def test_the_baseline_line_compares_measured_with_measured_and_else_estimates(js
     text = js("tune.js", "return m.baselineLine(arg, arg[0], 'v6e').textContent;", estimated)
     assert "estimate is 2× its time" in text and "measured" not in text and f"({said})" in text
     assert js("tune.js", "return m.baselineLine(arg, null, 'v5e');", [{"index": 0}]) is None
+    why = "the profiler's trace had no device events for it"
+    refused = [{**estimated[0], "measured_seconds": 2e-3, "xla_not_measured": why}]
+    text = js("tune.js", "return m.baselineLine(arg, arg[0], 'v5e').textContent;", refused)
+    assert f"estimated 1 ms ({said}), not timed on the chip: {why}" in text
 
 
 def test_the_best_line_gives_the_roofline_share_of_the_time_it_shows(js):

@@ -3,6 +3,7 @@ on a host without a TPU (this one): refused with a reason before anything runs."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from sandbox.__main__ import main
@@ -37,6 +38,11 @@ def test_records_keep_each_measured_config_beside_its_estimate(tmp_path):
     errors = [e for _, e in measured.compare(path)]
     assert errors[0] == errors[2] and abs(errors[0] - (2e-3 / 2.2e-3 - 1)) < 1e-12
     assert errors[1] is None  # no estimate to compare
+    refused = measured.records(
+        [dataclasses.replace(configs[0], xla_not_measured="it did not run jitted")],
+        chip="v5e", file="k.py", entry=None, size={"m": 4096}, jax_version="0.12.0.1",
+    )  # fmt: skip
+    assert refused[0]["xla_not_measured"] == "it did not run jitted" and "xla_not_measured" not in found[0]
 
 
 def test_tune_measure_is_refused_without_a_tpu(tmp_path, capsys, monkeypatch):

@@ -150,12 +150,14 @@ def test_every_field_of_a_processs_account_is_held_to_what_a_real_one_can_be():
         measured_seconds=1e-12,
         measured_host_seconds=1e-12,
         xla_measured_seconds=1e9,
+        xla_not_measured="z" * 100_000,
         host_seconds={f"phase{i}": 0.1 for i in range(1000)} | {"nan": float("nan")},
     )
     [row] = rows(reference(), ran(lies))
     assert row.status == "unestimated"  # correct, but with no estimate left to rank it by
     assert (row.estimated_seconds, row.roofline_fraction, row.steps, row.vmem_bytes) == (None,) * 4
     assert (row.measured_seconds, row.measured_host_seconds, row.xla_measured_seconds) == (None,) * 3
+    assert row.xla_not_measured == ""  # off the chip nothing was timed, so nothing was refused
     assert len(row.bound) == 40 and len(row.host_seconds) <= 16
     ruled_out = ran(account(status="error", reason="y" * 100_000))
     [row] = rows(reference(), ruled_out)

@@ -171,6 +171,21 @@ def test_a_measured_sweep_shows_its_measured_column_and_xla_measured_against_mea
     assert "measured 0.49 ms" in text and "XLA's own op measured at 0.5 ms, the kernel 0.98x it" in text
 
 
+def test_a_sweep_on_the_chip_says_why_xla_own_op_was_not_timed():
+    """Where the chip could not time XLA's op (`measure.reference_device_time`'s reasons), every row says
+    why beside the model's estimate of it, and a sweep without an estimate of it says why alone."""
+    why = "its trace gave 0.1 ms, under the 0.2 ms the chip's HBM needs to move its 1 bytes"
+    estimate = types.SimpleNamespace(xla_seconds=1e-3, low_seconds=None, validation="", xla_validation="")
+    row = dataclasses.replace(config(0, measured=0.49e-3), xla_not_measured=why, estimate=estimate)
+    text = sweeps.baseline_text(row)
+    assert (
+        text
+        == f"; XLA's own op not timed on the chip ({why}), estimated at 1 ms, the kernel's estimate 1.00x it"
+    )
+    bare = dataclasses.replace(row, estimate=None)
+    assert sweeps.baseline_text(bare) == f"; XLA's own op not timed on the chip ({why})"
+
+
 def test_off_the_chip_the_baseline_is_the_models_estimate_against_the_kernels():
     estimated = dataclasses.replace(
         config(0, seconds=2e-3),

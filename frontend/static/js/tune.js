@@ -19,10 +19,12 @@ export function baselineLine(configs, best, chip) {
   const estimated = configs.map((c) => c.estimate?.xla_seconds).find((v) => v > 0);
   const measured = configs.map((c) => c.xla_measured_seconds).find((v) => v > 0);
   const validation = configs.map((c) => c.estimate?.xla_validation).find((v) => v) ?? "";
-  if (!estimated && !measured) return null;
+  const notTimed = configs.map((c) => c.xla_not_measured).find((v) => v) ?? "";
+  if (!estimated && !measured && !notTimed) return null;
   const parts = [];
   if (estimated) parts.push(`estimated ${seconds(estimated)}${validation ? ` (${validation})` : ""}`);
   if (measured) parts.push(`measured ${seconds(measured)} on the chip`);
+  else if (notTimed) parts.push(`not timed on the chip: ${notTimed}`);
   let ratio = "";
   if (best && measured && best.measured_seconds > 0) ratio = ` The best config takes ${num(best.measured_seconds / measured)}× its time (both measured).`;
   else if (best && estimated && best.estimated_seconds > 0) ratio = ` The best config's estimate is ${num(best.estimated_seconds / estimated)}× its time.`;
