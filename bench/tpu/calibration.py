@@ -65,6 +65,7 @@ NEVER_FITTED = frozenset(
         "5d1c13b",
         "e552886",
         "855d024",
+        "8c21ce3",
     }
 )
 

@@ -100,6 +100,8 @@ class ChipInfo:
     dotless_step_cycles: float = 0.0
     dotless_xlu_cycles: float = 0.0
     dotless_step_hidden: float = 0.0
+    dotless_step_unhidden_cycles: float = 0.0
+    dma_pair_share: float = 0.0
     dotless_step_floor_cycles: float = 0.0
     megacore: bool = False  # its TensorCores are one device: "parallel" grid dims are split across them
     # VMEM a kernel may use without pltpu.CompilerParams(vmem_limit_bytes=...): the TPU compiler's

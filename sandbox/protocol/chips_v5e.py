@@ -63,6 +63,15 @@ V5E_HBM_WRITE_EFFICIENCY = 0.65
 #   at 210; 0.0600 or less everywhere on the grid). Of the two, the floor of 140 keeps the relayout
 #   probe's 64 steps of 512 KiB copies (v5e/relayout-probe-2026-12-06.json, no sweep's) at -14 %
 #   where 100 makes it -15 % (tests/model/test_layouts.py).
+#   RE-FITTED 2026-12-08 with the grid's copies at the DMA lanes' rates (V5E_DMA_PAIR_SHARE below) and
+#   V5E_DOTLESS_STEP_UNHIDDEN_CYCLES: part 22 (grid_mix.py) showed the fixed cost whole beside copies of
+#   up to about 400 cycles a step (about 270 beyond them) and mostly hidden from about 800 on. On the fit
+#   half (now with part 22) by mean |log(estimate / measured)|: step 240-290 x share 0.3-0.5 x unhidden
+#   200-450 x floor 30-140 x pair 0-0.2: (260, 0.3, 300, 60) 0.0453 at pair 0.1 (0.0471 at 0, 0.0484 at
+#   0.2; (270, 0.25, 0, 140) of before 0.0486 with the lanes' rates, 0.0542 without), and with
+#   V5E_DOTLESS_XLU_CYCLES at 120 0.0448 (140, chosen below: 0.0450; 170: 0.0453).
+# - V5E_DOTLESS_STEP_UNHIDDEN_CYCLES: of a dotless step's copies, the cycles its fixed cost does not
+#   hide under (the share counts only beyond them).
 # - V5E_REDUCTION_SERIAL_GROWTH, V5E_REDUCTION_SERIAL_PIVOT: the serial share is V5E_REDUCTION_SERIAL_SHARE
 #   where the step's largest value reduced over lanes has 2^19 padded elements (flash's (256, 2048)
 #   logits) and grows by this per doubling of it, clipped to 0 ... 1 (none at 128 Ki elements and less).
@@ -81,9 +90,10 @@ V5E_REDUCTION_CHAIN_CYCLES = 700.0
 V5E_REDUCTION_SERIAL_SHARE = 0.25
 V5E_REDUCTION_SERIAL_GROWTH = 0.15
 V5E_REDUCTION_SERIAL_PIVOT = float(1 << 19)
-V5E_DOTLESS_STEP_CYCLES = 270.0
-V5E_DOTLESS_STEP_HIDDEN = 0.25
-V5E_DOTLESS_STEP_FLOOR_CYCLES = 140.0
+V5E_DOTLESS_STEP_CYCLES = 260.0
+V5E_DOTLESS_STEP_HIDDEN = 0.3
+V5E_DOTLESS_STEP_UNHIDDEN_CYCLES = 300.0
+V5E_DOTLESS_STEP_FLOOR_CYCLES = 60.0
 
 # A step without MXU work that uses the cross-lane unit (a lane reduction: a softmax's, a norm's; a
 # transpose) on the lent v5e (JAX 0.12.0.1, libtpu 0.0.50.1): at small blocks such steps took 380-440
@@ -99,8 +109,11 @@ V5E_DOTLESS_STEP_FLOOR_CYCLES = 140.0
 #   (a layer norm, a transpose: kinds the fit half has not) showed it: 40 -> 45 of its 51 configs within
 #   +-10 % at 170, 42 at 130, 45-46 at 190-210. Chosen at 170, where the fit half is within 0.0001 of its
 #   least, so sweeps-k is no longer held out from this constant (its records keep the estimates of before).
+#   RE-FITTED 2026-12-08 with the dotless step's constants above: fit half 0.0448 at 120, 0.0450 at 140,
+#   0.0451 at 150, 0.0453 at 170; part 11 (sweeps-k, as before the deciding part) 44 of 51 within +-10 %
+#   at 120, 46 at 130-150, 47 at 170. Chosen at 140, within 0.0002 of the fit half's least.
 # Other chips: not measured, 0 (v5p: the v5e's, with its per-unit rules).
-V5E_DOTLESS_XLU_CYCLES = 170.0
+V5E_DOTLESS_XLU_CYCLES = 140.0
 
 # What starting a DMA costs the v5e, measured (JAX 0.12.0.1, libtpu 0.0.50.1, 2026-12-06): JAX's paged
 # attention (bench/tpu/sweeps/paged.py) starts 2 x ppcb page DMAs per loop step, 4 to 64, on one
@@ -198,11 +211,18 @@ V5E_LOOP_STEP_CYCLES = 30.0
 #   latencies 500-600 / 300 (`docs/tpu-time-model.md` has the grid): these 0.0512 on the fit half's 118
 #   program configs (switch 30: 0.0529, 50: 0.0523; shares 0.2 / 0.8: 0.0548; 0.1 / 0.82 without a switch:
 #   0.0554), the even shares of the last stop (0.47 each, no switch, no tail) 0.0890.
-# Grids keep the peak and `V5E_HBM_WRITE_EFFICIENCY` (a step's copies costed as one mix, fitted there).
+# A grid step without MXU work moves its copies at these rates too (part 22, bench/tpu/sweeps/grid_mix.py:
+# a KiB read beyond the writes 2.03 cycles, 757 GB/s; written beyond the reads 2.36, 651 GB/s; least
+# squares of 36 whole-row configs): the next block in, then the last one out, and
+# - V5E_DMA_PAIR_SHARE: side by side they add this share of the shorter (part 22: a KiB each took 4.63
+#   cycles, about 5 % more than the two apart; FITTED with the dotless step above, 0.1).
+# Steps with a dot keep the peak and `V5E_HBM_WRITE_EFFICIENCY`: at the lanes' rates the BlockSpec
+# matmuls' copy-bound configs, already 5-13 % slow, became 10-20 % slow (16 outside +-10 % where 3 are).
 # Other chips: not measured, one queue.
 V5E_DMA_READ_EFFICIENCY = 750e9 / 820e9
 V5E_DMA_WRITE_EFFICIENCY = 650e9 / 820e9
 V5E_DMA_READ_SHARE = 0.15
+V5E_DMA_PAIR_SHARE = 0.1
 V5E_DMA_WRITE_SHARE = 0.85
 V5E_DMA_SWITCH_CYCLES = 40.0
 V5E_DMA_READ_TAIL_CYCLES = 300.0
@@ -236,7 +256,9 @@ V5E_PER_UNIT_RULES: dict[str, Any] = {
     "reduction_serial_pivot": V5E_REDUCTION_SERIAL_PIVOT,
     "dotless_step_cycles": V5E_DOTLESS_STEP_CYCLES,
     "dotless_step_hidden": V5E_DOTLESS_STEP_HIDDEN,
+    "dotless_step_unhidden_cycles": V5E_DOTLESS_STEP_UNHIDDEN_CYCLES,
     "dotless_step_floor_cycles": V5E_DOTLESS_STEP_FLOOR_CYCLES,
+    "dma_pair_share": V5E_DMA_PAIR_SHARE,
     "dotless_xlu_cycles": V5E_DOTLESS_XLU_CYCLES,
 }
 V5E_PROGRAM_RATES: dict[str, Any] = {

@@ -289,11 +289,11 @@ class ChipOut(Wire):
     reduction_serial_share: float = Field(..., description="Shorter of MXU and vector time not overlapped,")
     reduction_serial_growth: float = Field(..., description="more per doubling of the largest value reduced")
     reduction_serial_pivot: float = Field(..., description="over its elements at this pivot.")
-    dotless_step_cycles: float = Field(
-        ..., description="Fixed cycles of a pipeline step without MXU work (0: step_seconds, as with a dot)."
-    )
-    dotless_step_hidden: float = Field(..., description="Share of its copies its fixed cost hides under.")
-    dotless_step_floor_cycles: float = Field(..., description="What stays of it however long its copies.")
+    dotless_step_cycles: float = Field(..., description="Cycles of a grid step without MXU work (0: a dot's)")
+    dotless_step_hidden: float = Field(..., description="Share of its copies' cycles beyond")
+    dotless_step_unhidden_cycles: float = Field(..., description="these its fixed cost hides under,")
+    dotless_step_floor_cycles: float = Field(..., description="leaving at least these cycles of it.")
+    dma_pair_share: float = Field(..., description="Its copy in beside its write-back: + this of the shorter")
     dotless_xlu_cycles: float = Field(..., description="Added to it where the step uses the cross-lane unit.")
     scoped_vmem_bytes: int | None = Field(
         ...,

@@ -118,7 +118,8 @@ def _plans(points: list) -> list:
 
 
 def _seconds(plans: list, chip: chips.ChipInfo, vregs: float, efficiency: float) -> float:
-    from sandbox.harness.model.cost import Grid, Rates, grid_steps
+    from sandbox.harness.model.cost import Grid, Rates
+    from sandbox.harness.model.grid_time import grid_steps
     from sandbox.harness.model.simulate import program_steps
 
     rates = Rates.of(dataclasses.replace(chip, mxu_efficiency=1.0))  # the candidate's own, not the table's

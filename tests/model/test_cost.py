@@ -7,7 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sandbox.harness.model.cost import Grid, Program, Rates, grid_steps
+from sandbox.harness.model.cost import Grid, Program, Rates
+from sandbox.harness.model.grid_time import grid_steps
 from sandbox.harness.model.simulate import program_steps
 from sandbox.harness.model.summary import summarize
 

@@ -85,4 +85,8 @@ def test_the_copies_cost_what_the_chip_took_for_them():
         x = jax.ShapeDtypeStruct((4, 16, 2048, d), jnp.bfloat16)
         found = estimate(copy_kernel, (x,), chip_info("v5e"), timeline=False)
         assert sum(n.startswith(f"XLA copies {copies} array") for n in found.notes) == (1 if copies else 0)
-        assert found.seconds / measured[f"d{d}"]["seconds"] - 1 == pytest.approx(0.0, abs=0.15)
+        # The probe timed back-to-back calls by the host's clock: at d = 128, 64 steps of 512 KiB in and
+        # out took 3,020 cycles a step where part 22's device time of the same copy (grid_mix.py, 1 : 1,
+        # 512 KiB blocks) took 2,395-2,397 and the model gives that within 1 % (test_tpu_sweep_parts).
+        low = -0.20 if d == 128 else -0.15
+        assert low <= found.seconds / measured[f"d{d}"]["seconds"] - 1 <= 0.15

@@ -4,19 +4,8 @@ A kernel reaches it in one of two shapes, built from the traced kernel by `grid`
 
 - `Grid`: the automatic pipeline of a `pallas_call`. Per step: the bytes that must be in VMEM for
   it (copied during the previous step, or before the first), the bytes it writes back (during the
-  next step), its MXU flops per dot kind and its vector element ops. Closed form, per core:
-
-      fill  = copy_in[0] / bw
-      step  = max(compute[i], (copy_in[i+1] + copy_out[i-1]) / bw) + overhead[i]
-      drain = copy_out[-1] / bw
-      time  = launch + max over cores (fill + sum(step) + drain)
-
-  with compute = max(MXU time, vector time): the MXU and the VPU issue from the same VLIW bundles,
-  so within a step the larger of the two is what the step waits for; but work that waits for a
-  reduction across a dot's result (a row max of the logits) cannot start before that dot ends
-  (`barriers`), so the step also lasts at least the MXU work issued up to that dot's end plus the
-  vector work that waits for it (`Rates.compute`). overhead = the fixed step cost + the DMAs the step
-  starts x dma + its scalar operations x scalar (`step_overhead`).
+  next step), its MXU flops per dot kind and its vector element ops; timed in closed form by
+  `grid_time.grid_steps`.
 - `Program`: what `pl.kernel` bodies (and kernels that start their own DMAs) do, as a list of
   events per core (work, DMAs, waits, step markers, cross-core semaphores), simulated in order by
   `simulate.program_steps` (its docstring says how; the core's DMA engine is `dma_engine`).
@@ -77,9 +66,11 @@ class Rates:
     serial_growth: float = 0.0  # ... more per doubling of the largest value reduced (`serial_share`)
     serial_pivot: float = 1.0  # elements of that value at which the share is `serial`
     dotless_step: float | None = None  # seconds per pipeline step without MXU work (None: `step`)
-    # A grid step without MXU work hides this share of its copies' seconds under its fixed cost,
-    # leaving at least `dotless_floor` of it (`step_overhead`)
+    # A grid step without MXU work hides this share of its copies' seconds beyond `dotless_unhidden`
+    # under its fixed cost, leaving at least `dotless_floor` of it (`grid_time.step_overhead`)
     dotless_hidden: float = 0.0
+    dotless_unhidden: float = 0.0
+    dma_pair: float = 0.0  # ... its copy in and write-back side by side add this share of the shorter
     dotless_floor: float = 0.0
     # Seconds a step without MXU work adds to its fixed cost where it uses the cross-lane unit (a lane
     # reduction, a transpose): the unit's latency before the results its stores and write-back wait for
@@ -115,6 +106,8 @@ class Rates:
             serial_pivot=chip.reduction_serial_pivot,
             dotless_step=chip.dotless_step_cycles / chip.clock_hz if chip.dotless_step_cycles else None,
             dotless_hidden=chip.dotless_step_hidden,
+            dma_pair=chip.dma_pair_share,
+            dotless_unhidden=chip.dotless_step_unhidden_cycles / chip.clock_hz if chip.clock_hz else 0.0,
             dotless_floor=chip.dotless_step_floor_cycles / chip.clock_hz if chip.clock_hz else 0.0,
             dotless_xlu=chip.dotless_xlu_cycles / chip.clock_hz if chip.clock_hz else 0.0,
         )
@@ -263,109 +256,10 @@ class Grid:
     reduced: np.ndarray | None = None  # per step, the largest value reduced over lanes (`ops.Acc`)
 
 
-def grid_steps(grid: Grid, rates: Rates) -> Steps:
-    """The closed form above, vectorised over the steps of each core."""
-    n = len(grid.core)
-    start, seconds = np.zeros(n), np.zeros(n)
-    copy, stall = np.zeros(n), np.zeros(n)
-    compute = rates.compute(grid.mxu, grid.vector.astype(float), grid.after, grid.units, grid.reduced)
-    by_core = [
-        np.nonzero(grid.core == c)[0] if grid.cores > 1 else np.arange(n)
-        for c in range(int(grid.core.max()) + 1 if n else 0)
-    ]
-    engine = [_copy_seconds(grid, rates, idx) for idx in by_core]  # per core: copies in, write-backs
-    for idx, (cin, cout) in zip(by_core, engine, strict=True):  # what the engine runs during each step
-        copy[idx] = np.concatenate([cin[1:], [0.0]]) + np.concatenate([[0.0], cout[:-1]])
-    overhead = step_overhead(grid, rates, copy)
-    core_end, fills, drains = {}, {}, {}
-    for c, (idx, (cin, cout)) in enumerate(zip(by_core, engine, strict=True)):
-        if not len(idx):
-            continue
-        during = copy[idx]
-        step = np.maximum(compute[idx], during) + overhead[idx]
-        fill = cin[0] + grid.prologue_bytes / rates.bandwidth
-        start[idx] = rates.launch + fill + np.concatenate([[0.0], np.cumsum(step)[:-1]])
-        seconds[idx] = step
-        stall[idx] = np.maximum(during - compute[idx], 0.0)
-        fills[c], drains[c] = fill, float(cout[-1])
-        core_end[c] = fill + float(step.sum()) + float(cout[-1])
-    critical = max(core_end, key=lambda c: core_end[c])
-    flops = sum((grid.mxu[k] for k in grid.mxu if not k.endswith(PADDING)), start=np.zeros(n))
-    return Steps(
-        kernel=grid.kernel,
-        kind="pallas_call",
-        family=grid.family,
-        cores=grid.cores,
-        core=grid.core,
-        start=start,
-        seconds=seconds,
-        compute=compute,
-        copy=copy,
-        stall=stall,
-        overhead=overhead,
-        copy_in=grid.copy_in,
-        copy_out=grid.copy_out,
-        flops=flops,
-        vector=grid.vector,
-        labels=[],
-        points=[tuple(int(v) for v in p) for p in grid.points] if n <= 4096 else [],
-        total=rates.launch + core_end[critical],
-        fill=fills[critical],
-        drain=drains[critical],
-        critical=critical,
-        mxu_flops={k: float(v.sum()) for k, v in grid.mxu.items()},
-        min_bytes=grid.min_bytes,
-        hbm_bytes=float(grid.copy_in.sum() + grid.copy_out.sum() + grid.prologue_bytes),
-        notes=list(grid.notes),
-    )
-
-
-def _copy_seconds(grid: Grid, rates: Rates, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Seconds the DMA engine spends on each step's block copies in and write-backs out."""
-    return grid.copy_in[idx] / rates.bandwidth, grid.copy_out[idx] / (rates.write or rates.bandwidth)
-
-
-def step_overhead(grid: Grid, rates: Rates, copies: np.ndarray | None = None) -> np.ndarray:
-    """Per step: the fixed pipeline cost (less in a step without MXU work where the chip says so:
-    no MXU to fill and drain, more where such a step uses the cross-lane unit, `Rates.dotless_xlu`;
-    none in a step with nothing to do, `idle_steps`), the DMAs it starts and waits for, its scalar
-    work. A step without MXU work hides part of its fixed cost under the copies the engine runs
-    meanwhile (`copies`, seconds per step; `Rates.dotless_hidden`)."""
-    n = len(grid.core)
-    dmas = grid.dmas if grid.dmas is not None else np.zeros(n)
-    scalar = grid.scalar if grid.scalar is not None else np.zeros(n)
-    fixed: Any = rates.step
-    if rates.dotless_step is not None:
-        dots = sum((flops for flops in grid.mxu.values()), start=np.zeros(n)) > 0
-        dotless: Any = rates.dotless_step + np.where(
-            crosses_lanes(grid.units, np.zeros(n)), rates.dotless_xlu, 0.0
-        )
-        if rates.dotless_hidden and copies is not None:
-            dotless = np.maximum(
-                min(rates.dotless_floor, rates.dotless_step),
-                dotless - rates.dotless_hidden * copies,
-            )
-        fixed = np.where(dots, rates.step, np.where(idle_steps(grid, dmas), 0.0, dotless))
-    return fixed + dmas * rates.dma + scalar * rates.scalar
-
-
 def crosses_lanes(units: Mapping[str, Any] | None, like: Any) -> Any:
     """Where work uses the cross-lane unit (a lane reduction, a transpose): per step (arrays shaped like
     `like`) or for one program event (a float `like`)."""
     return np.asarray(units.get("xlu", 0.0 * like) if units else 0.0 * like) > 0
-
-
-def idle_steps(grid: Grid, dmas: np.ndarray) -> np.ndarray:
-    """Steps with nothing to do but their scalar work: no MXU or vector work, no block copied in for
-    them or written back, no DMA started (a causal mask's skipped block: its index maps repeat the last
-    block's, its body is `pl.when`'d off). Where the chip has a dotless step cost (the v5e), such a step
-    pays no fixed cost: that cost is the pipeline's wait for its blocks and its body's start and drain.
-    On the v5e's splash sweeps (`bench/tpu/calibration.py`'s fit half, 11 configs) the mean
-    |log(estimate / measured)| grows with what an idle step is charged: 0.090 at 0 cycles, 0.099 at 60,
-    0.108 at 120, 0.122 at the dotless step's 210."""
-    mxu = sum((flops for flops in grid.mxu.values()), start=np.zeros(len(grid.core)))
-    moved = grid.copy_in + grid.copy_out
-    return (mxu == 0) & (grid.vector == 0) & (moved == 0) & (dmas == 0)
 
 
 # -- programs: events per core, simulated ------------------------------------------------------

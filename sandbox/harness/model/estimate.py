@@ -22,8 +22,9 @@ import numpy as np
 from jax.experimental.pallas import tpu as pltpu
 
 from sandbox.harness.jaxapi import core as jcore
-from sandbox.harness.model.cost import Grid, Rates, Steps, grid_steps
+from sandbox.harness.model.cost import Grid, Rates, Steps
 from sandbox.harness.model.grid import model_pallas_call
+from sandbox.harness.model.grid_time import grid_steps
 from sandbox.harness.model.ops import CALLS, jaxpr_of, sub_jaxprs
 from sandbox.harness.model.outside import Outside, outside_work
 from sandbox.harness.model.program import model_kernel

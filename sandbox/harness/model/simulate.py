@@ -9,7 +9,7 @@ latency partly after its bytes move, `_tail`) and signals its semaphore(s) when 
 a wait blocks until the DMAs it waits for have landed; a step marker costs the
 step's fixed cost (a grid step's with MXU work, the MXU's fill and drain; without, the chip's loop step,
 or a grid's dotless step where it has none, and the cross-lane unit's latency added where the step uses
-that unit, as `cost.step_overhead` has it); cross-core semaphore signals and waits
+that unit, as `grid_time.step_overhead` has it); cross-core semaphore signals and waits
 (a core barrier) are resolved by re-simulating until the arrival times settle. Long runs of
 identical steps are added up once steady (`steady.Tracker`).
 """

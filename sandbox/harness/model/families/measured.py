@@ -14,16 +14,16 @@ MEASURED: tuple[Band, ...] = (
         305,
         SOURCE,
     ),
+    Band("element-wise pallas_call", "v5e", -0.1441, 0.0506, 173, SOURCE),
     Band(
         "pallas_call with reductions or transcendentals (attention, norms, softmax)",
         "v5e",
-        -0.2070,
-        0.1668,
+        -0.1551,
+        0.1743,
         136,
         SOURCE,
     ),
     Band("matmul (pallas_call, BlockSpec pipeline)", "v5e", -0.0985, 0.1295, 92, SOURCE),
-    Band("element-wise pallas_call", "v5e", -0.1839, 0.1052, 65, SOURCE),
     Band(
         "pl.kernel or DMA-driven program around dots (emit_pipeline or manual copies)",
         "v5e",
@@ -36,7 +36,7 @@ MEASURED: tuple[Band, ...] = (
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5e",
         -0.0818,
-        0.2244,
+        0.2326,
         38,
         SOURCE,
     ),
@@ -52,7 +52,7 @@ MEASURED: tuple[Band, ...] = (
     Band("block-sparse matmul (scalar-prefetched block tables)", "v5e", 0.0244, 0.1334, 10, SOURCE),
 )
 XLA_MEASURED: tuple[Band, ...] = (
-    Band("XLA's dots and element-wise ops", "v5e", -0.0602, 0.1353, 26, SOURCE),
+    Band("XLA's dots and element-wise ops", "v5e", -0.0602, 0.1353, 32, SOURCE),
     Band(
         "XLA's reductions, gathers or ragged dots (softmax, attention, grouped dots)",
         "v5e",

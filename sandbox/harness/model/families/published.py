@@ -22,7 +22,7 @@ PUBLISHED: tuple[Band, ...] = (
         "block-sparse matmul (scalar-prefetched block tables)",
         "v5e",
         -0.2496,
-        -0.0665,
+        -0.0703,
         2,
         "the JAX Pallas TPU block-sparse guide (2024-09-16)",
     ),
@@ -63,7 +63,7 @@ PUBLISHED: tuple[Band, ...] = (
     Band(
         "block-sparse attention (scalar-prefetched block masks with softmax: splash)",
         "v5p",
-        -0.0135,
+        -0.0170,
         0.0969,
         4,
         SPLASH,
