@@ -116,19 +116,26 @@ def test_xla_own_op_was_timed_at_every_sweeps_size_and_its_estimate_is_todays_mo
     # as the trace gave it, not given as XLA's time, as `measure.reference_device_time` now refuses it.
     # Part 16's tile of 4 KiB into 64 MiB was refused on the chip by the rule of the time, which counted
     # its 64 MiB input whole (XLA's own byte count is the floor now); its trace's figure was not kept.
+    # XLA's broadcast of one grid_mix input (k = 1) reads it by a cross-program prefetch outside the
+    # program the trace times: refused on the chip (Tune says why since df369f3), its trace kept.
     refused = [x for x in xla if not x["measured_device_seconds"]]
     assert [x["file"] for x in refused] == ["bench/tpu/sweeps/dma_read.py"] + [
         "bench/tpu/sweeps/dma_write.py"
-    ] * 2
-    assert "missed part of its run" in refused[0]["not_given"] and refused[0]["trace_device_seconds"] > 0
-    assert all("not kept" in x["not_given"] and "trace_device_seconds" not in x for x in refused[1:])
+    ] * 2 + ["bench/tpu/sweeps/grid_mix.py"] * 4
+    missed = [refused[0], *refused[3:]]
+    assert all("missed part of its run" in x["not_given"] and x["trace_device_seconds"] > 0 for x in missed)
+    assert all(x["size"]["k"] == 1 and "cross-program prefetch" in x["not_given"] for x in refused[3:])
+    assert all("not kept" in x["not_given"] and "trace_device_seconds" not in x for x in refused[1:3])
     assert all(x["measured_device_seconds"] > 0 for x in xla if x not in refused)
     today = {e["where"]: e["xla_estimated_seconds"] for e in records.read("xla-estimates.jsonl")}
     estimator = reestimate.Estimator()
     for x in [x for x in xla if x not in refused][::6]:
         row = next(r for r in timed if reestimate.where(r) == reestimate.where(x))
         again = estimator.estimate_baseline(row)["xla_estimated_seconds"]
-        assert again == pytest.approx(today[reestimate.where(x)], rel=1e-6), x["file"]
+        # None where the model costs XLA's op as free: grid_mix's lone broadcast of one input (k = r = 1)
+        # is a reshape to it, where XLA writes a copy (0.30 ms on the chip)
+        said = today[reestimate.where(x)]
+        assert again == (pytest.approx(said, rel=1e-6) if said is not None else None), x["file"]
     rows = {(Path(r["file"]).parent.name if r["entry"] else Path(r["file"]).stem, json.dumps(r["size"])): r
             for r in records.xla_rows(records.tune_rows())}  # fmt: skip
     plain = [
