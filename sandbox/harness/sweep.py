@@ -355,9 +355,8 @@ class SweepSession(JobSession):
             return None, why_not
         found, why_not = measure.reference_device_time(target, plan.baseline, inputs)
         if found is None:
-            why_not = why_not or "no reason given"
             self.events.emit("log", text=f"XLA's own op was not timed at the target size: {why_not}")
-        return found, why_not if found is None else ""
+        return found, why_not
 
 
 @contextlib.contextmanager

@@ -260,12 +260,12 @@ def baseline_text(config: ConfigResult) -> str:
         text = f"; XLA's own op measured at {_ms(measured)}, the kernel {config.measured_seconds / measured:.2f}x it"
         return text + (f" (estimated {_ms(xla)})" if xla else "")
     # On the chip, where XLA's op could not be timed, why (`measure.reference_device_time`'s words)
-    head = "; XLA's own op" + (
-        f" not timed on the chip ({config.xla_not_measured})," if config.xla_not_measured else ""
+    not_timed = (
+        f"; XLA's own op not timed on the chip ({config.xla_not_measured})" if config.xla_not_measured else ""
     )
     if not xla:
-        return head.rstrip(",") if config.xla_not_measured else ""
-    text = f"{head} estimated at {_ms(xla)}"
+        return not_timed
+    text = f"{not_timed}, estimated at {_ms(xla)}" if not_timed else f"; XLA's own op estimated at {_ms(xla)}"
     if config.estimated_seconds:
         text += f", the kernel's estimate {config.estimated_seconds / xla:.2f}x it"
     validation = config.estimate.xla_validation if config.estimate is not None else ""

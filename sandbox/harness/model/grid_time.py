@@ -90,7 +90,7 @@ def _copy_seconds(grid: Grid, rates: Rates, idx: np.ndarray) -> tuple[np.ndarray
     write: Any = rates.write or rates.bandwidth
     pair = np.zeros(len(idx))
     if rates.dma_read:
-        dotless = sum((flops[idx] for flops in grid.mxu.values()), start=np.zeros(len(idx))) == 0
+        dotless = _mxu_flops(grid)[idx] == 0
         read, write = np.where(dotless, rates.dma_read, read), np.where(dotless, rates.dma_write, write)
         pair = np.where(dotless, rates.dma_pair, 0.0)
     return grid.copy_in[idx] / read, grid.copy_out[idx] / write, pair
@@ -107,7 +107,7 @@ def step_overhead(grid: Grid, rates: Rates, copies: np.ndarray | None = None) ->
     scalar = grid.scalar if grid.scalar is not None else np.zeros(n)
     fixed: Any = rates.step
     if rates.dotless_step is not None:
-        dots = sum((flops for flops in grid.mxu.values()), start=np.zeros(n)) > 0
+        dots = _mxu_flops(grid) > 0
         dotless: Any = rates.dotless_step + np.where(
             crosses_lanes(grid.units, np.zeros(n)), rates.dotless_xlu, 0.0
         )
@@ -128,6 +128,10 @@ def idle_steps(grid: Grid, dmas: np.ndarray) -> np.ndarray:
     On the v5e's splash sweeps (`bench/tpu/calibration.py`'s fit half, 11 configs) the mean
     |log(estimate / measured)| grows with what an idle step is charged: 0.090 at 0 cycles, 0.099 at 60,
     0.108 at 120, 0.122 at the dotless step's 210."""
-    mxu = sum((flops for flops in grid.mxu.values()), start=np.zeros(len(grid.core)))
     moved = grid.copy_in + grid.copy_out
-    return (mxu == 0) & (grid.vector == 0) & (moved == 0) & (dmas == 0)
+    return (_mxu_flops(grid) == 0) & (grid.vector == 0) & (moved == 0) & (dmas == 0)
+
+
+def _mxu_flops(grid: Grid) -> np.ndarray:
+    """Per step: its MXU flops, every dot kind (padding included)."""
+    return sum((flops for flops in grid.mxu.values()), start=np.zeros(len(grid.core)))
